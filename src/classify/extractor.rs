@@ -1,0 +1,1071 @@
+//! Records → events: a streaming state machine over one transcript.
+//!
+//! The extractor reads entries one at a time and keeps only bounded state: the current turn
+//! (from one user prompt to the next) of the main thread and of the sidechain (subagent)
+//! thread, the task list, and marks of recent edits. That state is serializable, so the
+//! ingest layer saves it with the cursor and the next run resumes mid-turn.
+//!
+//! Events are drafted while a turn runs and emitted when it ends (the next prompt), because
+//! what an assistant message led to — the files it touched, whether its tool calls failed or
+//! were reverted — is only known later. [`Extractor::provisional`] emits the drafts of the
+//! unfinished turns without changing the state; since ids depend only on the source, a later,
+//! more complete emission of the same draft replaces it in the store.
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::heuristic::{alternatives, classify, is_discovery};
+use super::redact::redact_event;
+use super::sentences;
+use super::tools::{CommitInfo, Op, commit_info, compress_input, file_of, op_of, runs_git_commit};
+use crate::event::{
+    Event, Kind, Origin, Outcome, SCHEMA_VERSION, SessionMeta, Task, ToolCall, event_id, summarize,
+    truncate_words,
+};
+use crate::transcript::record::{Block, Content, Entry, ToolInput, ToolUseResult, text};
+
+/// Reasoning text kept per assistant message (thinking and text each).
+const GROUP_TEXT_MAX: usize = 64 * 1024;
+const PROMPT_MAX: usize = 500;
+const RATIONALE_MAX: usize = 1500;
+const PLAN_MAX: usize = 4000;
+const CALLS_PER_TURN_MAX: usize = 512;
+const DRAFTS_PER_TURN_MAX: usize = 256;
+const CALLS_PER_EVENT_MAX: usize = 10;
+const FILES_PER_EVENT_MAX: usize = 20;
+const ALTERNATIVES_MAX: usize = 5;
+const TASKS_MAX: usize = 100;
+const EDIT_MARKS_MAX: usize = 64;
+const COMMIT_COMMAND_MAX: usize = 8 * 1024;
+
+/// Everything the extractor remembers between lines (and between runs).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct State {
+    pub session_id: String,
+    pub meta: SessionMeta,
+    pub first_seen: String,
+    pub last_seen: String,
+    pub compactions: u32,
+    main: Thread,
+    side: Thread,
+    tasks: Vec<TaskItem>,
+    edits: VecDeque<EditMark>,
+    /// Tool results seen so far: orders failures after edits.
+    results: u64,
+    last_failure: Option<Failure>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Thread {
+    agent_id: Option<String>,
+    /// What names the turn: the prompt's uuid, or the first message id.
+    turn: String,
+    prompt: String,
+    group: Option<Group>,
+    calls: Vec<Call>,
+    drafts: Vec<Draft>,
+}
+
+/// One assistant message (its lines share `message.id`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Group {
+    id: String,
+    timestamp: String,
+    thinking: String,
+    text: String,
+    first_call: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Call {
+    id: String,
+    name: String,
+    input: String,
+    file: Option<String>,
+    op: Op,
+    outcome: Outcome,
+    group: String,
+    timestamp: String,
+    /// The whole command of a Bash call that runs `git commit` (its message is in it).
+    commit_command: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Draft {
+    event: Event,
+    /// Index in the turn's calls where the draft's message began.
+    first_call: usize,
+    group: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TaskItem {
+    id: String,
+    subject: String,
+    status: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct EditMark {
+    call: String,
+    file: String,
+    before: u64,
+    after: u64,
+    results: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Failure {
+    command: String,
+    results: u64,
+}
+
+pub struct Extractor<'w> {
+    state: State,
+    workdir: Option<&'w Path>,
+    out: Vec<Event>,
+}
+
+impl<'w> Extractor<'w> {
+    /// Resume from `state`; file paths under `workdir` are made relative to it.
+    pub fn new(state: State, workdir: Option<&'w Path>) -> Self {
+        Extractor {
+            state,
+            workdir,
+            out: Vec::new(),
+        }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Events of finished turns, in order; each is redacted.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// The events the unfinished turns would produce if they ended now. The state is unchanged.
+    pub fn provisional(&self) -> Vec<Event> {
+        let mut copy = Extractor {
+            state: self.state.clone(),
+            workdir: self.workdir,
+            out: Vec::new(),
+        };
+        copy.end_turn(true);
+        copy.end_turn(false);
+        copy.out
+    }
+
+    pub fn feed(&mut self, entry: &Entry<'_>) {
+        if let Some(ts) = text(&entry.timestamp) {
+            if self.state.first_seen.is_empty() {
+                self.state.first_seen = ts.to_owned();
+            }
+            self.state.last_seen = ts.to_owned();
+        }
+        if let Some(id) = text(&entry.session_id) {
+            if id != self.state.session_id {
+                self.state.session_id = id.to_owned();
+            }
+        }
+        update(&mut self.state.meta.cwd, text(&entry.cwd));
+        update(&mut self.state.meta.branch, text(&entry.git_branch));
+        update(&mut self.state.meta.version, text(&entry.version));
+        let side = entry.is_sidechain.0 == Some(true);
+        if side {
+            if let Some(agent) = text(&entry.agent_id) {
+                self.state.side.agent_id = Some(agent.to_owned());
+            }
+        }
+        match text(&entry.kind) {
+            Some("assistant") => self.assistant(entry, side),
+            Some("user") => self.user(entry, side),
+            Some("system") if text(&entry.subtype) == Some("compact_boundary") => {
+                self.state.compactions += 1
+            }
+            _ => {}
+        }
+    }
+
+    fn thread(&mut self, side: bool) -> &mut Thread {
+        if side {
+            &mut self.state.side
+        } else {
+            &mut self.state.main
+        }
+    }
+
+    fn assistant(&mut self, entry: &Entry<'_>, side: bool) {
+        let Some(message) = entry.message.get() else {
+            return;
+        };
+        let model = text(&message.model).unwrap_or("");
+        if model == "<synthetic>" {
+            return;
+        }
+        update(&mut self.state.meta.model, Some(model));
+        let id = text(&message.id)
+            .or(text(&entry.uuid))
+            .unwrap_or("")
+            .to_owned();
+        if self.thread(side).group.as_ref().is_none_or(|g| g.id != id) {
+            self.end_group(side);
+            let thread = self.thread(side);
+            if thread.turn.is_empty() {
+                thread.turn = id.clone();
+            }
+            let first_call = thread.calls.len();
+            thread.group = Some(Group {
+                id,
+                timestamp: text(&entry.timestamp).unwrap_or("").to_owned(),
+                first_call,
+                ..Group::default()
+            });
+        }
+        let Some(Content::Blocks(blocks)) = message.content.get() else {
+            return;
+        };
+        for block in blocks {
+            match text(&block.kind) {
+                Some("thinking") => self.append_text(side, text(&block.thinking), true),
+                Some("text") => self.append_text(side, text(&block.text), false),
+                Some("tool_use") => self.tool_use(block, side, entry),
+                _ => {}
+            }
+        }
+    }
+
+    fn append_text(&mut self, side: bool, t: Option<&str>, thinking: bool) {
+        let Some(t) = t.filter(|t| !t.trim().is_empty()) else {
+            return;
+        };
+        let Some(group) = self.thread(side).group.as_mut() else {
+            return;
+        };
+        let buf = if thinking {
+            &mut group.thinking
+        } else {
+            &mut group.text
+        };
+        if buf.len() + t.len() <= GROUP_TEXT_MAX {
+            if !buf.is_empty() {
+                buf.push_str("\n\n");
+            }
+            buf.push_str(t);
+        }
+    }
+
+    fn tool_use(&mut self, block: &Block<'_>, side: bool, entry: &Entry<'_>) {
+        let name = text(&block.name).unwrap_or("").to_owned();
+        let input: ToolInput<'_> = block
+            .input
+            .get()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default();
+        let id = text(&block.id).unwrap_or("").to_owned();
+        let op = op_of(&name);
+        let file = file_of(&input).map(|f| self.relative(&f));
+        let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
+        match name.as_str() {
+            "TodoWrite" => self.todo_write(&input, side, &timestamp),
+            "TaskUpdate" => self.task_update(&input, side, &timestamp),
+            "ExitPlanMode" => {
+                if let Some(plan) = text(&input.plan) {
+                    self.plan(plan, &id, side, &timestamp);
+                }
+            }
+            "Edit" | "MultiEdit" => self.edit(&id, file.as_deref(), &input, side, &timestamp),
+            _ => {}
+        }
+        let thread = self.thread(side);
+        let group = thread
+            .group
+            .as_ref()
+            .map(|g| g.id.clone())
+            .unwrap_or_default();
+        if thread.calls.len() < CALLS_PER_TURN_MAX {
+            let commit_command = text(&input.command)
+                .filter(|c| op == Op::Bash && runs_git_commit(c))
+                .map(|c| c.chars().take(COMMIT_COMMAND_MAX).collect());
+            let input = compress_input(&name, &input);
+            thread.calls.push(Call {
+                id,
+                name,
+                input,
+                file,
+                op,
+                outcome: Outcome::Unknown,
+                group,
+                timestamp,
+                commit_command,
+            });
+        }
+    }
+
+    fn user(&mut self, entry: &Entry<'_>, side: bool) {
+        if let Some(plan) = text(&entry.plan_content) {
+            let uuid = text(&entry.uuid).unwrap_or("plan").to_owned();
+            self.plan(plan, &uuid, side, text(&entry.timestamp).unwrap_or(""));
+        }
+        let Some(message) = entry.message.get() else {
+            return;
+        };
+        let prompt = match message.content.get() {
+            Some(Content::Text(t)) => Some(t.to_string()),
+            Some(Content::Blocks(blocks)) => {
+                let mut results = false;
+                let mut prompt = String::new();
+                for block in blocks {
+                    if block.is("tool_result") {
+                        results = true;
+                        self.tool_result(block, entry, side);
+                    } else if block.is("text") {
+                        prompt.push_str(text(&block.text).unwrap_or(""));
+                    }
+                }
+                (!results).then_some(prompt)
+            }
+            None => None,
+        };
+        let Some(prompt) = prompt else { return };
+        if entry.is_meta.0 == Some(true) || entry.is_compact_summary.0 == Some(true) {
+            return;
+        }
+        let Some(prompt) = prompt_text(&prompt) else {
+            return;
+        };
+        self.end_turn(side);
+        let thread = self.thread(side);
+        thread.turn = text(&entry.uuid).unwrap_or("").to_owned();
+        thread.prompt = truncate_words(&prompt, PROMPT_MAX);
+        // The user's own words can carry decisions ("don't use X; use Y").
+        let source = thread.turn.clone();
+        let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
+        self.reasoning(
+            &prompt,
+            Origin::Prompt,
+            &source,
+            &timestamp,
+            side,
+            &[Kind::Decision, Kind::Rejection, Kind::Tradeoff],
+        );
+    }
+
+    fn tool_result(&mut self, block: &Block<'_>, entry: &Entry<'_>, side: bool) {
+        self.state.results += 1;
+        let id = text(&block.tool_use_id).unwrap_or("");
+        let result: ToolUseResult<'_> = entry
+            .tool_use_result
+            .get()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default();
+        let error = block.is_error.0 == Some(true) || result.interrupted.0 == Some(true);
+        let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
+        let results = self.state.results;
+        let thread = self.thread(side);
+        let Some(call) = thread.calls.iter_mut().find(|c| c.id == id) else {
+            return;
+        };
+        if call.outcome != Outcome::Reverted {
+            call.outcome = if error {
+                Outcome::Error
+            } else {
+                Outcome::Success
+            };
+        }
+        let (name, command, commit_command) = (
+            call.name.clone(),
+            call.input.clone(),
+            call.commit_command.clone(),
+        );
+        match name.as_str() {
+            "Bash" => {
+                if error {
+                    self.state.last_failure = Some(Failure {
+                        command: command.clone(),
+                        results,
+                    });
+                } else {
+                    self.reset_after_failure(&command, id, side, &timestamp);
+                }
+                let stdout = text(&result.stdout)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| result_text(block));
+                let commit = commit_command
+                    .and_then(|c| commit_info(&c, &stdout))
+                    .filter(|_| !error);
+                if let Some(mut info) = commit {
+                    if let Some(sha) = result
+                        .git_operation
+                        .get()
+                        .and_then(|g| g.commit.get())
+                        .and_then(|c| c.sha.get())
+                    {
+                        info.sha = Some(sha.clone());
+                    }
+                    self.commit(info, id, side, &timestamp);
+                }
+            }
+            "TaskCreate" if !error => {
+                if let Some(task) = result.task.get() {
+                    let subject = text(&task.subject).map(str::to_owned).unwrap_or(command);
+                    let task_id = task.id.get().map(|t| t.0.to_string()).unwrap_or_default();
+                    self.set_task(task_id, Some(subject), Some("pending"));
+                    self.task_event(side, &timestamp);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn end_group(&mut self, side: bool) {
+        let Some(group) = self.thread(side).group.take() else {
+            return;
+        };
+        let mut matched = false;
+        if !group.thinking.is_empty() {
+            matched |= self.reasoning(
+                &group.thinking,
+                Origin::Thinking,
+                &group.id,
+                &group.timestamp,
+                side,
+                &REASONING,
+            );
+        }
+        if !group.text.is_empty() {
+            self.reasoning(
+                &group.text,
+                Origin::Text,
+                &group.id,
+                &group.timestamp,
+                side,
+                &REASONING,
+            );
+        }
+        if !group.thinking.is_empty() && !matched {
+            let (_, sentences) = sentences::split(&group.thinking);
+            if let Some(first) = sentences.first() {
+                let mut event = self.event(
+                    Kind::Raw,
+                    &first.text,
+                    Origin::Thinking,
+                    &group.id,
+                    &group.timestamp,
+                    side,
+                );
+                event.rationale = truncate_words(&group.thinking, RATIONALE_MAX);
+                self.draft(event, side);
+            }
+        }
+        // Drafts made above point at this group's calls.
+        let thread = self.thread(side);
+        for d in thread.drafts.iter_mut().filter(|d| d.group == group.id) {
+            d.first_call = group.first_call;
+        }
+    }
+
+    /// Classify the sentences of `body` into drafts (one per kind and source); tell whether any
+    /// sentence matched.
+    fn reasoning(
+        &mut self,
+        body: &str,
+        origin: Origin,
+        source: &str,
+        timestamp: &str,
+        side: bool,
+        kinds: &[Kind],
+    ) -> bool {
+        let (paragraphs, sentences) = sentences::split(body);
+        let mut matched = false;
+        for s in &sentences {
+            let kind = match classify(&s.text) {
+                Some(k) => Some(k),
+                None if is_discovery(&s.text) => Some(Kind::Discovery),
+                None => None,
+            };
+            let Some(kind) = kind.filter(|k| kinds.contains(k)) else {
+                continue;
+            };
+            matched = true;
+            let paragraph = &paragraphs[s.paragraph];
+            let alts = alternatives(&s.text);
+            let id = event_id(&self.state.session_id, source, kind);
+            if let Some(draft) = self
+                .thread(side)
+                .drafts
+                .iter_mut()
+                .find(|d| d.event.id == id)
+            {
+                let e = &mut draft.event;
+                if !e.rationale.contains(paragraph.as_str())
+                    && e.rationale.len() + paragraph.len() < RATIONALE_MAX
+                {
+                    e.rationale.push_str("\n\n");
+                    e.rationale.push_str(paragraph);
+                }
+                for alt in alts {
+                    if e.alternatives.len() < ALTERNATIVES_MAX && !e.alternatives.contains(&alt) {
+                        e.alternatives.push(alt);
+                    }
+                }
+                continue;
+            }
+            let mut event = self.event(kind, &s.text, origin, source, timestamp, side);
+            event.rationale = truncate_words(paragraph, RATIONALE_MAX);
+            event.alternatives = alts.into_iter().take(ALTERNATIVES_MAX).collect();
+            self.draft(event, side);
+        }
+        matched
+    }
+
+    fn event(
+        &self,
+        kind: Kind,
+        summary: &str,
+        origin: Origin,
+        source: &str,
+        timestamp: &str,
+        side: bool,
+    ) -> Event {
+        let thread = if side {
+            &self.state.side
+        } else {
+            &self.state.main
+        };
+        Event {
+            kind,
+            summary: summarize(summary),
+            id: event_id(&self.state.session_id, source, kind),
+            schema_version: SCHEMA_VERSION,
+            session_id: self.state.session_id.clone(),
+            timestamp: timestamp.to_owned(),
+            origin,
+            source: source.to_owned(),
+            agent_id: if side { thread.agent_id.clone() } else { None },
+            rationale: String::new(),
+            alternatives: Vec::new(),
+            prompt_context: thread.prompt.clone(),
+            tool_calls: Vec::new(),
+            files_affected: Vec::new(),
+            commits: Vec::new(),
+            tasks: Vec::new(),
+            session: self.state.meta.clone(),
+        }
+    }
+
+    /// Add or replace (by id) a draft of the current turn.
+    fn draft(&mut self, event: Event, side: bool) {
+        let thread = self.thread(side);
+        let group = thread
+            .group
+            .as_ref()
+            .map(|g| g.id.clone())
+            .unwrap_or_else(|| event.source.clone());
+        let first_call = thread.calls.len();
+        if let Some(d) = thread.drafts.iter_mut().find(|d| d.event.id == event.id) {
+            d.event = event;
+            return;
+        }
+        thread.drafts.push(Draft {
+            event,
+            first_call,
+            group,
+        });
+        if thread.drafts.len() > DRAFTS_PER_TURN_MAX {
+            // A runaway turn: emit its older half now rather than hold it.
+            let older: Vec<Draft> = thread.drafts.drain(..DRAFTS_PER_TURN_MAX / 2).collect();
+            let calls = thread.calls.clone();
+            for d in older {
+                self.emit(complete(d, &calls));
+            }
+        }
+    }
+
+    fn end_turn(&mut self, side: bool) {
+        self.end_group(side);
+        let thread = std::mem::take(self.thread(side));
+        let mut events: Vec<Event> = thread
+            .drafts
+            .into_iter()
+            .map(|d| complete(d, &thread.calls))
+            .collect();
+        // One write event per file the turn changed.
+        let mut files: Vec<&str> = Vec::new();
+        for call in thread.calls.iter().filter(|c| c.op == Op::Write) {
+            if let Some(f) = call.file.as_deref().filter(|f| !files.contains(f)) {
+                files.push(f);
+            }
+        }
+        let agent_id = thread.agent_id.clone();
+        for file in files {
+            let calls: Vec<&Call> = thread
+                .calls
+                .iter()
+                .filter(|c| c.op == Op::Write && c.file.as_deref() == Some(file))
+                .collect();
+            let created = calls.iter().all(|c| c.name == "Write");
+            let verb = if created { "Wrote" } else { "Edited" };
+            let summary = match calls.len() {
+                1 => format!("{verb} {file}"),
+                n => format!("{verb} {file} ({n} changes)"),
+            };
+            let source = format!("{}:{file}", thread.turn);
+            let mut event = Event {
+                prompt_context: thread.prompt.clone(),
+                agent_id: agent_id.clone(),
+                ..self.event(
+                    Kind::Write,
+                    &summary,
+                    Origin::ToolSequence,
+                    &source,
+                    "",
+                    false,
+                )
+            };
+            event.timestamp = calls[0].timestamp.clone();
+            event.tool_calls = calls
+                .iter()
+                .take(CALLS_PER_EVENT_MAX)
+                .map(|c| compressed(c))
+                .collect();
+            event.files_affected = vec![file.to_owned()];
+            events.push(event);
+        }
+        let agent = if side { agent_id } else { None };
+        *self.thread(side) = Thread {
+            agent_id: agent,
+            ..Thread::default()
+        };
+        for event in events {
+            self.emit(event);
+        }
+    }
+
+    fn emit(&mut self, mut event: Event) {
+        redact_event(&mut event);
+        self.out.push(event);
+    }
+
+    fn plan(&mut self, plan: &str, source: &str, side: bool, timestamp: &str) {
+        let (paragraphs, _) = sentences::split(plan);
+        let title = paragraphs.first().map(String::as_str).unwrap_or("plan");
+        let mut event = self.event(
+            Kind::Decision,
+            &format!("Plan: {title}"),
+            Origin::Plan,
+            source,
+            timestamp,
+            side,
+        );
+        event.rationale = truncate_words(plan.trim(), PLAN_MAX);
+        self.draft(event, side);
+        self.reasoning(
+            plan,
+            Origin::Plan,
+            source,
+            timestamp,
+            side,
+            &[Kind::Rejection, Kind::Tradeoff],
+        );
+    }
+
+    fn commit(&mut self, info: CommitInfo, source: &str, side: bool, timestamp: &str) {
+        let (subject, body) = info.message.split_once('\n').unwrap_or((&info.message, ""));
+        let kind = commit_kind(subject);
+        let mut event = self.event(kind, subject, Origin::Commit, source, timestamp, side);
+        event.rationale = truncate_words(body.trim(), RATIONALE_MAX);
+        event.commits = info.sha.into_iter().collect();
+        self.draft(event, side);
+        let body = body.to_owned();
+        self.reasoning(
+            &body,
+            Origin::Commit,
+            source,
+            timestamp,
+            side,
+            &[Kind::Decision, Kind::Rejection, Kind::Tradeoff],
+        );
+    }
+
+    fn edit(
+        &mut self,
+        call: &str,
+        file: Option<&str>,
+        input: &ToolInput<'_>,
+        side: bool,
+        timestamp: &str,
+    ) {
+        let Some(file) = file else { return };
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        if let (Some(old), Some(new)) = (text(&input.old_string), text(&input.new_string)) {
+            pairs.push((old, new));
+        }
+        for pair in input
+            .edits
+            .get()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get())
+        {
+            if let (Some(old), Some(new)) = (text(&pair.old_string), text(&pair.new_string)) {
+                pairs.push((old, new));
+            }
+        }
+        for (old, new) in pairs {
+            let (before, after) = (hash(old), hash(new));
+            let undone = self
+                .state
+                .edits
+                .iter()
+                .rev()
+                .find(|m| m.file == file && m.before == after && m.after == before)
+                .cloned();
+            if let (Some(mark), Some(failure)) = (undone, self.state.last_failure.clone()) {
+                if failure.results > mark.results {
+                    self.revert(
+                        &[mark.call.as_str()],
+                        &[file],
+                        &failure.command,
+                        call,
+                        side,
+                        timestamp,
+                    );
+                }
+            }
+            if self.state.edits.len() == EDIT_MARKS_MAX {
+                self.state.edits.pop_front();
+            }
+            let results = self.state.results;
+            self.state.edits.push_back(EditMark {
+                call: call.to_owned(),
+                file: file.to_owned(),
+                before,
+                after,
+                results,
+            });
+        }
+    }
+
+    /// A Bash command that throws changes away after a failure (`git checkout -- f`,
+    /// `git restore`, `git stash`, `git reset --hard`) turns the edits since into a rejection.
+    fn reset_after_failure(&mut self, command: &str, call: &str, side: bool, timestamp: &str) {
+        let discards = [
+            "git checkout -- ",
+            "git checkout . ",
+            "git restore ",
+            "git stash",
+            "git reset --hard",
+        ];
+        if !discards.iter().any(|d| command.contains(d)) {
+            return;
+        }
+        let Some(failure) = self.state.last_failure.clone() else {
+            return;
+        };
+        let marks: Vec<EditMark> = self
+            .state
+            .edits
+            .iter()
+            .filter(|m| m.results < failure.results)
+            .cloned()
+            .collect();
+        if marks.is_empty() {
+            return;
+        }
+        let named: Vec<&EditMark> = marks
+            .iter()
+            .filter(|m| command.contains(m.file.as_str()))
+            .collect();
+        let undone: Vec<&EditMark> = if named.is_empty() {
+            marks.iter().collect()
+        } else {
+            named
+        };
+        let calls: Vec<&str> = undone.iter().map(|m| m.call.as_str()).collect();
+        let mut files: Vec<&str> = Vec::new();
+        for m in &undone {
+            if !files.contains(&m.file.as_str()) {
+                files.push(&m.file);
+            }
+        }
+        self.revert(&calls, &files, &failure.command, call, side, timestamp);
+        self.state.edits.retain(|m| m.results >= failure.results);
+    }
+
+    fn revert(
+        &mut self,
+        calls: &[&str],
+        files: &[&str],
+        failed: &str,
+        source: &str,
+        side: bool,
+        timestamp: &str,
+    ) {
+        let thread = self.thread(side);
+        for c in thread
+            .calls
+            .iter_mut()
+            .filter(|c| calls.contains(&c.id.as_str()))
+        {
+            c.outcome = Outcome::Reverted;
+        }
+        let what = match files {
+            [one] => one.to_string(),
+            many => format!("{} files", many.len()),
+        };
+        let summary = format!("Reverted the change to {what} after `{failed}` failed");
+        let mut event = self.event(
+            Kind::Rejection,
+            &summary,
+            Origin::ToolSequence,
+            source,
+            timestamp,
+            side,
+        );
+        event.files_affected = files.iter().map(|f| f.to_string()).collect();
+        event.rationale = format!("The change to {what} was undone after `{failed}` failed.");
+        self.draft(event, side);
+    }
+
+    fn todo_write(&mut self, input: &ToolInput<'_>, side: bool, timestamp: &str) {
+        let Some(todos) = input.todos.get() else {
+            return;
+        };
+        self.state.tasks = todos
+            .iter()
+            .filter_map(|t| t.get())
+            .take(TASKS_MAX)
+            .enumerate()
+            .map(|(i, t)| TaskItem {
+                id: (i + 1).to_string(),
+                subject: text(&t.content).unwrap_or("").to_owned(),
+                status: text(&t.status).unwrap_or("pending").to_owned(),
+            })
+            .collect();
+        self.task_event(side, timestamp);
+    }
+
+    fn task_update(&mut self, input: &ToolInput<'_>, side: bool, timestamp: &str) {
+        let Some(id) = text(&input.task_id) else {
+            return;
+        };
+        self.set_task(
+            id.to_owned(),
+            text(&input.subject).map(str::to_owned),
+            text(&input.status),
+        );
+        self.task_event(side, timestamp);
+    }
+
+    fn set_task(&mut self, id: String, subject: Option<String>, status: Option<&str>) {
+        let tasks = &mut self.state.tasks;
+        if status == Some("deleted") {
+            tasks.retain(|t| t.id != id);
+            return;
+        }
+        let count = tasks.len();
+        match tasks.iter_mut().find(|t| t.id == id) {
+            Some(t) => {
+                if let Some(s) = subject {
+                    t.subject = s;
+                }
+                if let Some(s) = status {
+                    t.status = s.to_owned();
+                }
+            }
+            None if count < TASKS_MAX => tasks.push(TaskItem {
+                id,
+                subject: subject.unwrap_or_default(),
+                status: status.unwrap_or("pending").to_owned(),
+            }),
+            None => {}
+        }
+    }
+
+    /// The task list as one event per turn, replaced as the list changes.
+    fn task_event(&mut self, side: bool, timestamp: &str) {
+        let tasks = &self.state.tasks;
+        if tasks.is_empty() {
+            return;
+        }
+        let done = tasks.iter().filter(|t| t.status == "completed").count();
+        let now = tasks
+            .iter()
+            .find(|t| t.status == "in_progress")
+            .map(|t| format!("; now: {}", t.subject));
+        let next = tasks
+            .iter()
+            .find(|t| t.status == "pending")
+            .map(|t| format!("; next: {}", t.subject));
+        let summary = format!(
+            "Tasks: {done} of {} done{}",
+            tasks.len(),
+            now.or(next).unwrap_or_default()
+        );
+        let list: Vec<Task> = tasks
+            .iter()
+            .map(|t| Task {
+                subject: t.subject.clone(),
+                status: t.status.clone(),
+            })
+            .collect();
+        let turn = self.thread(side).turn.clone();
+        let mut event = self.event(
+            Kind::ToolCall,
+            &summary,
+            Origin::Tasks,
+            &format!("tasks:{turn}"),
+            timestamp,
+            side,
+        );
+        event.tasks = list;
+        self.draft(event, side);
+    }
+
+    fn relative(&self, path: &str) -> String {
+        match self.workdir {
+            Some(root) => match Path::new(path).strip_prefix(root) {
+                Ok(rel) => rel.to_string_lossy().into_owned(),
+                Err(_) => path.to_owned(),
+            },
+            None => path.to_owned(),
+        }
+    }
+}
+
+const REASONING: [Kind; 5] = [
+    Kind::Decision,
+    Kind::Rejection,
+    Kind::Tradeoff,
+    Kind::Exploration,
+    Kind::Discovery,
+];
+
+/// Fill in what a draft led to: the tool calls of its message (or, when it made none, of the
+/// next message that did) and the files they touched.
+fn complete(draft: Draft, calls: &[Call]) -> Event {
+    let mut event = draft.event;
+    let after = calls.get(draft.first_call..).unwrap_or(&[]);
+    let own: Vec<&Call> = after.iter().filter(|c| c.group == draft.group).collect();
+    let chosen: Vec<&Call> = if own.is_empty() {
+        match after.first() {
+            Some(first) => after
+                .iter()
+                .take_while(|c| c.group == first.group)
+                .collect(),
+            None => Vec::new(),
+        }
+    } else {
+        own
+    };
+    if event.tool_calls.is_empty() {
+        event.tool_calls = chosen
+            .iter()
+            .take(CALLS_PER_EVENT_MAX)
+            .map(|c| compressed(c))
+            .collect();
+    }
+    if event.files_affected.is_empty() {
+        let mut files: Vec<String> = Vec::new();
+        for op in [Op::Write, Op::Read] {
+            for c in chosen.iter().filter(|c| c.op == op) {
+                if let Some(f) = c.file.as_ref().filter(|f| !files.contains(f)) {
+                    files.push(f.clone());
+                }
+            }
+        }
+        files.truncate(FILES_PER_EVENT_MAX);
+        event.files_affected = files;
+    }
+    event
+}
+
+fn compressed(call: &Call) -> ToolCall {
+    ToolCall {
+        name: call.name.clone(),
+        input: call.input.clone(),
+        outcome: call.outcome,
+    }
+}
+
+fn commit_kind(subject: &str) -> Kind {
+    let lower = subject.to_ascii_lowercase();
+    let prefix = lower.split([':', '(', '!']).next().unwrap_or("");
+    match prefix {
+        "feat" | "feature" => return Kind::Feature,
+        "fix" | "bugfix" | "hotfix" => return Kind::Bugfix,
+        "refactor" => return Kind::Refactor,
+        _ => {}
+    }
+    let first = lower.split_whitespace().next().unwrap_or("");
+    match first {
+        "add" | "adds" | "added" | "implement" | "implements" | "support" | "introduce" => {
+            Kind::Feature
+        }
+        "fix" | "fixes" | "fixed" => Kind::Bugfix,
+        "refactor" | "rename" | "move" | "extract" | "simplify" | "clean" | "split" => {
+            Kind::Refactor
+        }
+        _ => Kind::ToolCall,
+    }
+}
+
+/// A typed prompt, or `None` for injected text (command output, reminders, notifications).
+fn prompt_text(raw: &str) -> Option<String> {
+    let t = raw.trim();
+    if t.is_empty() {
+        return None;
+    }
+    let injected = [
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+        "<system-reminder>",
+        "<task-notification>",
+        "<bash-",
+        "Caveat:",
+        "[Request interrupted",
+    ];
+    if injected.iter().any(|p| t.starts_with(p)) {
+        return None;
+    }
+    if let Some(rest) = t.strip_prefix("<command-name>") {
+        let name = rest.split("</command-name>").next().unwrap_or("").trim();
+        let args = t
+            .split("<command-args>")
+            .nth(1)
+            .and_then(|a| a.split("</command-args>").next())
+            .unwrap_or("")
+            .trim();
+        return Some(if args.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name} {args}")
+        });
+    }
+    if t.starts_with("<command-message>") {
+        return None;
+    }
+    Some(t.to_owned())
+}
+
+fn result_text(block: &Block<'_>) -> String {
+    block
+        .content
+        .get()
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+        .unwrap_or_default()
+}
+
+fn update(slot: &mut String, value: Option<&str>) {
+    if let Some(v) = value.filter(|v| !v.is_empty() && *v != slot.as_str()) {
+        *slot = v.to_owned();
+    }
+}
+
+fn hash(s: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(s.as_bytes())
+}

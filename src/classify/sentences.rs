@@ -1,0 +1,182 @@
+//! Splitting reasoning text (thinking, assistant text, plans, commit bodies) into sentences.
+//!
+//! Markdown is reduced to its words: fenced code blocks and indented code are dropped, bullet
+//! and heading markers and emphasis are removed. Each sentence keeps the paragraph it came from,
+//! which becomes an event's rationale.
+
+/// A sentence and the index of its paragraph in the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sentence {
+    pub text: String,
+    pub paragraph: usize,
+}
+
+/// The paragraphs of `text` (prose only, markup removed) and their sentences.
+pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut in_fence = false;
+    let flush = |current: &mut String, paragraphs: &mut Vec<String>| {
+        if !current.trim().is_empty() {
+            paragraphs.push(std::mem::take(current));
+        }
+        current.clear();
+    };
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            flush(&mut current, &mut paragraphs);
+            continue;
+        }
+        if in_fence || line.starts_with("    ") && current.is_empty() || trimmed.starts_with('|') {
+            continue;
+        }
+        if trimmed.is_empty() {
+            flush(&mut current, &mut paragraphs);
+            continue;
+        }
+        let (item, content) = strip_marker(trimmed);
+        // Each bullet or heading stands alone.
+        if item {
+            flush(&mut current, &mut paragraphs);
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(&strip_emphasis(content));
+        if item {
+            flush(&mut current, &mut paragraphs);
+        }
+    }
+    flush(&mut current, &mut paragraphs);
+
+    let mut sentences = Vec::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        for s in split_sentences(p) {
+            sentences.push(Sentence {
+                text: s.to_owned(),
+                paragraph: i,
+            });
+        }
+    }
+    (paragraphs, sentences)
+}
+
+/// Remove a leading bullet, number or heading marker; tell whether there was one.
+fn strip_marker(line: &str) -> (bool, &str) {
+    let heading = line.trim_start_matches('#');
+    if heading.len() != line.len() && heading.starts_with(' ') {
+        return (true, heading.trim_start());
+    }
+    for marker in ["- [ ] ", "- [x] ", "- ", "* ", "+ ", "> "] {
+        if let Some(rest) = line.strip_prefix(marker) {
+            return (true, rest.trim_start());
+        }
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && digits < 4 {
+        let rest = &line[digits..];
+        if let Some(rest) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
+            return (true, rest.trim_start());
+        }
+    }
+    (false, line)
+}
+
+fn strip_emphasis(s: &str) -> String {
+    s.replace("**", "").replace("__", "")
+}
+
+/// Split a paragraph at `.`, `!` or `?` followed by a space and a capital, digit, quote or
+/// opening mark — not inside abbreviations like "e.g. the" or "v1.2".
+fn split_sentences(p: &str) -> Vec<&str> {
+    let bytes = p.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let ends = matches!(b, b'.' | b'!' | b'?' | b':') && {
+            let mut j = i + 1;
+            while j < bytes.len() && matches!(bytes[j], b'.' | b'!' | b'?' | b')' | b'"' | b'\'') {
+                j += 1;
+            }
+            let spaced = j < bytes.len() && bytes[j] == b' ';
+            let next = bytes.get(j + 1).copied().unwrap_or(b' ');
+            spaced
+                && (next.is_ascii_uppercase() || matches!(next, b'`' | b'"' | b'\'' | b'(' | b'*'))
+                && (b != b':' || next.is_ascii_uppercase())
+                && !abbreviation(&p[start..i])
+        };
+        if ends {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] != b' ' {
+                j += 1;
+            }
+            push_trimmed(&mut out, &p[start..j]);
+            start = j;
+            i = j;
+        }
+        i += 1;
+    }
+    push_trimmed(&mut out, &p[start..]);
+    out
+}
+
+fn abbreviation(before: &str) -> bool {
+    let last = before.rsplit(' ').next().unwrap_or("").to_ascii_lowercase();
+    matches!(
+        last.as_str(),
+        "e.g" | "i.e" | "etc" | "vs" | "cf" | "mr" | "dr" | "approx"
+    )
+}
+
+fn push_trimmed<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+    let s = s.trim();
+    if s.chars().filter(|c| c.is_alphabetic()).count() >= 3 {
+        out.push(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(t: &str) -> Vec<String> {
+        split(t).1.into_iter().map(|s| s.text).collect()
+    }
+
+    #[test]
+    fn splits_sentences_but_not_abbreviations() {
+        assert_eq!(
+            texts("Use a cursor, e.g. the offset. It's cheap! Is it? Yes. Version v1.2 works."),
+            [
+                "Use a cursor, e.g. the offset.",
+                "It's cheap!",
+                "Is it?",
+                "Yes.",
+                "Version v1.2 works."
+            ]
+        );
+    }
+
+    #[test]
+    fn drops_code_and_markup_and_keeps_paragraphs() {
+        let (paras, sentences) = split(
+            "## Plan\n\nWe use **gix** here.\nIt is fast.\n\n```rust\nlet x = 1;\n```\n- First item. Second part\n1. Numbered",
+        );
+        assert_eq!(
+            paras,
+            [
+                "Plan",
+                "We use gix here. It is fast.",
+                "First item. Second part",
+                "Numbered"
+            ]
+        );
+        assert_eq!(sentences.len(), 6);
+        assert_eq!(sentences[2].text, "It is fast.");
+        assert_eq!(sentences[2].paragraph, 1);
+    }
+}

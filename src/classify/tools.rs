@@ -1,0 +1,228 @@
+//! Tool calls, compressed: what kind of operation each is, a short form of its input, the file
+//! it touches, and what a `git commit` in a Bash command said.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::event::truncate_words;
+use crate::transcript::record::{ToolInput, text};
+
+/// The longest compressed tool input, in characters.
+const INPUT_MAX: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Op {
+    Read,
+    Write,
+    Search,
+    Bash,
+    Tasks,
+    Plan,
+    Agent,
+    Other,
+}
+
+pub fn op_of(tool: &str) -> Op {
+    match tool {
+        "Read" | "NotebookRead" => Op::Read,
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => Op::Write,
+        "Grep" | "Glob" | "LS" | "WebSearch" | "WebFetch" | "ToolSearch" => Op::Search,
+        "Bash" => Op::Bash,
+        "TodoWrite" | "TaskCreate" | "TaskUpdate" => Op::Tasks,
+        "ExitPlanMode" => Op::Plan,
+        "Task" | "Agent" => Op::Agent,
+        _ => Op::Other,
+    }
+}
+
+/// The file a tool call reads or writes, if any.
+pub fn file_of(input: &ToolInput<'_>) -> Option<String> {
+    text(&input.file_path)
+        .or(text(&input.notebook_path))
+        .map(str::to_owned)
+}
+
+/// A one-line form of a tool's input: the command, the path, the pattern — whatever says most.
+pub fn compress_input(tool: &str, input: &ToolInput<'_>) -> String {
+    let main = match op_of(tool) {
+        Op::Bash => text(&input.command),
+        Op::Read | Op::Write => text(&input.file_path).or(text(&input.notebook_path)),
+        Op::Search => text(&input.pattern)
+            .or(text(&input.query))
+            .or(text(&input.url))
+            .or(text(&input.path)),
+        Op::Agent => text(&input.description).or(text(&input.prompt)),
+        Op::Tasks => text(&input.subject).or(text(&input.task_id)),
+        Op::Plan | Op::Other => text(&input.description)
+            .or(text(&input.command))
+            .or(text(&input.file_path)),
+    };
+    let one_line = main
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    truncate_words(&one_line, INPUT_MAX)
+}
+
+/// A commit made by a Bash command, as far as the command and its output tell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommitInfo {
+    pub sha: Option<String>,
+    pub branch: Option<String>,
+    pub message: String,
+}
+
+static COMMIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.*)$")
+        .expect("commit line regex compiles")
+});
+
+static GIT_COMMIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[;&|(\s])git(?:\s+-[cC]\s+\S+)*\s+commit\b")
+        .expect("git commit regex compiles")
+});
+
+/// Whether a shell command runs `git commit`.
+pub fn runs_git_commit(command: &str) -> bool {
+    GIT_COMMIT.is_match(command)
+}
+
+/// What a `git commit` run by `command` produced, from the `[branch sha] subject` line in its
+/// output (absent with `-q`) and the message in the command (`-m`, heredoc).
+pub fn commit_info(command: &str, stdout: &str) -> Option<CommitInfo> {
+    if !runs_git_commit(command) {
+        return None;
+    }
+    let mut info = CommitInfo {
+        message: commit_message(command),
+        ..CommitInfo::default()
+    };
+    if let Some(caps) = COMMIT_LINE.captures(stdout) {
+        info.branch = Some(caps[1].to_owned());
+        info.sha = Some(caps[2].to_owned());
+        if info.message.is_empty() {
+            info.message = caps[3].to_owned();
+        }
+    }
+    Some(info)
+}
+
+/// The commit message written in a `git commit` command line: the heredoc body, or the `-m`
+/// arguments joined by blank lines.
+pub fn commit_message(command: &str) -> String {
+    if let Some(body) = heredoc(command) {
+        return body;
+    }
+    let mut parts = Vec::new();
+    let mut rest = command;
+    while let Some(i) = find_message_flag(rest) {
+        let after = rest[i..].trim_start();
+        let (arg, remaining) = shell_word(after);
+        if !arg.is_empty() {
+            parts.push(arg);
+        }
+        rest = remaining;
+    }
+    parts.join("\n\n")
+}
+
+static MESSAGE_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|\s)(?:--message=|--message\s+|-[a-zA-Z]*m\s*)").expect("flag regex compiles")
+});
+
+/// Byte index just after the next `-m`/`-am`/`--message`/`--message=` flag.
+fn find_message_flag(s: &str) -> Option<usize> {
+    MESSAGE_FLAG.find(s).map(|m| m.end())
+}
+
+/// One shell word (quotes removed, backslash escapes in double quotes honoured) and the rest.
+fn shell_word(s: &str) -> (String, &str) {
+    let mut out = String::new();
+    let mut chars = s.char_indices().peekable();
+    let mut quote: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (None, c) if c.is_whitespace() => return (out, &s[i..]),
+            (None, ';' | '&' | '|') => return (out, &s[i..]),
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some((_, next)) = chars.next() {
+                    if !matches!(next, '"' | '\\' | '$' | '`') {
+                        out.push('\\');
+                    }
+                    out.push(next);
+                }
+            }
+            (_, c) => out.push(c),
+        }
+    }
+    (out, "")
+}
+
+/// The body of the first heredoc (`<<EOF`, `<<'EOF'`, `<<-"EOF"`) in a command.
+fn heredoc(command: &str) -> Option<String> {
+    let start = command.find("<<")?;
+    let rest = command[start + 2..].trim_start_matches('-').trim_start();
+    let marker: String = rest
+        .trim_start_matches(['\'', '"'])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if marker.is_empty() {
+        return None;
+    }
+    let body_start = rest.find('\n')? + 1;
+    let body = &rest[body_start..];
+    let lines: Vec<&str> = body.lines().take_while(|l| l.trim() != marker).collect();
+    Some(lines.join("\n").trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_branch_sha_and_subject_from_real_output() {
+        // From entireio-cli e1/2c3e2b3f2a (Claude Code 2.1.14).
+        let out = "[alex/ent-109-text-output-checkpoint-flag 5afb02e] feat(explain): implement default checkpoint output format\n 1 file changed, 49 insertions(+), 6 deletions(-)";
+        let cmd = "git add -A && git commit -m \"feat(explain): implement default checkpoint output format\n\nDetails here.\n\nCo-Authored-By: Claude Opus 4.5 <noreply@anthropic.com>\"";
+        let info = commit_info(cmd, out).unwrap();
+        assert_eq!(info.sha.as_deref(), Some("5afb02e"));
+        assert_eq!(
+            info.branch.as_deref(),
+            Some("alex/ent-109-text-output-checkpoint-flag")
+        );
+        assert!(info.message.starts_with(
+            "feat(explain): implement default checkpoint output format\n\nDetails here."
+        ));
+    }
+
+    #[test]
+    fn root_commits_quiet_commits_and_non_commits() {
+        let info = commit_info("git commit -qm 'first'", "").unwrap();
+        assert_eq!(info.sha, None);
+        let info = commit_info("git commit -m init", "[main (root-commit) 0a1b2c3] init").unwrap();
+        assert_eq!(info.sha.as_deref(), Some("0a1b2c3"));
+        assert_eq!(info.message, "init");
+        assert!(commit_info("git log --oneline", "[x 1234567] y").is_none());
+        assert!(commit_info("echo git committed", "").is_none());
+    }
+
+    #[test]
+    fn messages_from_heredocs_and_several_flags() {
+        let cmd = "git commit -F - <<'EOF'\nfix: cursor resets\n\nUse the inode too.\nEOF";
+        assert_eq!(
+            commit_message(cmd),
+            "fix: cursor resets\n\nUse the inode too."
+        );
+        let cmd = "git commit -m \"$(cat <<'MSG'\nrefactor: split reader\nMSG\n)\"";
+        assert_eq!(commit_message(cmd), "refactor: split reader");
+        assert_eq!(
+            commit_message("git commit -m 'a b' -m \"c \\\"d\\\"\" && git push"),
+            "a b\n\nc \"d\""
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! `extract`: read what is new in transcripts and store it as pending events.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use serde_json::json;
+
+use crate::cli::{CmdResult, Failure, claude_dir, display_path, write_json};
+use crate::ingest::{self, TranscriptReport};
+use crate::store::Store;
+use crate::transcript::locate;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Extract this transcript file only.
+    #[arg(long, value_name = "path", conflicts_with = "session")]
+    transcript: Option<PathBuf>,
+    /// Extract the transcripts (main and subagents) of this session only.
+    #[arg(long, value_name = "id")]
+    session: Option<String>,
+    /// Print a JSON report.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    let paths = transcripts(store, &args)?;
+    let _lock = store.lock()?;
+    let mut reports = Vec::new();
+    for path in &paths {
+        match ingest::transcript(store, path, ingest::Options::default()) {
+            Ok(r) => reports.push(r),
+            // The one file the user named must be readable; in a folder scan, one unreadable
+            // file does not stop the others.
+            Err(e @ ingest::Error::Transcript { .. }) if args.transcript.is_some() => {
+                return Err(Failure::Usage(e.into()));
+            }
+            Err(ingest::Error::Transcript { path, source }) => {
+                eprintln!("warning: skipped {}: {source}", display_path(&path));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if args.json {
+        return print_json(&reports, out);
+    }
+    print_human(&reports, out)
+}
+
+fn transcripts(store: &Store, args: &Args) -> Result<Vec<PathBuf>, Failure> {
+    if let Some(path) = &args.transcript {
+        return Ok(vec![
+            std::path::absolute(path).unwrap_or_else(|_| path.clone()),
+        ]);
+    }
+    let workdir = store.workdir().ok_or_else(|| {
+        Failure::Usage(anyhow!(
+            "this repository has no working tree; name a transcript with --transcript"
+        ))
+    })?;
+    let claude = claude_dir().ok_or_else(|| {
+        Failure::Usage(anyhow!(
+            "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR"
+        ))
+    })?;
+    match &args.session {
+        Some(session) => {
+            let found = locate::session_transcripts(&claude, workdir, session);
+            if found.is_empty() {
+                return Err(Failure::Failed(anyhow!(
+                    "no transcript of session {session} for {} in {}",
+                    workdir.display(),
+                    display_path(&claude.join("projects"))
+                )));
+            }
+            Ok(found)
+        }
+        None => Ok(locate::transcripts(&claude, workdir)),
+    }
+}
+
+fn print_human(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
+    let added: usize = reports.iter().map(|r| r.events_added).sum();
+    let updated: usize = reports.iter().map(|r| r.events_updated).sum();
+    let skipped: u64 = reports.iter().map(|r| r.lines.skipped()).sum();
+    let mut line = format!(
+        "{added} new event{} from {} transcript{}",
+        plural(added),
+        reports.len(),
+        plural(reports.len())
+    );
+    if updated > 0 {
+        line.push_str(&format!(", {updated} updated"));
+    }
+    if skipped > 0 {
+        line.push_str(&format!(
+            ", {skipped} unreadable line{} skipped",
+            plural(skipped as usize)
+        ));
+    }
+    writeln!(out, "{line}")?;
+    for r in reports.iter().filter(|r| {
+        r.events_added + r.events_updated > 0 || r.lines.skipped() > 0 || r.restarted.is_some()
+    }) {
+        let mut detail = format!(
+            "  {}  +{} ~{}  {} line{} read",
+            display_path(&r.path),
+            r.events_added,
+            r.events_updated,
+            r.lines.read,
+            plural(r.lines.read as usize)
+        );
+        if r.lines.skipped() > 0 {
+            detail.push_str(&format!(
+                ", {} malformed, {} oversized skipped",
+                r.lines.malformed, r.lines.oversized
+            ));
+        }
+        if let Some(why) = r.restarted {
+            detail.push_str(&format!(" (file was {why}: read again from the start)"));
+        }
+        writeln!(out, "{detail}")?;
+    }
+    Ok(())
+}
+
+fn print_json(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
+    let added: usize = reports.iter().map(|r| r.events_added).sum();
+    let updated: usize = reports.iter().map(|r| r.events_updated).sum();
+    let value = json!({
+        "schema_version": 1,
+        "events_added": added,
+        "events_updated": updated,
+        "transcripts": reports,
+    });
+    write_json(out, &value)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

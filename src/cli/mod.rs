@@ -1,0 +1,129 @@
+//! The command line: parsing, output, exit codes. One file per command.
+//!
+//! Exit codes: 0 success, 1 nothing found or a failure, 2 bad usage or bad input (including
+//! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
+
+mod extract;
+mod init;
+mod status;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::store::{self, Store};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-agent-context",
+    bin_name = "git agent-context",
+    version,
+    about = "The why behind the code: Claude Code reasoning kept in git",
+    max_term_width = 100
+)]
+struct Cli {
+    /// Run as if started in <path> (like `git -C`).
+    #[arg(short = 'C', global = true, value_name = "path")]
+    directory: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create the local store in $GIT_DIR/agent-context.
+    Init(init::Args),
+    /// Read new transcript lines and turn them into events.
+    Extract(extract::Args),
+    /// Show what is stored and how far each transcript was read.
+    Status(status::Args),
+}
+
+/// How a command failed.
+pub enum Failure {
+    /// Bad usage or bad input: exit 2.
+    Usage(anyhow::Error),
+    /// Nothing found, or a failure: exit 1.
+    Failed(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::Failed(e.into())
+    }
+}
+
+pub type CmdResult = Result<(), Failure>;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut stdout = io::stdout().lock();
+    let result = run(cli, &mut stdout).and_then(|()| stdout.flush().map_err(Failure::from));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(e)) => report(e, 2),
+        Err(Failure::Failed(e)) => report(e, 1),
+    }
+}
+
+fn report(e: anyhow::Error, code: u8) -> ExitCode {
+    if e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    }) {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("error: {e:#}");
+    ExitCode::from(code)
+}
+
+fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
+    let cwd = match cli.directory {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| {
+            Failure::Usage(anyhow::anyhow!("cannot read the current directory: {e}"))
+        })?,
+    };
+    match cli.command {
+        Command::Init(args) => init::run(&open(&cwd)?, args, out),
+        Command::Extract(args) => extract::run(&open(&cwd)?, args, out),
+        Command::Status(args) => status::run(&open(&cwd)?, args, out),
+    }
+}
+
+/// The store of the repository at `cwd`; not being in a repository is a usage error.
+fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
+    Store::discover(cwd).map_err(|e| match e {
+        store::Error::NotARepository { .. } | store::Error::Open { .. } => Failure::Usage(e.into()),
+        other => Failure::Failed(other.into()),
+    })
+}
+
+/// Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+fn claude_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|home| PathBuf::from(home).join(".claude"))
+}
+
+/// Write a value as pretty JSON followed by a newline.
+fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> CmdResult {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(anyhow::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// `path` shown relative to the home folder when it is under it.
+fn display_path(path: &std::path::Path) -> String {
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        if let Ok(rest) = path.strip_prefix(&home) {
+            return format!("~/{}", rest.display());
+        }
+    }
+    path.display().to_string()
+}

@@ -1,0 +1,135 @@
+//! `status`: what is stored, and how far each transcript was read.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::cli::{CmdResult, display_path, write_json};
+use crate::ingest::Saved;
+use crate::store::{Store, pending, state};
+use crate::transcript::cursor::LineCounts;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    let pending = pending::summary(store)?;
+    let mut cursors = Vec::new();
+    let mut unreadable_states = 0;
+    for saved in state::all::<Saved>(store) {
+        match saved {
+            Ok(s) => cursors.push(s),
+            Err(_) => unreadable_states += 1,
+        }
+    }
+    let mut lines = LineCounts::default();
+    for s in &cursors {
+        lines.add(s.cursor.lines);
+    }
+    let sessions: std::collections::BTreeSet<&str> = cursors
+        .iter()
+        .map(|s| s.state.session_id.as_str())
+        .filter(|s| !s.is_empty())
+        .collect();
+
+    if args.json {
+        let by_kind: serde_json::Map<String, serde_json::Value> = pending
+            .by_kind
+            .iter()
+            .map(|(k, n)| (k.to_string(), json!(n)))
+            .collect();
+        let value = json!({
+            "schema_version": 1,
+            "store": store.dir(),
+            "initialized": store.exists(),
+            "pending": {
+                "events": pending.events,
+                "sessions": pending.sessions,
+                "by_kind": by_kind,
+                "unreadable_lines": pending.unreadable_lines,
+            },
+            "sessions": sessions.len(),
+            "lines": { "read": lines.read, "malformed": lines.malformed, "oversized": lines.oversized },
+            "unreadable_cursors": unreadable_states,
+            "transcripts": cursors.iter().map(|s| json!({
+                "path": s.cursor.path,
+                "session_id": s.state.session_id,
+                "offset": s.cursor.offset,
+                "size": std::fs::metadata(&s.cursor.path).map(|m| m.len()).ok(),
+                "lines": s.cursor.lines,
+                "tail_bytes": s.cursor.tail_bytes,
+                "compactions": s.state.compactions,
+                "last_seen": s.state.last_seen,
+            })).collect::<Vec<_>>(),
+        });
+        return write_json(out, &value);
+    }
+
+    if !store.exists() {
+        writeln!(
+            out,
+            "agent-context is not initialized here (run `git agent-context init` or `extract`)"
+        )?;
+        return Ok(());
+    }
+    writeln!(out, "store: {}", store.dir().display())?;
+    let kinds: Vec<String> = pending
+        .by_kind
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let kinds = if kinds.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", kinds.join(", "))
+    };
+    writeln!(
+        out,
+        "pending: {} events in {} sessions{kinds}",
+        pending.events, pending.sessions
+    )?;
+    writeln!(
+        out,
+        "transcripts: {} read, {} sessions, {} lines, {} skipped ({} malformed, {} oversized)",
+        cursors.len(),
+        sessions.len(),
+        lines.read,
+        lines.skipped(),
+        lines.malformed,
+        lines.oversized
+    )?;
+    for s in &cursors {
+        let size = std::fs::metadata(&s.cursor.path).map(|m| m.len());
+        let progress = match size {
+            Ok(size) if size > s.cursor.offset + s.cursor.tail_bytes => {
+                format!("{} of {size} bytes (new lines waiting)", s.cursor.offset)
+            }
+            Ok(size) => format!("{size} bytes"),
+            Err(_) => "gone".to_owned(),
+        };
+        writeln!(
+            out,
+            "  {}  {progress}, {} skipped",
+            display_path(&s.cursor.path),
+            s.cursor.lines.skipped()
+        )?;
+    }
+    if unreadable_states > 0 {
+        writeln!(
+            out,
+            "warning: {unreadable_states} cursor file(s) unreadable; their transcripts will be read again"
+        )?;
+    }
+    if pending.unreadable_lines > 0 {
+        writeln!(
+            out,
+            "warning: {} pending line(s) unreadable (kept as they are)",
+            pending.unreadable_lines
+        )?;
+    }
+    Ok(())
+}

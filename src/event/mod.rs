@@ -1,0 +1,220 @@
+//! The domain: an [`Event`] is one piece of a session's reasoning or activity.
+//!
+//! Invariants: an event's `id` depends only on where it came from (session, source entry,
+//! kind), never on its content, so extracting the same transcript twice — or resuming after a
+//! crash — yields the same ids and a store can upsert by id. `summary` is at most
+//! [`SUMMARY_MAX`] characters. Serialized field order puts the human-readable fields first.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the event format written by this build.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The longest summary, in characters.
+pub const SUMMARY_MAX: usize = 120;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    // Reasoning.
+    Decision,
+    Rejection,
+    Tradeoff,
+    Exploration,
+    Raw,
+    // Observations.
+    Feature,
+    Bugfix,
+    Refactor,
+    Discovery,
+    // Operations.
+    Read,
+    Write,
+    Search,
+    ToolCall,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 13] = [
+        Kind::Decision,
+        Kind::Rejection,
+        Kind::Tradeoff,
+        Kind::Exploration,
+        Kind::Raw,
+        Kind::Feature,
+        Kind::Bugfix,
+        Kind::Refactor,
+        Kind::Discovery,
+        Kind::Read,
+        Kind::Write,
+        Kind::Search,
+        Kind::ToolCall,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Decision => "decision",
+            Kind::Rejection => "rejection",
+            Kind::Tradeoff => "tradeoff",
+            Kind::Exploration => "exploration",
+            Kind::Raw => "raw",
+            Kind::Feature => "feature",
+            Kind::Bugfix => "bugfix",
+            Kind::Refactor => "refactor",
+            Kind::Discovery => "discovery",
+            Kind::Read => "read",
+            Kind::Write => "write",
+            Kind::Search => "search",
+            Kind::ToolCall => "tool_call",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where in the transcript an event's text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Thinking,
+    Text,
+    Prompt,
+    Plan,
+    Tasks,
+    ToolSequence,
+    Commit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Success,
+    Error,
+    Reverted,
+    /// The result has not been seen (yet).
+    Unknown,
+}
+
+/// A tool call, compressed: the name, a short form of its input, and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    pub input: String,
+    pub outcome: Outcome,
+}
+
+/// One item of a task list (TodoWrite, TaskCreate/TaskUpdate).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub subject: String,
+    pub status: String,
+}
+
+/// What the session was running in when the event happened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub branch: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub kind: Kind,
+    pub summary: String,
+    pub id: String,
+    pub schema_version: u32,
+    pub session_id: String,
+    pub timestamp: String,
+    pub origin: Origin,
+    /// The transcript entry (message id or line uuid) the event was drawn from.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rationale: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prompt_context: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_affected: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<Task>,
+    #[serde(default)]
+    pub session: SessionMeta,
+}
+
+/// The stable id of the event of `kind` drawn from `source` in `session`.
+pub fn event_id(session: &str, source: &str, kind: Kind) -> String {
+    let key = format!("{session}\0{source}\0{}", kind.as_str());
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(key.as_bytes()))
+}
+
+/// `text` on one line, whitespace folded, cut at a word boundary to [`SUMMARY_MAX`] characters.
+pub fn summarize(text: &str) -> String {
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    truncate_words(&folded, SUMMARY_MAX)
+}
+
+/// Cut `text` to at most `max` characters, at a word boundary when one is near, marking the cut
+/// with `…`.
+pub fn truncate_words(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max - 1).collect();
+    let at_word = match cut.rfind(' ') {
+        Some(i) if i >= cut.len() * 2 / 3 => &cut[..i],
+        _ => &cut,
+    };
+    format!("{}…", at_word.trim_end_matches([' ', ',', ';', ':']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_depend_on_source_not_content() {
+        let a = event_id("s", "msg_1", Kind::Decision);
+        assert_eq!(a, event_id("s", "msg_1", Kind::Decision));
+        assert_ne!(a, event_id("s", "msg_1", Kind::Rejection));
+        assert_ne!(a, event_id("s", "msg_2", Kind::Decision));
+        assert_ne!(a, event_id("t", "msg_1", Kind::Decision));
+        assert_eq!(a.len(), 32);
+    }
+
+    #[test]
+    fn summaries_fold_whitespace_and_stay_within_the_limit() {
+        assert_eq!(summarize("  use a\n\tcursor  "), "use a cursor");
+        let long = "word ".repeat(60);
+        let s = summarize(&long);
+        assert!(s.chars().count() <= SUMMARY_MAX, "{}", s.chars().count());
+        assert!(s.ends_with("word…"));
+        let unbroken = "é".repeat(300);
+        assert_eq!(summarize(&unbroken).chars().count(), SUMMARY_MAX);
+    }
+
+    #[test]
+    fn kinds_serialize_as_their_names() {
+        for kind in Kind::ALL {
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{kind}\""));
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! The pipeline from a transcript file to stored events: resume at the cursor, read new lines,
+//! classify, redact (inside [`classify`]), upsert into the pending queue, save the cursor.
+//!
+//! Crash safety: events are stored before the cursor moves, and event ids are stable, so a run
+//! that dies anywhere is completed by the next one without losing or duplicating an event.
+//! Long transcripts are checkpointed every [`CHECKPOINT_EVENTS`] events so memory stays bounded.
+
+use std::fs::File;
+use std::io::{BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::extractor::{Extractor, State};
+use crate::event::Event;
+use crate::store::{self, Store, pending, state};
+use crate::transcript::cursor::{Cursor, LineCounts, Restart};
+use crate::transcript::reader::{Line, LineReader};
+use crate::transcript::record::parse_line;
+
+/// Store finished events and move the cursor after this many, mid-file.
+pub const CHECKPOINT_EVENTS: usize = 2000;
+
+/// What is saved per transcript between runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Saved {
+    pub cursor: Cursor,
+    pub state: State,
+}
+
+/// What one transcript's extraction did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TranscriptReport {
+    pub path: PathBuf,
+    pub session_id: String,
+    /// Why extraction started from the beginning again, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarted: Option<&'static str>,
+    pub bytes_read: u64,
+    pub lines: LineCounts,
+    pub tail_bytes: u64,
+    pub events_added: usize,
+    pub events_updated: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read transcript {path}: {source}")]
+    Transcript {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// Options for one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub max_line: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_line: crate::transcript::reader::DEFAULT_MAX_LINE,
+        }
+    }
+}
+
+/// Extract what is new in one transcript into the store. The caller holds the store lock.
+pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<TranscriptReport, Error> {
+    let read_error = |source| Error::Transcript {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = File::open(path).map_err(read_error)?;
+    if file.metadata().map_err(read_error)?.is_dir() {
+        return Err(read_error(std::io::Error::other("it is a directory")));
+    }
+    let saved = match state::load::<Saved>(store, path) {
+        state::Loaded::Found(saved) => Some(saved),
+        state::Loaded::Missing | state::Loaded::Unreadable(_) => None,
+    };
+    let mut report = TranscriptReport {
+        path: path.to_owned(),
+        ..TranscriptReport::default()
+    };
+    let (mut cursor, extractor_state) = match saved {
+        Some(saved) => match saved.cursor.check(&mut file).map_err(read_error)? {
+            Ok(()) => (saved.cursor, saved.state),
+            Err(why) => {
+                report.restarted = restart_reason(why);
+                (Cursor::new(path), State::default())
+            }
+        },
+        None => (Cursor::new(path), State::default()),
+    };
+    let start = cursor.offset;
+    file.seek(SeekFrom::Start(start)).map_err(read_error)?;
+    let mut reader = LineReader::new(
+        BufReader::with_capacity(1 << 16, file.try_clone().map_err(read_error)?),
+        start,
+        options.max_line,
+    );
+    let mut extractor = Extractor::new(extractor_state, store.workdir());
+    let mut counts = LineCounts::default();
+    let mut tail = 0;
+    let mut finished: Vec<Event> = Vec::new();
+    loop {
+        match reader.next_line().map_err(read_error)? {
+            None => break,
+            Some(Line::Complete { bytes, .. }) => match parse_line(bytes) {
+                Some(entry) => {
+                    counts.read += 1;
+                    extractor.feed(&entry);
+                }
+                None => counts.malformed += 1,
+            },
+            Some(Line::Oversized { .. }) => counts.oversized += 1,
+            Some(Line::Tail { len, .. }) => {
+                tail = len;
+                break;
+            }
+        }
+        finished.append(&mut extractor.take_events());
+        if finished.len() >= CHECKPOINT_EVENTS {
+            store_events(store, &mut report, &finished)?;
+            finished.clear();
+            cursor.lines.add(counts);
+            cursor.tail_bytes = 0;
+            checkpoint(
+                store,
+                path,
+                &mut file,
+                &mut cursor,
+                reader.offset(),
+                extractor.state(),
+            )?;
+            report.lines.add(counts);
+            counts = LineCounts::default();
+        }
+    }
+    finished.append(&mut extractor.take_events());
+    finished.extend(extractor.provisional());
+    store_events(store, &mut report, &finished)?;
+    cursor.lines.add(counts);
+    cursor.tail_bytes = tail;
+    checkpoint(
+        store,
+        path,
+        &mut file,
+        &mut cursor,
+        reader.offset(),
+        extractor.state(),
+    )?;
+    report.lines.add(counts);
+    report.bytes_read = reader.offset() - start;
+    report.tail_bytes = tail;
+    report.session_id = extractor.state().session_id.clone();
+    Ok(report)
+}
+
+fn store_events(
+    store: &Store,
+    report: &mut TranscriptReport,
+    events: &[Event],
+) -> Result<(), Error> {
+    let upserted = pending::upsert(store, events)?;
+    report.events_added += upserted.added;
+    report.events_updated += upserted.updated;
+    Ok(())
+}
+
+/// Move the cursor to `offset` and save it with the extractor's state.
+fn checkpoint(
+    store: &Store,
+    path: &Path,
+    file: &mut File,
+    cursor: &mut Cursor,
+    offset: u64,
+    extractor_state: &State,
+) -> Result<(), Error> {
+    let read_error = |source| Error::Transcript {
+        path: path.to_owned(),
+        source,
+    };
+    cursor.advance(file, offset).map_err(read_error)?;
+    let saved = Saved {
+        cursor: cursor.clone(),
+        state: extractor_state.clone(),
+    };
+    state::save(store, path, &saved)?;
+    Ok(())
+}
+
+fn restart_reason(why: Restart) -> Option<&'static str> {
+    match why {
+        Restart::New => None,
+        Restart::Truncated => Some("truncated"),
+        Restart::Replaced => Some("replaced"),
+    }
+}

@@ -1,0 +1,12 @@
+//! git-agent-context: the *why* behind code, kept in git.
+//!
+//! Claude Code transcripts are read incrementally ([`transcript`]), turned into events
+//! ([`classify`], [`event`]), and kept in the repository's git directory ([`store`]) by the
+//! [`ingest`] pipeline; [`cli`] is the command line over all of it.
+
+pub mod classify;
+pub mod cli;
+pub mod event;
+pub mod ingest;
+pub mod store;
+pub mod transcript;

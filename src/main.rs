@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    git_agent_context::cli::main()
+}

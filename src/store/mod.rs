@@ -1,0 +1,146 @@
+//! The only writer to the repository: what we keep in `$GIT_DIR/agent-context/`.
+//!
+//! Everything lives under the *common* git directory, so linked worktrees share one store.
+//! Writes are atomic (write a temporary file, then rename) and serialized between processes by
+//! an advisory lock on `agent-context/lock`, which the OS releases if a writer dies.
+
+pub mod pending;
+pub mod state;
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The folder under the common git directory that holds local, rebuildable data.
+pub const DIR: &str = "agent-context";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not a git repository (or any parent up to the root): {path}")]
+    NotARepository { path: PathBuf },
+    #[error("cannot open the git repository at {path}: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error("{action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("{path} is not valid agent-context JSON: {source}")]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub(crate) fn io_error<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> Error + use<'a> {
+    move |source| Error::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// A repository's agent-context store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    common_dir: PathBuf,
+    workdir: Option<PathBuf>,
+    dir: PathBuf,
+}
+
+impl Store {
+    /// Find the repository containing `path` (honouring `GIT_DIR` and friends).
+    pub fn discover(path: &Path) -> Result<Store> {
+        let repo = gix::discover_with_environment_overrides(path).map_err(|e| {
+            let message = e.to_string();
+            if message.contains("not a git repository")
+                || message.contains("Could not find a git repository")
+            {
+                Error::NotARepository {
+                    path: path.to_owned(),
+                }
+            } else {
+                Error::Open {
+                    path: path.to_owned(),
+                    message,
+                }
+            }
+        })?;
+        let common_dir = absolute(repo.common_dir());
+        let workdir = repo.workdir().map(absolute);
+        let dir = common_dir.join(DIR);
+        Ok(Store {
+            common_dir,
+            workdir,
+            dir,
+        })
+    }
+
+    /// The repository's working tree, if it has one.
+    pub fn workdir(&self) -> Option<&Path> {
+        self.workdir.as_deref()
+    }
+
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// `$GIT_COMMON_DIR/agent-context`.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn exists(&self) -> bool {
+        self.dir.is_dir()
+    }
+
+    /// Create the store's folders; true when they did not exist before.
+    pub fn init(&self) -> Result<bool> {
+        let existed = self.exists();
+        for sub in [pending::DIR, state::DIR] {
+            let path = self.dir.join(sub);
+            fs::create_dir_all(&path).map_err(io_error("cannot create", &path))?;
+        }
+        Ok(!existed)
+    }
+
+    /// Hold the store's write lock until the guard is dropped (waits for other writers).
+    pub fn lock(&self) -> Result<File> {
+        self.init()?;
+        let path = self.dir.join("lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_error("cannot open", &path))?;
+        file.lock().map_err(io_error("cannot lock", &path))?;
+        Ok(file)
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// Replace `path` with `bytes` atomically: readers see the old or the new file, never a mix.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().expect("store files live in a folder");
+    fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
+        std::process::id()
+    ));
+    let mut file = File::create(&tmp).map_err(io_error("cannot create", &tmp))?;
+    file.write_all(bytes)
+        .map_err(io_error("cannot write", &tmp))?;
+    file.sync_all().map_err(io_error("cannot sync", &tmp))?;
+    fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
+}

@@ -1,0 +1,158 @@
+//! The pending queue: events not yet attached to a commit, one JSON Lines file per session.
+//!
+//! Events are upserted by id, so re-extracting a transcript never duplicates one. A line that
+//! cannot be read is kept as it is (and counted), never dropped: the store loses nothing.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::{Result, Store, io_error, write_atomic};
+use crate::event::{Event, Kind};
+
+pub const DIR: &str = "pending";
+
+/// What an upsert changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Upserted {
+    pub added: usize,
+    pub updated: usize,
+}
+
+/// The events of one session's queue file, plus the lines we could not read.
+struct Queue {
+    events: Vec<Event>,
+    unreadable: Vec<String>,
+}
+
+fn file_for(store: &Store, session: &str) -> PathBuf {
+    // Session ids are UUIDs; anything else is made safe for a file name.
+    let safe: String = session
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let name = if safe.is_empty() {
+        "unknown".to_owned()
+    } else {
+        safe
+    };
+    store.dir().join(DIR).join(format!("{name}.jsonl"))
+}
+
+fn read(path: &Path) -> Result<Queue> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io_error("cannot read", path)(e)),
+    };
+    let mut queue = Queue {
+        events: Vec::new(),
+        unreadable: Vec::new(),
+    };
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<Event>(line) {
+            Ok(e) => queue.events.push(e),
+            Err(_) => queue.unreadable.push(line.to_owned()),
+        }
+    }
+    Ok(queue)
+}
+
+/// Add `events` to their sessions' queues, replacing events with the same id.
+pub fn upsert(store: &Store, events: &[Event]) -> Result<Upserted> {
+    let mut by_session: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+    for e in events {
+        by_session.entry(e.session_id.as_str()).or_default().push(e);
+    }
+    let mut total = Upserted::default();
+    for (session, new) in by_session {
+        let path = file_for(store, session);
+        let mut queue = read(&path)?;
+        let mut changed = false;
+        for event in new {
+            match queue.events.iter_mut().find(|e| e.id == event.id) {
+                Some(old) if old == event => {}
+                Some(old) => {
+                    *old = event.clone();
+                    total.updated += 1;
+                    changed = true;
+                }
+                None => {
+                    queue.events.push(event.clone());
+                    total.added += 1;
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            write(&path, &mut queue)?;
+        }
+    }
+    Ok(total)
+}
+
+fn write(path: &Path, queue: &mut Queue) -> Result<()> {
+    queue
+        .events
+        .sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
+    let mut out = String::new();
+    for e in &queue.events {
+        out.push_str(&serde_json::to_string(e).expect("events serialize"));
+        out.push('\n');
+    }
+    for line in &queue.unreadable {
+        out.push_str(line);
+        out.push('\n');
+    }
+    write_atomic(path, out.as_bytes())
+}
+
+/// A summary of everything pending.
+#[derive(Debug, Default, Clone)]
+pub struct Summary {
+    pub events: usize,
+    pub sessions: usize,
+    pub by_kind: BTreeMap<Kind, usize>,
+    pub unreadable_lines: usize,
+}
+
+pub fn summary(store: &Store) -> Result<Summary> {
+    let mut s = Summary::default();
+    for path in files(store)? {
+        let queue = read(&path)?;
+        s.sessions += 1;
+        s.events += queue.events.len();
+        s.unreadable_lines += queue.unreadable.len();
+        for e in &queue.events {
+            *s.by_kind.entry(e.kind).or_default() += 1;
+        }
+    }
+    Ok(s)
+}
+
+/// All pending events of one session, in time order.
+pub fn session_events(store: &Store, session: &str) -> Result<Vec<Event>> {
+    Ok(read(&file_for(store, session))?.events)
+}
+
+fn files(store: &Store) -> Result<Vec<PathBuf>> {
+    let dir = store.dir().join(DIR);
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_error("cannot list", &dir)(e)),
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    paths.sort();
+    Ok(paths)
+}

@@ -1,0 +1,154 @@
+//! Finding a repository's transcripts in Claude Code's project folders.
+//!
+//! Claude Code keeps `<config>/projects/<encoded cwd>/<session>.jsonl`, where the encoding
+//! replaces every byte that is not an ASCII letter or digit with `-` (and cuts names longer
+//! than 200 bytes, adding a hash). The encoding is lossy, so a folder that merely *starts*
+//! like ours (a subdirectory of the repository, or `/a/b-c` for `/a/b`) is accepted only when
+//! the `cwd` recorded inside its transcripts lies in the repository.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use super::record::{parse_line, text};
+
+const MAX_DIR_NAME: usize = 200;
+
+/// The folder name Claude Code uses for a session started in `cwd`.
+pub fn project_dir_name(cwd: &Path) -> String {
+    cwd.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Every transcript of sessions run inside `workdir`: main sessions, subagents (current
+/// `<session>/subagents/agent-*.jsonl` and legacy `agent-*.jsonl`), sorted by path.
+pub fn transcripts(claude_dir: &Path, workdir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in project_dirs(claude_dir, workdir) {
+        let exact = dir.exact;
+        for path in jsonl_files(&dir.path) {
+            if exact || cwd_of(&path).is_some_and(|cwd| Path::new(&cwd).starts_with(workdir)) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The transcripts of one session (its main file and its subagents).
+pub fn session_transcripts(claude_dir: &Path, workdir: &Path, session: &str) -> Vec<PathBuf> {
+    transcripts(claude_dir, workdir)
+        .into_iter()
+        .filter(|p| session_of_path(p) == Some(session))
+        .collect()
+}
+
+/// The session id a transcript path belongs to, from its location.
+pub fn session_of_path(path: &Path) -> Option<&str> {
+    let stem = path.file_stem()?.to_str()?;
+    if !stem.starts_with("agent-") {
+        return Some(stem);
+    }
+    // <session>/subagents/agent-x.jsonl
+    let parent = path.parent()?;
+    if parent.file_name()? == "subagents" {
+        return parent.parent()?.file_name()?.to_str();
+    }
+    // Legacy agent-x.jsonl beside the session files: the session is only known from inside.
+    None
+}
+
+struct ProjectDir {
+    path: PathBuf,
+    exact: bool,
+}
+
+fn project_dirs(claude_dir: &Path, workdir: &Path) -> Vec<ProjectDir> {
+    let name = project_dir_name(workdir);
+    let prefix: String = name.chars().take(MAX_DIR_NAME).collect();
+    let Ok(entries) = fs::read_dir(claude_dir.join("projects")) else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    for entry in entries.flatten() {
+        let Some(dir_name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        let exact = dir_name == name;
+        let maybe = dir_name.starts_with(&format!("{name}-"))
+            || (name.len() > MAX_DIR_NAME && dir_name.starts_with(&prefix));
+        if exact || maybe {
+            dirs.push(ProjectDir {
+                path: entry.path(),
+                exact,
+            });
+        }
+    }
+    dirs
+}
+
+fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "jsonl") && path.is_file() {
+            out.push(path);
+        } else if path.is_dir() {
+            out.extend(jsonl_files(&path.join("subagents")));
+        }
+    }
+    out
+}
+
+/// The first `cwd` recorded in a transcript (looking at its first hundred lines).
+pub fn cwd_of(path: &Path) -> Option<String> {
+    let file = fs::File::open(path).ok()?;
+    BufReader::new(file)
+        .split(b'\n')
+        .take(100)
+        .filter_map(Result::ok)
+        .find_map(|line| parse_line(&line).and_then(|e| text(&e.cwd).map(str::to_owned)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_like_claude_code() {
+        assert_eq!(
+            project_dir_name(Path::new("/Users/a/my.proj")),
+            "-Users-a-my-proj"
+        );
+        assert_eq!(project_dir_name(Path::new("/tmp/x_y z")), "-tmp-x-y-z");
+    }
+
+    #[test]
+    fn finds_sessions_subagents_and_subdirectories_but_not_lookalikes() {
+        let claude = tempfile::tempdir().unwrap();
+        let projects = claude.path().join("projects");
+        let write = |dir: &str, file: &str, cwd: &str| {
+            let p = projects.join(dir).join(file);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, format!("{{\"type\":\"user\",\"cwd\":\"{cwd}\"}}\n")).unwrap();
+            p
+        };
+        let main = write("-r-app", "s1.jsonl", "/r/app");
+        let sub = write("-r-app", "s1/subagents/agent-a1.jsonl", "/r/app");
+        let deeper = write("-r-app-src", "s2.jsonl", "/r/app/src");
+        write("-r-app-old", "s3.jsonl", "/r/app-old");
+        write("-r-other", "s4.jsonl", "/r/other");
+        let found = transcripts(claude.path(), Path::new("/r/app"));
+        assert_eq!(found, vec![sub.clone(), main.clone(), deeper]);
+        assert_eq!(
+            session_transcripts(claude.path(), Path::new("/r/app"), "s1"),
+            vec![sub, main]
+        );
+    }
+}
