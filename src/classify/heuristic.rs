@@ -38,6 +38,16 @@ static FAMILIES: LazyLock<Vec<Family>> = LazyLock::new(|| {
                 r"\b(shouldn'?t|should not|must not|mustn'?t|don'?t want to) (use|mock|add|rely|go with|do that|do this)\b",
                 r"\btoo (slow|complex|complicated|fragile|risky|expensive|brittle|heavy|invasive)\b",
                 r"\bintroduced? a (potential )?(regression|bug)\b",
+                r"\b(adds?|adding) (significant |unnecessary |extra |needless |a lot of )?complexity\b",
+                r"\b(scope creep|overcomplicat\w*|unnecessary complexity|minimal benefit|no (actual|real) benefit)\b",
+                r"\b(buys?|gains?|gets?) (us )?nothing\b",
+                r"\b(beyond|out of) (the )?(current )?scope\b",
+                r"\bthat'?s (actually |just )?(wrong|intrusive|too late|not right|a mistake)\b",
+                r"\b(shouldn'?t|should not|must not|mustn'?t)\b",
+                r"\b(don'?t|do not) need to (use|add)\b",
+                r"\b(was|is) the (real )?(issue|problem|bug|mistake)\b",
+                r"\b(dropp(ed|ing)|gave up on|giving up on) (that|the|this) (idea|approach|plan)\b",
+                r"^❌",
             ]),
             weak: set(&[
                 r"\bincorrectly\b",
@@ -79,27 +89,38 @@ static FAMILIES: LazyLock<Vec<Family>> = LazyLock::new(|| {
         Family {
             kind: Kind::Decision,
             strong: set(&[
-                r"\b(i'?ll|i will|we'?ll|we will|let'?s|i'?m going to|we'?re going to|decided to|i decided|we decided) (go with|use|stick with|switch to|opt for|choose|keep|make (this|it)|take|implement|add|move|store|put|handle|treat|create|write|split|rely|replace)\b",
+                r"\b(i'?ll|i will|we'?ll|we will|let'?s|i'?m going to|we'?re going to|decided to|i decided|we decided) (go with|use|stick with|opt for|choose|keep|rely on|replace|treat|store)\b",
                 r"\b(go|going|went) with\b",
                 r"\b(opt(ed|ing)? for|settled? on|chose|chosen|decided (on|to|that))\b",
                 r"\b(the|a|my|our) (fix|solution|approach|plan|(right|best|cleanest|simplest|safest|correct|better) (approach|option|fix|way|choice|solution|place)) (here )?(is|would be|will be|should be) (to|that|a|an|the|in|at)\b",
                 r"\b(the approach|the strategy|the idea) is\b",
-                r"\brecommend(ed)?\b",
-                r"\b(instead of|rather than)\b",
+                r"\brecommend(ed|ation)?\b",
+                r"^(selected|decision|conclusion|choice|verdict)\b",
+                r"\b(we|i) (should|need to|must) (use|reset|add|warn|skip|keep|restore|move|return|store|treat|restructure|distinguish|prefer|remove|avoid|change|create|make|put|count|ignore|default|require|split|merge|cache|initialize|always|never)\b",
+                r"\b(is|seems|would be|sounds) (the )?(cleaner|cleanest|simpler|simplest|better|best|most appropriate|preferable|safer|safest|right call)\b",
+                r"\b(handles|solves|works for) (this|it|that) better\b",
+                r"\bthe fix( \([^)]*\))? is\b",
+                r"\bi'?d (suggest|recommend|go with|prefer)\b",
+                r"\b(try|take) a different approach\b",
+                r"\bi'?m going to (make|use|keep|treat|store|write)\b",
                 r"\ball (we|i) need is\b",
-                r"\b(we|i) (should|need to|must) (use|keep|make|move|store|add|change|return|check|handle|treat|show|put|create)\b",
-                r"\b(i'?ll|i will|we'?ll|we will|let'?s|i should|we should) .{0,80}\b(because|since|so that)\b",
-                r"\bmakes (more )?sense\b",
-                r"\bmore appropriate\b",
+                r"\b(i'?ll|i will|we'?ll|we will|let'?s) .{0,80}\b(because|since|so that)\b",
+                r"\b(i'?ll|we'?ll|let'?s|i will|we will|we should|i should) .{0,60}\b(instead of|rather than)\b",
+                r"\b(use|using|prefer|keep|choose) .{1,60}\b(instead of|rather than|over)\b.{0,80}\b(because|since|so)\b",
             ]),
-            weak: set(&[r"\bprefer\b", r"\bbetter\b", r"\binstead\b"]),
+            weak: set(&[
+                r"\bprefer\b",
+                r"\bbetter\b",
+                r"\binstead\b",
+                r"\bmakes (more )?sense\b",
+            ]),
         },
         Family {
             kind: Kind::Exploration,
             strong: set(&[
                 r"^(now |first,? |ok,? |okay,? |so,? |then,? )?(let me|let's|i'?ll|i need to|i should|i want to|i'?m going to) (first |now |also |quickly )?(check|look|see|read|search|find|explore|investigate|examine|inspect|understand|verify|trace|figure|think|review|start|dig|grep|confirm|analy[sz]e|compare|re-?read|take a look|test)\b",
                 r"\b(i wonder|wondering|i suspect|i'?m not sure|not sure (if|whether|why|what|how))\b",
-                r"\b(this|that|which|it) (suggests|means|indicates|implies)\b",
+                r"\b(this|that|which|it) (suggests|indicates|implies)\b",
                 r"\bthe question (is|becomes)\b",
                 r"\b(to|and) (see|check|understand|find out|figure out|determine|verify|confirm) (if|whether|what|how|why|where|which|the)\b",
                 r"\b(maybe|perhaps|possibly|presumably)\b",
@@ -108,7 +129,6 @@ static FAMILIES: LazyLock<Vec<Family>> = LazyLock::new(|| {
                 r"\b(seems?|appears?) (to|like|that)\b",
                 r"\blooks like\b",
                 r"\bwhat (if|happens|about)\b",
-                r"\b(hmm|wait)\b",
             ]),
             weak: set(&[r"\?$", r"\b(check|look|investigate|explore|understand)\b"]),
         },
@@ -124,6 +144,8 @@ static NOT_REASONING: LazyLock<RegexSet> = LazyLock::new(|| {
         r"^(added|updated|fixed|changed|removed|created|implemented|moved|renamed|refactored)\b",
         r"^(would you like|do you want|should i|shall i|want me to|let me know)\b",
         r"^(please|thanks|thank you)\b",
+        // A description of what code does, not a choice about it.
+        r"^(now |so )?(it|this|the \w+|\w+\(\)) (now |also |always |just )?(returns|uses|stores|creates|gives|changes|has|takes|finds|parses|processes|makes|removes|writes|reads|calls)\b",
     ])
 });
 
@@ -133,8 +155,13 @@ pub fn classify(sentence: &str) -> Option<Kind> {
     if s.len() < 12 || NOT_REASONING.is_match(s) {
         return None;
     }
+    // A question weighs options; it does not settle them.
+    let question = s.ends_with('?');
     let mut best: Option<(Kind, usize)> = None;
-    for family in FAMILIES.iter() {
+    for family in FAMILIES
+        .iter()
+        .filter(|f| !question || f.kind == Kind::Exploration)
+    {
         let score =
             2 * family.strong.matches(s).iter().count() + family.weak.matches(s).iter().count();
         // A family needs one strong pattern; weak ones only break ties and add weight.
