@@ -40,6 +40,9 @@ const TASKS_MAX: usize = 100;
 const EDIT_MARKS_MAX: usize = 64;
 const COMMIT_COMMAND_MAX: usize = 8 * 1024;
 
+/// The agent id given to subagent work whose transcript names no agent.
+pub const SIDECHAIN: &str = "sidechain";
+
 /// Everything the extractor remembers between lines (and between runs).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct State {
@@ -166,17 +169,15 @@ impl<'w> Extractor<'w> {
             }
             self.state.last_seen = ts.to_owned();
         }
-        if let Some(id) = text(&entry.session_id) {
-            if id != self.state.session_id {
-                self.state.session_id = id.to_owned();
-            }
-        }
+        update(&mut self.state.session_id, text(&entry.session_id));
         update(&mut self.state.meta.cwd, text(&entry.cwd));
         update(&mut self.state.meta.branch, text(&entry.git_branch));
         update(&mut self.state.meta.version, text(&entry.version));
         let side = entry.is_sidechain.0 == Some(true);
         if side {
-            if let Some(agent) = text(&entry.agent_id) {
+            // Legacy inline sidechains (Claude Code 1.0.x) carry no agent id.
+            let agent = text(&entry.agent_id).unwrap_or(SIDECHAIN);
+            if self.state.side.agent_id.as_deref() != Some(agent) {
                 self.state.side.agent_id = Some(agent.to_owned());
             }
         }
@@ -448,7 +449,11 @@ impl<'w> Extractor<'w> {
         }
         if !group.thinking.is_empty() && !matched {
             let (_, sentences) = sentences::split(&group.thinking);
-            if let Some(first) = sentences.first() {
+            // "Good!" says nothing; prefer the first sentence with some substance.
+            let telling = sentences
+                .iter()
+                .find(|s| s.text.split_whitespace().count() >= 6);
+            if let Some(first) = telling.or(sentences.first()) {
                 let mut event = self.event(
                     Kind::Raw,
                     &first.text,
@@ -724,17 +729,17 @@ impl<'w> Extractor<'w> {
                 .rev()
                 .find(|m| m.file == file && m.before == after && m.after == before)
                 .cloned();
-            if let (Some(mark), Some(failure)) = (undone, self.state.last_failure.clone()) {
-                if failure.results > mark.results {
-                    self.revert(
-                        &[mark.call.as_str()],
-                        &[file],
-                        &failure.command,
-                        call,
-                        side,
-                        timestamp,
-                    );
-                }
+            if let (Some(mark), Some(failure)) = (undone, self.state.last_failure.clone())
+                && failure.results > mark.results
+            {
+                self.revert(
+                    &[mark.call.as_str()],
+                    &[file],
+                    &failure.command,
+                    call,
+                    side,
+                    timestamp,
+                );
             }
             if self.state.edits.len() == EDIT_MARKS_MAX {
                 self.state.edits.pop_front();

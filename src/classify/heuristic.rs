@@ -175,7 +175,7 @@ pub fn classify(sentence: &str) -> Option<Kind> {
 static DISCOVERY: LazyLock<RegexSet> = LazyLock::new(|| {
     set(&[
         r"\b(turns out|root cause|i found (that|the)|found the (bug|issue|problem|cause)|the (bug|issue|problem) (was|is) (that|caused|in|because))\b",
-        r"\b(aha|that explains)\b",
+        r"\bthat explains\b",
     ])
 });
 
@@ -185,14 +185,15 @@ pub fn is_discovery(sentence: &str) -> bool {
 }
 
 static ALTERNATIVE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    let end = r"(?:[,;:.!?)]|$| because| since| which| so | as | but | and then)";
+    let end = r"(?:[,;:.!?)—]|$| - | because| since| which| so | as | but | and then)";
     [
         r"(?i)\b(?:instead of|rather than|over)\s+`([^`]{1,80})`".to_owned(),
         format!(r"(?i)\b(?:instead of|rather than)\s+([^`].{{2,80}}?){end}"),
-        format!(r"(?i)\bconsidered\s+(.{{3,80}}?)\s+but\b"),
+        r"(?i)\bconsidered\s+(.{3,80}?)\s+but\b".to_owned(),
+        format!(r"(?i)\b(?:chose|chosen|picked|prefer|preferred|went with|go with|going with|use|using)\s+.{{1,60}}?\s+over\s+(.{{3,80}}?){end}"),
         format!(r"(?i)\b(?:ruled out|rejected|dropped|abandoned|scrapped|reverted)\s+(?:the\s+)?(.{{3,80}}?){end}"),
-        format!(r"(?i)^(?:using\s+)?(.{{3,60}}?)\s+(?:won'?t|doesn'?t|didn'?t|can'?t|will not|does not) work\b"),
-        format!(r"(?i)^(?:using\s+)?(.{{3,60}}?)\s+(?:is|would be) (?:overkill|not worth it|too \w+)\b"),
+        r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:won'?t|doesn'?t|didn'?t|can'?t|will not|does not) work\b".to_owned(),
+        r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:is|would be) (?:overkill|not worth it|too \w+)\b".to_owned(),
     ]
     .iter()
     .map(|p| Regex::new(p).expect("alternative patterns compile"))
@@ -265,5 +266,9 @@ mod tests {
             ["A libgit2 binding"]
         );
         assert!(alternatives("Do it rather than that.").is_empty());
+        assert_eq!(
+            alternatives("I chose a TTL map over an LRU because entries expire."),
+            ["an LRU"]
+        );
     }
 }

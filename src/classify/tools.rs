@@ -79,6 +79,9 @@ static COMMIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("commit line regex compiles")
 });
 
+static ONELINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^([0-9a-f]{7,40}) (.+)$").expect("oneline regex compiles"));
+
 static GIT_COMMIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[;&|(\s])git(?:\s+-[cC]\s+\S+)*\s+commit\b")
         .expect("git commit regex compiles")
@@ -105,6 +108,13 @@ pub fn commit_info(command: &str, stdout: &str) -> Option<CommitInfo> {
         if info.message.is_empty() {
             info.message = caps[3].to_owned();
         }
+    } else if !info.message.is_empty() {
+        // `git commit -q … && git log --oneline -1` prints `<sha> <subject>` instead.
+        let subject = info.message.lines().next().unwrap_or("").trim();
+        info.sha = ONELINE
+            .captures_iter(stdout)
+            .find(|caps| caps[2].trim() == subject)
+            .map(|caps| caps[1].to_owned());
     }
     Some(info)
 }
@@ -208,6 +218,13 @@ mod tests {
         assert_eq!(info.sha.as_deref(), Some("0a1b2c3"));
         assert_eq!(info.message, "init");
         assert!(commit_info("git log --oneline", "[x 1234567] y").is_none());
+        // From claude-code-2.1.330/commit-one-file.jsonl.
+        let cmd = "echo hello > a.txt && git add a.txt && git commit -q -m 'add a' && git log --oneline -1";
+        assert_eq!(
+            commit_info(cmd, "bb16d6b add a").unwrap().sha.as_deref(),
+            Some("bb16d6b")
+        );
+        assert_eq!(commit_info(cmd, "bb16d6b other").unwrap().sha, None);
         assert!(commit_info("echo git committed", "").is_none());
     }
 

@@ -120,10 +120,10 @@ fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> CmdResult {
 
 /// `path` shown relative to the home folder when it is under it.
 fn display_path(path: &std::path::Path) -> String {
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        if let Ok(rest) = path.strip_prefix(&home) {
-            return format!("~/{}", rest.display());
-        }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty())
+        && let Ok(rest) = path.strip_prefix(&home)
+    {
+        return format!("~/{}", rest.display());
     }
     path.display().to_string()
 }

@@ -1,3 +1,6 @@
-//! The integration tests: one binary, one module per area.
+//! The integration tests: one binary, one module per area, all through the real binary in
+//! real git repositories (see `repo::TestRepo`).
 
 mod classifier;
+mod extract;
+mod repo;

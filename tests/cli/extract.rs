@@ -1,0 +1,553 @@
+//! `extract` and `status` through the binary, on real transcripts and on bad input.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::repo::{TestRepo, fixture, stderr};
+
+const ALL_FIXTURES: &[&str] = &[
+    "claude-code-2.1.330/commit-one-file.jsonl",
+    "claude-code-2.1.330/ttl-cache-session-then-compact.jsonl",
+    "claude-code-2.1.330/write-with-hook-context.jsonl",
+    "claude-code-viewer/mock-global-claude-dir/projects/sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    "entireio-cli/00/c9e2351016/2/full.jsonl",
+    "entireio-cli/0b/0195f27fed/0/full.jsonl",
+    "entireio-cli/1e/868c83dbb7/0/full.jsonl",
+    "entireio-cli/26/dcd5518fea/0/full.jsonl",
+    "entireio-cli/76/62d755ef9f/2/full.jsonl",
+    "entireio-cli/8e/0a64736bc7/0/full.jsonl",
+    "entireio-cli/91/b42542f24f/1/full.jsonl",
+    "entireio-cli/a6/e4c2a0fbd1/0/full.jsonl",
+    "entireio-cli/c9/883595c929/0/full.jsonl",
+    "entireio-cli/e1/2c3e2b3f2a/0/full.jsonl",
+    "entireio-cli/ed/51f6581660/0/full.jsonl",
+    "entireio-cli/f8/10e13fce67/0/full.jsonl",
+    "git-ai/tests/fixtures/claude-code-with-thinking.jsonl",
+    "ida-hcli-excerpt/0e13dcc3-excerpt-v2.1.260.jsonl",
+];
+
+fn events_of<'a>(events: &'a [Value], session_prefix: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| {
+            e["session_id"]
+                .as_str()
+                .unwrap()
+                .starts_with(session_prefix)
+        })
+        .collect()
+}
+
+fn has(events: &[&Value], pred: impl Fn(&Value) -> bool) -> bool {
+    events.iter().any(|e| pred(e))
+}
+
+#[test]
+fn every_real_fixture_is_read_whole_and_yields_well_formed_events() {
+    let repo = TestRepo::new();
+    for rel in ALL_FIXTURES {
+        let report = repo.extract(&fixture(rel));
+        let t = &report["transcripts"][0];
+        assert_eq!(t["lines"]["malformed"], 0, "{rel}");
+        assert_eq!(t["lines"]["oversized"], 0, "{rel}");
+        assert_eq!(t["tail_bytes"], 0, "{rel}");
+        let lines = fs::read_to_string(fixture(rel)).unwrap().lines().count() as u64;
+        assert_eq!(
+            t["lines"]["read"].as_u64(),
+            Some(lines),
+            "{rel}: every line read"
+        );
+        assert!(
+            report["events_added"].as_u64().unwrap() > 0,
+            "{rel}: no events"
+        );
+    }
+    let events = repo.pending();
+    let mut ids = std::collections::HashSet::new();
+    for e in &events {
+        let summary = e["summary"].as_str().unwrap();
+        assert!(
+            !summary.is_empty() && summary.chars().count() <= 120,
+            "summary {summary:?}"
+        );
+        let id = e["id"].as_str().unwrap();
+        assert!(
+            id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()),
+            "id {id}"
+        );
+        assert!(ids.insert(id.to_owned()), "duplicate id {id}");
+        assert_eq!(e["schema_version"], 1);
+        assert!(!e["timestamp"].as_str().unwrap().is_empty(), "{e}");
+        assert!(!e["session_id"].as_str().unwrap().is_empty());
+    }
+
+    // Six `git commit`s in the Bash output of a 2.1.14 session, each with its `[branch sha]`.
+    let e1 = events_of(&events, "0cf3db51");
+    let mut shas: Vec<&str> = e1
+        .iter()
+        .filter(|e| e["origin"] == "commit")
+        .flat_map(|e| e["commits"].as_array().unwrap())
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    shas.sort();
+    assert_eq!(
+        shas,
+        [
+            "09ea3c1", "54afbbe", "5afb02e", "614cb41", "7909310", "aaa7d7a"
+        ]
+    );
+    assert!(has(&e1, |e| e["kind"] == "feature"
+        && e["summary"]
+            == "feat(explain): implement default checkpoint output format"));
+
+    // 2.1.330: the sha from `toolUseResult.gitOperation`, and from `git log --oneline` after `commit -q`.
+    let ttl = events_of(&events, "3d06a160");
+    assert!(has(&ttl, |e| e["origin"] == "commit"
+        && e["commits"][0] == "1cd1fc1"));
+    let one = events_of(&events, "487902ab");
+    assert!(has(&one, |e| e["summary"] == "add a"
+        && e["commits"][0] == "bb16d6b"));
+
+    // Assistant text (thinking is empty in 2.1.330) carries the decision and its alternative.
+    assert!(has(&ttl, |e| e["kind"] == "decision"
+        && e["origin"] == "text"
+        && e["alternatives"].as_array().is_some_and(|a| !a.is_empty())));
+
+    // Non-empty thinking blocks (2.0.69) are a source of their own.
+    let thinking = events_of(&events, "dac34307");
+    assert!(has(&thinking, |e| e["origin"] == "thinking"));
+
+    // Legacy inline sidechains (1.0.98) are kept apart as subagent work; TodoWrite lists are kept.
+    let viewer = events_of(&events, "fe5e1c67");
+    assert!(has(&viewer, |e| e["agent_id"] == "sidechain"));
+    assert!(has(&viewer, |e| e["agent_id"].is_null() && e["kind"] == "write"));
+    assert!(has(&viewer, |e| e["origin"] == "tasks"
+        && e["tasks"].as_array().unwrap().len() >= 5));
+
+    // TaskCreate/TaskUpdate (2.1.29) make a task list too.
+    let tasks = events_of(&events, "062a8bdd");
+    assert!(has(&tasks, |e| e["origin"] == "tasks"
+        && e["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] == "completed")));
+
+    // An approved plan (`planContent`, 2.1.37) and an ExitPlanMode plan (2.1.29) become decisions.
+    let planned = events_of(&events, "7505c804");
+    assert!(has(&planned, |e| e["kind"] == "decision"
+        && e["summary"]
+            == "Plan: Consolidate logging to single file per worktree"));
+    let exit_plan = events_of(&events, "0a93878f");
+    assert!(has(&exit_plan, |e| e["origin"] == "plan"
+        && e["kind"] == "decision"));
+
+    // Edits are recorded per file and turn, with their tool calls and outcomes.
+    assert!(has(&e1, |e| e["kind"] == "write"
+        && e["files_affected"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("explain.go")
+        && e["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] == "Edit" && c["outcome"] == "success")));
+
+    // Compaction boundaries are recognised (2.0.76, 2.1.14 with microcompaction, 2.1.42, 2.1.330).
+    let status = repo.json(&["status"]);
+    let compacted: Vec<&Value> = status["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["compactions"].as_u64() > Some(0))
+        .collect();
+    assert_eq!(compacted.len(), 5, "{status:#}");
+    assert_eq!(status["sessions"], ALL_FIXTURES.len());
+    assert_eq!(
+        status["pending"]["events"].as_u64(),
+        Some(events.len() as u64)
+    );
+}
+
+#[test]
+fn re_extracting_an_unchanged_transcript_yields_nothing_new() {
+    let repo = TestRepo::new();
+    let path = fixture("entireio-cli/e1/2c3e2b3f2a/0/full.jsonl");
+    let first = repo.extract(&path);
+    assert!(first["events_added"].as_u64().unwrap() > 10);
+    let before = repo.pending_bytes();
+    let second = repo.extract(&path);
+    assert_eq!(second["events_added"], 0);
+    assert_eq!(second["events_updated"], 0);
+    assert_eq!(second["transcripts"][0]["bytes_read"], 0);
+    assert_eq!(
+        repo.pending_bytes(),
+        before,
+        "the pending queue is untouched"
+    );
+    assert!(
+        repo.ok(&["extract", "--transcript", path.to_str().unwrap()])
+            .starts_with("0 new events from 1 transcript")
+    );
+}
+
+/// Append `bytes` to `path`, creating it if needed.
+fn append(path: &Path, bytes: &[u8]) {
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
+}
+
+#[test]
+fn extracting_a_growing_transcript_in_pieces_equals_extracting_it_at_once() {
+    for rel in [
+        "entireio-cli/e1/2c3e2b3f2a/0/full.jsonl",
+        "entireio-cli/0b/0195f27fed/0/full.jsonl",
+        "claude-code-viewer/mock-global-claude-dir/projects/sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        "claude-code-2.1.330/ttl-cache-session-then-compact.jsonl",
+    ] {
+        let whole = fs::read(fixture(rel)).unwrap();
+        let at_once = TestRepo::new();
+        let copy = at_once.home.join("session.jsonl");
+        fs::write(&copy, &whole).unwrap();
+        at_once.extract(&copy);
+
+        // Cut at many points, some inside a line (a writer caught mid-line), extracting after each.
+        let pieces = TestRepo::new();
+        let growing = pieces.home.join("session.jsonl");
+        let cuts = 13;
+        let mut start = 0;
+        for i in 1..=cuts {
+            let end = if i == cuts {
+                whole.len()
+            } else {
+                whole.len() * i / cuts + i * 7 % 50
+            };
+            append(&growing, &whole[start..end]);
+            start = end;
+            pieces.extract(&growing);
+        }
+        assert_eq!(pieces.pending_bytes(), at_once.pending_bytes(), "{rel}");
+    }
+}
+
+fn line(value: Value) -> String {
+    format!("{value}\n")
+}
+
+fn user(uuid: &str, text: &str) -> String {
+    line(serde_json::json!({
+        "type": "user", "uuid": uuid, "sessionId": "s-bad", "timestamp": "2026-01-01T00:00:00Z",
+        "cwd": "/w", "message": {"role": "user", "content": text}
+    }))
+}
+
+fn assistant(msg: &str, text: &str) -> String {
+    line(serde_json::json!({
+        "type": "assistant", "uuid": format!("u-{msg}"), "sessionId": "s-bad", "timestamp": "2026-01-01T00:00:01Z",
+        "message": {"id": msg, "model": "claude-test", "role": "assistant", "content": [{"type": "text", "text": text}]}
+    }))
+}
+
+#[test]
+fn bad_lines_are_skipped_and_counted_and_the_rest_is_read() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("bad.jsonl");
+    let mut bytes = Vec::new();
+    bytes.extend(user("p1", "Make the cache faster").as_bytes());
+    bytes.extend(b"this is not json\n");
+    bytes.extend(b"{\"type\":\"user\",\"message\":\xff\xfe}\n");
+    bytes.extend(b"[1,2,3]\n");
+    bytes.extend(b"\n");
+    // Wrong types in known fields: the line is still read, the bad fields are ignored.
+    bytes.extend(
+        br#"{"type":"assistant","timestamp":17,"isSidechain":"no","sessionId":["x"],"message":{"id":"m1","model":5,"content":[{"type":"text","text":"I'll go with an LRU cache because entries are reused."},{"type":"tool_use","name":7,"input":"oops"}]}}"#,
+    );
+    bytes.push(b'\n');
+    bytes.extend(b"{\"type\":\"assistant\",\"message\":{\"content\":{\"not\":\"a list\"}}}\n");
+    // A line over the 16 MiB limit.
+    bytes.extend(b"{\"type\":\"user\",\"message\":{\"content\":\"");
+    bytes.extend(std::iter::repeat_n(b'x', 17 << 20));
+    bytes.extend(b"\"}}\n");
+    bytes.extend(assistant("m2", "That won't work because the keys are unbounded.").as_bytes());
+    fs::write(&path, &bytes).unwrap();
+
+    let report = repo.extract(&path);
+    let t = &report["transcripts"][0];
+    assert_eq!(t["lines"]["malformed"], 4, "{t:#}");
+    assert_eq!(t["lines"]["oversized"], 1, "{t:#}");
+    assert_eq!(t["lines"]["read"], 4, "{t:#}");
+    let events = repo.pending();
+    assert!(has(&events.iter().collect::<Vec<_>>(), |e| e["kind"]
+        == "decision"
+        && e["summary"]
+            == "I'll go with an LRU cache because entries are reused."));
+    assert!(has(&events.iter().collect::<Vec<_>>(), |e| e["kind"]
+        == "rejection"
+        && e["prompt_context"] == "Make the cache faster"));
+
+    let status = repo.json(&["status"]);
+    assert_eq!(status["lines"]["malformed"], 4);
+    assert_eq!(status["lines"]["oversized"], 1);
+    let human = repo.ok(&["status"]);
+    assert!(
+        human.contains("5 skipped (4 malformed, 1 oversized)"),
+        "{human}"
+    );
+}
+
+#[test]
+fn empty_file_gives_nothing_and_no_error() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("empty.jsonl");
+    fs::write(&path, b"").unwrap();
+    let report = repo.extract(&path);
+    assert_eq!(report["events_added"], 0);
+    assert_eq!(report["transcripts"][0]["lines"]["read"], 0);
+    assert!(repo.pending().is_empty());
+}
+
+#[test]
+fn a_truncated_last_line_waits_until_it_is_complete() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("live.jsonl");
+    let last = assistant(
+        "m9",
+        "I'll use a bounded queue because producers are faster than consumers.",
+    );
+    let (head, rest) = last.split_at(40);
+    fs::write(&path, format!("{}{head}", user("p1", "Fix the backlog"))).unwrap();
+
+    let report = repo.extract(&path);
+    let t = &report["transcripts"][0];
+    assert_eq!(t["lines"]["read"], 1);
+    assert_eq!(
+        t["lines"]["malformed"], 0,
+        "an unfinished line is not counted as bad"
+    );
+    assert_eq!(t["tail_bytes"], 40);
+    assert!(repo.pending().is_empty());
+
+    append(&path, rest.as_bytes());
+    let report = repo.extract(&path);
+    let t = &report["transcripts"][0];
+    assert_eq!(t["lines"]["read"], 1);
+    assert_eq!(t["tail_bytes"], 0);
+    let events = repo.pending();
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["kind"], "decision");
+    assert_eq!(
+        events[0]["prompt_context"], "Fix the backlog",
+        "the prompt survives between runs"
+    );
+}
+
+#[test]
+fn a_replaced_or_truncated_transcript_is_read_again_from_the_start() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("s.jsonl");
+    fs::write(
+        &path,
+        user("p1", "first") + &assistant("m1", "I'll go with plain files because they diff well."),
+    )
+    .unwrap();
+    assert_eq!(repo.extract(&path)["events_added"], 1);
+
+    // Replaced by another file of the same length and more.
+    let other = user("p2", "other")
+        + &assistant(
+            "m2",
+            "We should not use a daemon because hooks must stay simple.",
+        );
+    let tmp = repo.home.join("s.jsonl.new");
+    fs::write(&tmp, &other).unwrap();
+    fs::rename(&tmp, &path).unwrap();
+    let report = repo.extract(&path);
+    assert_eq!(report["transcripts"][0]["restarted"], "replaced");
+    assert_eq!(report["events_added"], 1);
+
+    // Truncated in place.
+    fs::write(&path, user("p3", "short")).unwrap();
+    let report = repo.extract(&path);
+    assert_eq!(report["transcripts"][0]["restarted"], "truncated");
+    assert_eq!(repo.pending().len(), 2, "nothing extracted before is lost");
+}
+
+#[test]
+fn finds_the_repositorys_sessions_in_claude_codes_project_folder() {
+    let repo = TestRepo::new();
+    let a = repo.install_transcript(
+        "claude-code-2.1.330/ttl-cache-session-then-compact.jsonl",
+        "3d06a160-5483-464a-94bc-4a29f10eaa67",
+    );
+    repo.install_transcript(
+        "claude-code-2.1.330/commit-one-file.jsonl",
+        "487902ab-c2ee-410a-8a06-0870ad0ade0c",
+    );
+    // Another project's folder is left alone.
+    let elsewhere = repo.home.join(".claude/projects/-somewhere-else");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::copy(
+        fixture("claude-code-2.1.330/write-with-hook-context.jsonl"),
+        elsewhere.join("x.jsonl"),
+    )
+    .unwrap();
+
+    let one = repo.json(&[
+        "extract",
+        "--session",
+        "487902ab-c2ee-410a-8a06-0870ad0ade0c",
+    ]);
+    assert_eq!(one["transcripts"].as_array().unwrap().len(), 1);
+    let all = repo.json(&["extract"]);
+    let paths: Vec<&str> = all["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(paths.contains(&a.to_str().unwrap()));
+    // Files under the repository are recorded relative to it.
+    assert!(
+        repo.pending()
+            .iter()
+            .any(|e| e["kind"] == "write" && e["files_affected"][0] == "cache.py")
+    );
+
+    let missing = repo.run(&["extract", "--session", "no-such-session"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).starts_with("error: no transcript of session no-such-session"),
+        "{}",
+        stderr(&missing)
+    );
+
+    // CLAUDE_CONFIG_DIR moves Claude Code's folder.
+    let moved = repo.home.join("claude-config");
+    fs::rename(repo.home.join(".claude"), &moved).unwrap();
+    let out = repo
+        .cmd_in(&repo.root)
+        .args(["extract", "--json"])
+        .env("CLAUDE_CONFIG_DIR", &moved)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["transcripts"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        report["events_added"], 0,
+        "same transcripts by another path are not new"
+    );
+}
+
+#[test]
+fn outside_a_repository_every_command_fails_cleanly_and_writes_nothing() {
+    let repo = TestRepo::new();
+    let dir = repo.outside();
+    for args in [
+        &["init"][..],
+        &["status"],
+        &["extract"],
+        &["extract", "--transcript", "x.jsonl"],
+    ] {
+        let out = repo.cmd_in(&dir).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("error: not a git repository"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn a_missing_transcript_is_a_usage_error() {
+    let repo = TestRepo::new();
+    let out = repo.run(&["extract", "--transcript", "nope.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot read transcript"),
+        "{}",
+        stderr(&out)
+    );
+    let out = repo.run(&["extract", "--transcript", repo.home.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a directory is not a transcript"
+    );
+}
+
+#[test]
+fn linked_worktrees_share_the_store_of_the_main_repository() {
+    let repo = TestRepo::new();
+    repo.commit("a.txt", "a\n", "init");
+    let wt = repo.home.parent().unwrap().join("wt");
+    repo.git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let path = fixture("claude-code-2.1.330/commit-one-file.jsonl");
+    let out = repo
+        .cmd_in(&wt)
+        .args(["extract", "--transcript", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !repo.pending().is_empty(),
+        "events are in the main repository's .git/agent-context"
+    );
+    assert!(!wt.join(".git").is_dir());
+}
+
+#[test]
+fn init_creates_the_store_once() {
+    let repo = TestRepo::new();
+    assert!(
+        repo.ok(&["init"])
+            .starts_with("initialized agent-context in ")
+    );
+    assert!(repo.root.join(".git/agent-context/pending").is_dir());
+    assert!(
+        repo.ok(&["init"])
+            .starts_with("agent-context already initialized")
+    );
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "",
+        "the working tree is untouched"
+    );
+}
+
+#[test]
+fn secrets_in_transcripts_never_reach_the_store() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("secret.jsonl");
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+    fs::write(
+        &path,
+        user("p1", &format!("Use my key {key} for the client"))
+            + &assistant(
+                "m1",
+                &format!("I'll use the key {key} because the client needs it."),
+            ),
+    )
+    .unwrap();
+    repo.extract(&path);
+    let stored: Vec<u8> = repo
+        .pending_bytes()
+        .into_iter()
+        .flat_map(|(_, b)| b)
+        .collect();
+    let stored = String::from_utf8(stored).unwrap();
+    assert!(stored.contains("[REDACTED:anthropic-key]"), "{stored}");
+    assert!(!stored.contains("abcdefghijklmnop"), "{stored}");
+}

@@ -1,0 +1,213 @@
+//! `TestRepo`: a real git repository in a temporary folder with a hermetic environment (its own
+//! HOME, no global or system git config, fixed dates so commit ids are stable), and the real
+//! binary run inside it.
+
+use std::cell::Cell;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
+
+/// A fixture file shipped in `fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
+pub struct TestRepo {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    commits: Cell<u32>,
+}
+
+impl TestRepo {
+    pub fn new() -> TestRepo {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let base = fs::canonicalize(tmp.path()).expect("canonical temp dir");
+        let root = base.join("repo");
+        let home = base.join("home");
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(&home).unwrap();
+        let repo = TestRepo {
+            _tmp: tmp,
+            root,
+            home,
+            commits: Cell::new(0),
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    /// A plain folder that is not a repository, in the same hermetic environment.
+    pub fn outside(&self) -> PathBuf {
+        let dir = self.home.parent().unwrap().join("not-a-repo");
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn env(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("TZ", "UTC")
+            .env("LANG", "C");
+    }
+
+    /// Run git in the repository; panics unless it succeeds. Returns stdout, trimmed.
+    pub fn git(&self, args: &[&str]) -> String {
+        let n = self.commits.get();
+        let date = format!("2026-01-01T00:{:02}:{:02}Z", n / 60, n % 60);
+        let mut cmd = Command::new("git");
+        self.env(&mut cmd);
+        let out = cmd
+            .args(args)
+            .current_dir(&self.root)
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// Write a file and commit it; returns the commit id.
+    pub fn commit(&self, path: &str, content: &str, message: &str) -> String {
+        let file = self.root.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(&file, content).unwrap();
+        self.git(&["add", path]);
+        self.commits.set(self.commits.get() + 1);
+        self.git(&["commit", "-q", "-m", message]);
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    /// The binary, ready to run in `dir` with the hermetic environment.
+    pub fn cmd_in(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(BIN);
+        self.env(&mut cmd);
+        cmd.current_dir(dir);
+        cmd
+    }
+
+    /// Run the binary in the repository with `args`.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd_in(&self.root)
+            .args(args)
+            .output()
+            .expect("binary runs")
+    }
+
+    /// Run, assert success, return stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?} exited {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Run with `--json` appended, assert success, parse stdout.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).expect("--json prints JSON")
+    }
+
+    /// `extract --transcript <path> --json`.
+    pub fn extract(&self, transcript: &Path) -> Value {
+        self.json(&["extract", "--transcript", transcript.to_str().unwrap()])
+    }
+
+    /// The folder where Claude Code keeps this repository's transcripts under our HOME.
+    pub fn project_dir(&self) -> PathBuf {
+        let name: String = self
+            .root
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.home.join(".claude").join("projects").join(name)
+    }
+
+    /// Copy a fixture transcript into this repository's project folder as `<session>.jsonl`,
+    /// pointing its `cwd` at the repository (as if the session had run here).
+    pub fn install_transcript(&self, fixture_rel: &str, session: &str) -> PathBuf {
+        let text = fs::read_to_string(fixture(fixture_rel)).unwrap();
+        let cwd = crate::repo::first_cwd(&text).expect("fixture has a cwd");
+        let rewritten = text.replace(&format!("\"{cwd}"), &format!("\"{}", self.root.display()));
+        let dir = self.project_dir();
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{session}.jsonl"));
+        fs::write(&path, rewritten).unwrap();
+        path
+    }
+
+    /// Every pending event of the store, parsed, in file order.
+    pub fn pending(&self) -> Vec<Value> {
+        let dir = self.root.join(".git/agent-context/pending");
+        let mut files: Vec<PathBuf> = match fs::read_dir(&dir) {
+            Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+            Err(_) => return Vec::new(),
+        };
+        files.sort();
+        files
+            .iter()
+            .flat_map(|f| {
+                fs::read_to_string(f)
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect::<Vec<Value>>()
+            })
+            .collect()
+    }
+
+    /// The raw bytes of every pending file, for byte-for-byte comparisons.
+    pub fn pending_bytes(&self) -> Vec<(String, Vec<u8>)> {
+        let dir = self.root.join(".git/agent-context/pending");
+        let mut out: Vec<(String, Vec<u8>)> = match fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .map(|e| {
+                    let p = e.unwrap().path();
+                    (
+                        p.file_name().unwrap().to_string_lossy().into_owned(),
+                        fs::read(&p).unwrap(),
+                    )
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        out.sort();
+        out
+    }
+}
+
+pub fn first_cwd(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let v: Value = serde_json::from_str(l).ok()?;
+        v.get("cwd")?.as_str().map(str::to_owned)
+    })
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
