@@ -1,1 +1,136 @@
-fn main() {}
+//! Extraction throughput and peak memory on a large transcript.
+//!
+//! The transcript is built by repeating the lines of every real fixture transcript, with the
+//! message ids and uuids of each repetition made unique so that every copy yields its own
+//! events (as a long real session would). Extraction runs in this process on one thread, from
+//! an empty cursor to the end, into a fresh repository's store; then once more with the cursor
+//! at the end (the cost of a hook that finds nothing new).
+//!
+//! Run: `cargo bench --bench extract` (`-- --size-mb N` for another size; default 200).
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use git_agent_context::ingest;
+use git_agent_context::store::Store;
+
+fn main() {
+    let mut size_mb: u64 = 200;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--size-mb" {
+            size_mb = args
+                .next()
+                .and_then(|v| v.parse().ok())
+                .expect("--size-mb takes a number");
+        }
+    }
+    let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-extract");
+    fs::create_dir_all(&data).unwrap();
+    let transcript = data.join(format!("large-{size_mb}mb.jsonl"));
+    if fs::metadata(&transcript).map(|m| m.len()).unwrap_or(0) < size_mb << 20 {
+        generate(&transcript, size_mb << 20);
+    }
+    let size = fs::metadata(&transcript).unwrap().len();
+
+    let repo = data.join("repo");
+    let _ = fs::remove_dir_all(&repo);
+    fs::create_dir_all(&repo).unwrap();
+    let status = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git init");
+    let store = Store::discover(&repo).unwrap();
+    store.init().unwrap();
+
+    reset_peak_memory();
+    let before = memory_kib("VmRSS");
+    let start = Instant::now();
+    let report = ingest::transcript(&store, &transcript, ingest::Options::default()).unwrap();
+    let cold = start.elapsed();
+    let peak = memory_kib("VmHWM");
+
+    let start = Instant::now();
+    let again = ingest::transcript(&store, &transcript, ingest::Options::default()).unwrap();
+    let warm = start.elapsed();
+    assert_eq!(again.events_added + again.events_updated, 0);
+
+    let mb = size as f64 / (1 << 20) as f64;
+    println!(
+        "transcript: {mb:.0} MiB, {} lines, {} events",
+        report.lines.read, report.events_added
+    );
+    println!(
+        "extract (cold cursor): {:.2} s, {:.0} MiB/s",
+        cold.as_secs_f64(),
+        mb / cold.as_secs_f64()
+    );
+    println!(
+        "extract (warm cursor, nothing new): {:.2} ms",
+        warm.as_secs_f64() * 1e3
+    );
+    match (before, peak) {
+        (Some(before), Some(peak)) => println!(
+            "peak resident memory: {:.1} MiB (process before extraction: {:.1} MiB)",
+            peak as f64 / 1024.0,
+            before as f64 / 1024.0
+        ),
+        _ => println!("peak resident memory: unavailable (no /proc)"),
+    }
+}
+
+/// Write at least `bytes` of transcript built from the fixtures' lines.
+fn generate(path: &Path, bytes: u64) {
+    let fixtures = fixture_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"));
+    let mut out = BufWriter::new(File::create(path).unwrap());
+    let mut written = 0u64;
+    let mut copy = 0u64;
+    while written < bytes {
+        for fixture in &fixtures {
+            for line in BufReader::new(File::open(fixture).unwrap()).lines() {
+                let line = line.unwrap();
+                let line = line
+                    .replace("\"msg_", &format!("\"msg_c{copy}_"))
+                    .replace("\"uuid\":\"", &format!("\"uuid\":\"c{copy}-"))
+                    .replace("\"uuid\": \"", &format!("\"uuid\": \"c{copy}-"))
+                    .replace("\"toolu_", &format!("\"toolu_c{copy}_"));
+                out.write_all(line.as_bytes()).unwrap();
+                out.write_all(b"\n").unwrap();
+                written += line.len() as u64 + 1;
+            }
+        }
+        copy += 1;
+    }
+    out.flush().unwrap();
+}
+
+fn fixture_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(fixture_files(&path));
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Forget the peak resident set so far (Linux: `echo 5 > /proc/self/clear_refs`), so that the
+/// peak measured covers extraction only, not building the input.
+fn reset_peak_memory() {
+    let _ = fs::write("/proc/self/clear_refs", "5");
+}
+
+fn memory_kib(field: &str) -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::heuristic::{alternatives, classify, is_discovery};
+use super::heuristic::{alternatives, kind_of};
 use super::redact::redact_event;
 use super::sentences;
 use super::tools::{CommitInfo, Op, commit_info, compress_input, file_of, op_of, runs_git_commit};
@@ -226,7 +226,7 @@ impl<'w> Extractor<'w> {
                 ..Group::default()
             });
         }
-        let Some(Content::Blocks(blocks)) = message.content.get() else {
+        let Content::Blocks(blocks) = &message.content else {
             return;
         };
         for block in blocks {
@@ -314,9 +314,9 @@ impl<'w> Extractor<'w> {
         let Some(message) = entry.message.get() else {
             return;
         };
-        let prompt = match message.content.get() {
-            Some(Content::Text(t)) => Some(t.to_string()),
-            Some(Content::Blocks(blocks)) => {
+        let prompt = match &message.content {
+            Content::Text(t) => Some(t.to_string()),
+            Content::Blocks(blocks) => {
                 let mut results = false;
                 let mut prompt = String::new();
                 for block in blocks {
@@ -329,7 +329,7 @@ impl<'w> Extractor<'w> {
                 }
                 (!results).then_some(prompt)
             }
-            None => None,
+            Content::None => None,
         };
         let Some(prompt) = prompt else { return };
         if entry.is_meta.0 == Some(true) || entry.is_compact_summary.0 == Some(true) {
@@ -448,15 +448,15 @@ impl<'w> Extractor<'w> {
             );
         }
         if !group.thinking.is_empty() && !matched {
-            let (_, sentences) = sentences::split(&group.thinking);
+            let (paragraphs, sentences) = sentences::split(&group.thinking);
             // "Good!" says nothing; prefer the first sentence with some substance.
             let telling = sentences
                 .iter()
-                .find(|s| s.text.split_whitespace().count() >= 6);
+                .find(|s| s.text(&paragraphs).split_whitespace().count() >= 6);
             if let Some(first) = telling.or(sentences.first()) {
                 let mut event = self.event(
                     Kind::Raw,
-                    &first.text,
+                    first.text(&paragraphs),
                     Origin::Thinking,
                     &group.id,
                     &group.timestamp,
@@ -487,17 +487,14 @@ impl<'w> Extractor<'w> {
         let (paragraphs, sentences) = sentences::split(body);
         let mut matched = false;
         for s in &sentences {
-            let kind = match classify(&s.text) {
-                Some(k) => Some(k),
-                None if is_discovery(&s.text) => Some(Kind::Discovery),
-                None => None,
-            };
+            let sentence = s.text(&paragraphs);
+            let kind = kind_of(sentence);
             let Some(kind) = kind.filter(|k| kinds.contains(k)) else {
                 continue;
             };
             matched = true;
             let paragraph = &paragraphs[s.paragraph];
-            let alts = alternatives(&s.text);
+            let alts = alternatives(sentence);
             let id = event_id(&self.state.session_id, source, kind);
             if let Some(draft) = self
                 .thread(side)
@@ -519,7 +516,7 @@ impl<'w> Extractor<'w> {
                 }
                 continue;
             }
-            let mut event = self.event(kind, &s.text, origin, source, timestamp, side);
+            let mut event = self.event(kind, sentence, origin, source, timestamp, side);
             event.rationale = truncate_words(paragraph, RATIONALE_MAX);
             event.alternatives = alts.into_iter().take(ALTERNATIVES_MAX).collect();
             self.draft(event, side);

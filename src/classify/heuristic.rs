@@ -9,7 +9,7 @@
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use crate::event::Kind;
 
@@ -20,7 +20,19 @@ struct Family {
 }
 
 fn set(patterns: &[&str]) -> RegexSet {
-    RegexSet::new(patterns.iter().map(|p| format!("(?i){p}"))).expect("classifier patterns compile")
+    RegexSetBuilder::new(patterns.iter().map(|p| ascii_boundaries(p)))
+        .case_insensitive(true)
+        // Room for the lazy DFA's states: the sets are large and the default cache thrashes.
+        .dfa_size_limit(32 << 20)
+        .build()
+        .expect("classifier patterns compile")
+}
+
+/// Word boundaries that look at ASCII only. A Unicode `\b` makes the regex engine fall back
+/// from its lazy DFA to a much slower NFA whenever the text holds a non-ASCII character, and
+/// the patterns' words are all ASCII anyway.
+pub(crate) fn ascii_boundaries(pattern: &str) -> String {
+    pattern.replace(r"\b", r"(?-u:\b)")
 }
 
 static FAMILIES: LazyLock<Vec<Family>> = LazyLock::new(|| {
@@ -162,10 +174,14 @@ pub fn classify(sentence: &str) -> Option<Kind> {
         .iter()
         .filter(|f| !question || f.kind == Kind::Exploration)
     {
-        let score =
-            2 * family.strong.matches(s).iter().count() + family.weak.matches(s).iter().count();
         // A family needs one strong pattern; weak ones only break ties and add weight.
-        if family.strong.is_match(s) && best.is_none_or(|(_, b)| score > b) {
+        // Most sentences match nothing: a plain search says so faster than an overlapping one.
+        if !family.strong.is_match(s) {
+            continue;
+        }
+        let strong = family.strong.matches(s).iter().count();
+        let score = 2 * strong + family.weak.matches(s).iter().count();
+        if best.is_none_or(|(_, b)| score > b) {
             best = Some((family.kind, score));
         }
     }
@@ -179,9 +195,29 @@ static DISCOVERY: LazyLock<RegexSet> = LazyLock::new(|| {
     ])
 });
 
-/// Whether a sentence reports a finding about the code (an observation, not reasoning).
-pub fn is_discovery(sentence: &str) -> bool {
-    DISCOVERY.is_match(sentence)
+/// Every pattern that can give a sentence a kind, in one set: most sentences carry no
+/// reasoning, and one search tells so instead of one per family.
+static ANY_KIND: LazyLock<RegexSet> = LazyLock::new(|| {
+    let mut patterns: Vec<&str> = FAMILIES
+        .iter()
+        .flat_map(|f| f.strong.patterns())
+        .map(String::as_str)
+        .collect();
+    patterns.extend(DISCOVERY.patterns().iter().map(String::as_str));
+    RegexSetBuilder::new(patterns)
+        .case_insensitive(true)
+        .dfa_size_limit(32 << 20)
+        .build()
+        .expect("patterns compile")
+});
+
+/// The kind of a sentence: reasoning ([`classify`]) or, failing that, a finding about the code
+/// (an observation, not reasoning).
+pub fn kind_of(sentence: &str) -> Option<Kind> {
+    if !ANY_KIND.is_match(sentence) {
+        return None;
+    }
+    classify(sentence).or_else(|| DISCOVERY.is_match(sentence).then_some(Kind::Discovery))
 }
 
 static ALTERNATIVE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
@@ -196,7 +232,7 @@ static ALTERNATIVE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:is|would be) (?:overkill|not worth it|too \w+)\b".to_owned(),
     ]
     .iter()
-    .map(|p| Regex::new(p).expect("alternative patterns compile"))
+    .map(|p| Regex::new(&ascii_boundaries(p)).expect("alternative patterns compile"))
     .collect()
 });
 

@@ -7,8 +7,9 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
 
+use super::heuristic::ascii_boundaries;
 use crate::event::Event;
 
 struct Rule {
@@ -36,7 +37,7 @@ fn literal_value(value: &str) -> bool {
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let rule = |name, pattern: &str, group| Rule {
         name,
-        re: Regex::new(pattern).expect("redaction rule compiles"),
+        re: Regex::new(&ascii_boundaries(pattern)).expect("redaction rule compiles"),
         group,
         accept: any_value,
     };
@@ -109,11 +110,20 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
+/// All rules at once: one pass over the text tells which rules need a closer look.
+static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(RULES.iter().map(|r| r.re.as_str())).expect("redaction rules compile as a set")
+});
+
 /// `text` with every secret replaced by `[REDACTED:<rule>]`.
 pub fn redact(text: &str) -> Cow<'_, str> {
+    let hits = ANY.matches(text);
+    if !hits.matched_any() {
+        return Cow::Borrowed(text);
+    }
     let mut out = Cow::Borrowed(text);
-    for rule in RULES.iter() {
-        if !rule.re.is_match(&out) {
+    for (i, rule) in RULES.iter().enumerate() {
+        if !hits.matched(i) {
             continue;
         }
         let replaced = rule

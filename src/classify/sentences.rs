@@ -4,11 +4,17 @@
 //! and heading markers and emphasis are removed. Each sentence keeps the paragraph it came from,
 //! which becomes an event's rationale.
 
-/// A sentence and the index of its paragraph in the text.
+/// A sentence: where it stands in its paragraph (no copy of the text is made).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sentence {
-    pub text: String,
     pub paragraph: usize,
+    pub range: std::ops::Range<usize>,
+}
+
+impl Sentence {
+    pub fn text<'p>(&self, paragraphs: &'p [String]) -> &'p str {
+        &paragraphs[self.paragraph][self.range.clone()]
+    }
 }
 
 /// The paragraphs of `text` (prose only, markup removed) and their sentences.
@@ -54,9 +60,11 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
     let mut sentences = Vec::new();
     for (i, p) in paragraphs.iter().enumerate() {
         for s in split_sentences(p) {
+            // `s` is a slice of `p`: its position is the distance between their starts.
+            let start = s.as_ptr() as usize - p.as_ptr() as usize;
             sentences.push(Sentence {
-                text: s.to_owned(),
                 paragraph: i,
+                range: start..start + s.len(),
             });
         }
     }
@@ -144,7 +152,11 @@ mod tests {
     use super::*;
 
     fn texts(t: &str) -> Vec<String> {
-        split(t).1.into_iter().map(|s| s.text).collect()
+        let (paragraphs, sentences) = split(t);
+        sentences
+            .iter()
+            .map(|s| s.text(&paragraphs).to_owned())
+            .collect()
     }
 
     #[test]
@@ -176,7 +188,7 @@ mod tests {
             ]
         );
         assert_eq!(sentences.len(), 6);
-        assert_eq!(sentences[2].text, "It is fast.");
+        assert_eq!(sentences[2].text(&paras), "It is fast.");
         assert_eq!(sentences[2].paragraph, 1);
     }
 }

@@ -18,7 +18,7 @@ use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::reader::{Line, LineReader};
 use crate::transcript::record::parse_line;
 
-/// Store finished events and move the cursor after this many, mid-file.
+/// How many finished events a run holds before it stores them and moves the cursor.
 pub const CHECKPOINT_EVENTS: usize = 2000;
 
 /// What is saved per transcript between runs.
@@ -58,12 +58,15 @@ pub enum Error {
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub max_line: usize,
+    /// Store finished events and move the cursor after this many, mid-file.
+    pub checkpoint_events: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             max_line: crate::transcript::reader::DEFAULT_MAX_LINE,
+            checkpoint_events: CHECKPOINT_EVENTS,
         }
     }
 }
@@ -97,9 +100,12 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         None => (Cursor::new(path), State::default()),
     };
     let start = cursor.offset;
-    file.seek(SeekFrom::Start(start)).map_err(read_error)?;
+    // The reader gets a handle of its own: a clone would share the file offset, which
+    // checkpoints move when they re-read the file's head.
+    let mut lines = File::open(path).map_err(read_error)?;
+    lines.seek(SeekFrom::Start(start)).map_err(read_error)?;
     let mut reader = LineReader::new(
-        BufReader::with_capacity(1 << 16, file.try_clone().map_err(read_error)?),
+        BufReader::with_capacity(1 << 16, lines),
         start,
         options.max_line,
     );
@@ -124,7 +130,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
             }
         }
         finished.append(&mut extractor.take_events());
-        if finished.len() >= CHECKPOINT_EVENTS {
+        if finished.len() >= options.checkpoint_events {
             store_events(store, &mut report, &finished)?;
             finished.clear();
             cursor.lines.add(counts);
@@ -199,5 +205,60 @@ fn restart_reason(why: Restart) -> Option<&'static str> {
         Restart::New => None,
         Restart::Truncated => Some("truncated"),
         Restart::Replaced => Some("replaced"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_in(dir: &Path) -> Store {
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&repo)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        Store::discover(&repo).unwrap()
+    }
+
+    fn pending_files(store: &Store) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+        let mut files: Vec<_> = std::fs::read_dir(store.dir().join(pending::DIR))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name(), std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn checkpoints_mid_file_change_nothing_but_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let transcript = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/entireio-cli/e1/2c3e2b3f2a/0/full.jsonl");
+        let whole = store_in(&dir.path().join("a"));
+        let a = transcript_into(&whole, &transcript, Options::default());
+        let often = store_in(&dir.path().join("b"));
+        let b = transcript_into(
+            &often,
+            &transcript,
+            Options {
+                checkpoint_events: 1,
+                ..Options::default()
+            },
+        );
+        assert_eq!(a.lines, b.lines);
+        assert_eq!(b.bytes_read, std::fs::metadata(&transcript).unwrap().len());
+        assert!(a.events_added > 10);
+        assert_eq!(pending_files(&whole), pending_files(&often));
+    }
+
+    fn transcript_into(store: &Store, path: &Path, options: Options) -> TranscriptReport {
+        transcript(store, path, options).unwrap()
     }
 }

@@ -3,7 +3,7 @@
 //! Events are upserted by id, so re-extracting a transcript never duplicates one. A line that
 //! cannot be read is kept as it is (and counted), never dropped: the store loses nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -74,16 +74,23 @@ pub fn upsert(store: &Store, events: &[Event]) -> Result<Upserted> {
     for (session, new) in by_session {
         let path = file_for(store, session);
         let mut queue = read(&path)?;
+        let mut index: HashMap<String, usize> = queue
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.clone(), i))
+            .collect();
         let mut changed = false;
         for event in new {
-            match queue.events.iter_mut().find(|e| e.id == event.id) {
-                Some(old) if old == event => {}
-                Some(old) => {
-                    *old = event.clone();
+            match index.get(&event.id) {
+                Some(&i) if queue.events[i] == *event => {}
+                Some(&i) => {
+                    queue.events[i] = event.clone();
                     total.updated += 1;
                     changed = true;
                 }
                 None => {
+                    index.insert(event.id.clone(), queue.events.len());
                     queue.events.push(event.clone());
                     total.added += 1;
                     changed = true;

@@ -27,6 +27,8 @@ pub struct LineReader<R> {
     offset: u64,
     buf: Vec<u8>,
     max_line: usize,
+    /// Bytes of `inner`'s buffer handed out by the last call and not consumed yet.
+    lent: usize,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -37,6 +39,7 @@ impl<R: BufRead> LineReader<R> {
             offset,
             buf: Vec::new(),
             max_line,
+            lent: 0,
         }
     }
 
@@ -47,6 +50,25 @@ impl<R: BufRead> LineReader<R> {
 
     /// The next line, or `None` at the end of the file.
     pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        self.inner.consume(std::mem::take(&mut self.lent));
+        // Fast path: the whole line is already in the reader's buffer; lend it without copying.
+        let whole = match self.inner.fill_buf() {
+            Ok(chunk) => memchr::memchr(b'\n', chunk).filter(|&i| i <= self.max_line),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
+            Err(e) => return Err(e),
+        };
+        if let Some(i) = whole {
+            let start = self.offset;
+            self.offset += i as u64 + 1;
+            self.lent = i + 1;
+            let chunk = self.inner.fill_buf()?;
+            let line = &chunk[..i];
+            let bytes = line.strip_suffix(b"\r").unwrap_or(line);
+            return Ok(Some(Line::Complete {
+                offset: start,
+                bytes,
+            }));
+        }
         self.buf.clear();
         let start = self.offset;
         let mut len: u64 = 0;
@@ -76,7 +98,7 @@ impl<R: BufRead> LineReader<R> {
                 }
                 return Ok(Some(Line::Tail { offset: start, len }));
             }
-            let (take, found) = match find_newline(chunk) {
+            let (take, found) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (i + 1, true),
                 None => (chunk.len(), false),
             };
@@ -111,16 +133,24 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
-fn find_newline(haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == b'\n')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The lines, read through a tiny buffer (lines span many reads) and a roomy one (lines are
+    /// lent out of the buffer); both must agree.
     fn lines(input: &[u8], max: usize) -> Vec<String> {
-        let mut r = LineReader::new(io::BufReader::with_capacity(4, input), 0, max);
+        let small = lines_with(input, max, 4);
+        assert_eq!(
+            small,
+            lines_with(input, max, 64),
+            "buffer size changes nothing"
+        );
+        small
+    }
+
+    fn lines_with(input: &[u8], max: usize, capacity: usize) -> Vec<String> {
+        let mut r = LineReader::new(io::BufReader::with_capacity(capacity, input), 0, max);
         let mut out = Vec::new();
         while let Some(l) = r.next_line().unwrap() {
             out.push(match l {

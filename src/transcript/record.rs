@@ -1,12 +1,16 @@
 //! Tolerant serde types for one line of a Claude Code transcript.
 //!
 //! The on-disk format has no schema and changes often, so every field is optional and
-//! [`Lenient`]: a field of the wrong type reads as absent instead of failing the whole line.
-//! Strings borrow from the line where they can (`Cow`), and bulky values we rarely need
-//! (tool inputs, tool results) stay as raw JSON until asked for.
+//! lenient: a field of the wrong type reads as absent instead of failing the whole line
+//! ([`Lenient`] for small values, [`Obj`] for nested objects). Strings borrow from the line
+//! where they can (`Cow`), and bulky values we rarely need (tool inputs, tool results) stay as
+//! raw JSON until asked for. Each line is scanned once, except the raw values we go back to.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
@@ -31,6 +35,64 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
         let raw: &'de RawValue = Deserialize::deserialize(d)?;
         Ok(Lenient(serde_json::from_str(raw.get()).ok()))
     }
+}
+
+/// A nested object that reads as `None` when the value is not an object. Unlike [`Lenient`]
+/// it parses in place (no second scan), which matters for the big `message` objects; the
+/// object's own fields must be lenient, so that reading it cannot fail half-way.
+#[derive(Debug)]
+pub struct Obj<T>(pub Option<T>);
+
+impl<T> Default for Obj<T> {
+    fn default() -> Self {
+        Obj(None)
+    }
+}
+
+impl<T> Obj<T> {
+    pub fn get(&self) -> Option<&T> {
+        self.0.as_ref()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ObjVisitor(PhantomData))
+    }
+}
+
+struct ObjVisitor<T>(PhantomData<T>);
+
+/// Every kind of value but an object reads as `None`.
+macro_rules! ignore_scalars {
+    ($($method:ident: $ty:ty),*) => {
+        $(fn $method<E: serde::de::Error>(self, _: $ty) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        })*
+    };
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjVisitor<T> {
+    type Value = Obj<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|t| Obj(Some(t)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Obj(None))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Obj(None))
+    }
+
+    ignore_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
 }
 
 pub type Text<'a> = Lenient<Cow<'a, str>>;
@@ -71,7 +133,7 @@ pub struct Entry<'a> {
     #[serde(borrow, default)]
     pub plan_content: Text<'a>,
     #[serde(borrow, default)]
-    pub message: Lenient<Message<'a>>,
+    pub message: Obj<Message<'a>>,
     #[serde(borrow, default)]
     pub tool_use_result: Lenient<&'a RawValue>,
     /// `summary` entries: a session title.
@@ -86,30 +148,61 @@ pub struct Message<'a> {
     #[serde(borrow, default)]
     pub model: Text<'a>,
     #[serde(borrow, default)]
-    pub content: Lenient<Content<'a>>,
+    pub content: Content<'a>,
 }
 
 /// `message.content`: a plain string (typed prompts) or a list of blocks.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub enum Content<'a> {
     Text(Cow<'a, str>),
     Blocks(Vec<Block<'a>>),
+    /// Absent, null, or of another type.
+    #[default]
+    None,
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let raw: &'de RawValue = Deserialize::deserialize(d)?;
-        let json = raw.get();
-        let parsed = if json.starts_with('"') {
-            serde_json::from_str(json).map(Content::Text)
-        } else {
-            // A block of an unknown shape is dropped; the others are kept.
-            serde_json::from_str::<Vec<Lenient<Block<'a>>>>(json)
-                .map(|blocks| Content::Blocks(blocks.into_iter().filter_map(|b| b.0).collect()))
-        };
-        parsed.map_err(D::Error::custom)
+        d.deserialize_any(ContentVisitor(PhantomData))
     }
+}
+
+struct ContentVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ContentVisitor<'a> {
+    type Value = Content<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or a list of content blocks")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // A block of an unknown shape is dropped; the others are kept.
+        let mut blocks = Vec::new();
+        while let Some(block) = seq.next_element::<Obj<Block<'a>>>()? {
+            blocks.extend(block.0);
+        }
+        Ok(Content::Blocks(blocks))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Content::None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Content::None)
+    }
+
+    ignore_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
 }
 
 /// One content block, flattened: which fields are set depends on `kind`.
@@ -272,7 +365,7 @@ mod tests {
         assert_eq!(text(&e.kind), Some("user"));
         assert_eq!(e.timestamp.0, None);
         assert_eq!(e.is_sidechain.0, None);
-        assert!(e.message.get().unwrap().content.0.is_none());
+        assert!(matches!(e.message.get().unwrap().content, Content::None));
         assert_eq!(text(&e.uuid), Some("u1"));
     }
 
@@ -282,7 +375,7 @@ mod tests {
             br#"{"type":"assistant","message":{"id":"m","content":[5,{"type":"text","text":"hi\nthere"},{"type":"future"}]}}"#,
         )
         .unwrap();
-        let Some(Content::Blocks(blocks)) = &e.message.get().unwrap().content.0 else {
+        let Content::Blocks(blocks) = &e.message.get().unwrap().content else {
             panic!("blocks expected");
         };
         assert_eq!(blocks.len(), 2);
