@@ -4,7 +4,8 @@
 //! message ids and uuids of each repetition made unique so that every copy yields its own
 //! events (as a long real session would). Extraction runs in this process on one thread, from
 //! an empty cursor to the end, into a fresh repository's store; then once more with the cursor
-//! at the end (the cost of a hook that finds nothing new).
+//! at the end (the cost of a hook that finds nothing new). Then the same two runs through the
+//! real binary, whole process.
 //!
 //! Run: `cargo bench --bench extract` (`-- --size-mb N` for another size; default 200).
 
@@ -60,6 +61,36 @@ fn main() {
     let warm = start.elapsed();
     assert_eq!(again.events_added + again.events_updated, 0);
 
+    // The same through the real binary, as a hook or a user runs it (release build).
+    let fresh = data.join("repo-bin");
+    let _ = fs::remove_dir_all(&fresh);
+    fs::create_dir_all(&fresh).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&fresh)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let run_binary = || {
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
+            .args(["extract", "--transcript"])
+            .arg(&transcript)
+            .current_dir(&fresh)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        start.elapsed()
+    };
+    let binary_cold = run_binary();
+    let binary_warm = run_binary();
+
     let mb = size as f64 / (1 << 20) as f64;
     println!(
         "transcript: {mb:.0} MiB, {} lines, {} events",
@@ -73,6 +104,12 @@ fn main() {
     println!(
         "extract (warm cursor, nothing new): {:.2} ms",
         warm.as_secs_f64() * 1e3
+    );
+    println!(
+        "binary `extract --transcript`: cold {:.2} s ({:.0} MiB/s), warm {:.1} ms",
+        binary_cold.as_secs_f64(),
+        mb / binary_cold.as_secs_f64(),
+        binary_warm.as_secs_f64() * 1e3
     );
     match (before, peak) {
         (Some(before), Some(peak)) => println!(
