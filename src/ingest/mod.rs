@@ -89,7 +89,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         path: path.to_owned(),
         ..TranscriptReport::default()
     };
-    let (mut cursor, extractor_state) = match saved {
+    let (cursor, extractor_state) = match saved {
         Some(saved) => match saved.cursor.check(&mut file).map_err(read_error)? {
             Ok(()) => {
                 // Nothing was written since the last run, which stored everything this state
@@ -120,6 +120,13 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         options.max_line,
     );
     let mut extractor = Extractor::new(extractor_state, store.workdir());
+    let mut progress = Progress {
+        store,
+        path,
+        file,
+        cursor,
+        report,
+    };
     let mut counts = LineCounts::default();
     let mut tail = 0;
     let mut finished: Vec<Event> = Vec::new();
@@ -141,73 +148,65 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         }
         finished.append(&mut extractor.take_events());
         if finished.len() >= options.checkpoint_events {
-            store_events(store, &mut report, &finished)?;
-            finished.clear();
-            cursor.lines.add(counts);
-            cursor.tail_bytes = 0;
-            checkpoint(
-                store,
-                path,
-                &mut file,
-                &mut cursor,
+            progress.save(
+                &finished,
+                std::mem::take(&mut counts),
+                0,
                 reader.offset(),
                 extractor.state(),
             )?;
-            report.lines.add(counts);
-            counts = LineCounts::default();
+            finished.clear();
         }
     }
     finished.append(&mut extractor.take_events());
     finished.extend(extractor.provisional());
-    store_events(store, &mut report, &finished)?;
-    cursor.lines.add(counts);
-    cursor.tail_bytes = tail;
-    checkpoint(
-        store,
-        path,
-        &mut file,
-        &mut cursor,
-        reader.offset(),
-        extractor.state(),
-    )?;
-    report.lines.add(counts);
+    progress.save(&finished, counts, tail, reader.offset(), extractor.state())?;
+    let mut report = progress.report;
     report.bytes_read = reader.offset() - start;
     report.tail_bytes = tail;
     report.session_id = extractor.state().session_id.clone();
     Ok(report)
 }
 
-fn store_events(
-    store: &Store,
-    report: &mut TranscriptReport,
-    events: &[Event],
-) -> Result<(), Error> {
-    let upserted = pending::upsert(store, events)?;
-    report.events_added += upserted.added;
-    report.events_updated += upserted.updated;
-    Ok(())
+/// One run over one transcript: where it stands and what it did so far.
+struct Progress<'a> {
+    store: &'a Store,
+    path: &'a Path,
+    file: File,
+    cursor: Cursor,
+    report: TranscriptReport,
 }
 
-/// Move the cursor to `offset` and save it with the extractor's state.
-fn checkpoint(
-    store: &Store,
-    path: &Path,
-    file: &mut File,
-    cursor: &mut Cursor,
-    offset: u64,
-    extractor_state: &State,
-) -> Result<(), Error> {
-    let read_error = |source| Error::Transcript {
-        path: path.to_owned(),
-        source,
-    };
-    cursor.advance(file, offset).map_err(read_error)?;
-    let saved = Saved {
-        cursor: cursor.clone(),
-        state: extractor_state.clone(),
-    };
-    state::save(store, path, &saved)?;
-    Ok(())
+impl Progress<'_> {
+    /// Store `events`, then move the cursor to `offset` and save it with the extractor's
+    /// state — in that order, so that a crash in between only makes the next run redo work.
+    fn save(
+        &mut self,
+        events: &[Event],
+        counts: LineCounts,
+        tail: u64,
+        offset: u64,
+        state: &State,
+    ) -> Result<(), Error> {
+        let upserted = pending::upsert(self.store, events)?;
+        self.report.events_added += upserted.added;
+        self.report.events_updated += upserted.updated;
+        self.report.lines.add(counts);
+        self.cursor.lines.add(counts);
+        self.cursor.tail_bytes = tail;
+        self.cursor
+            .advance(&mut self.file, offset)
+            .map_err(|source| Error::Transcript {
+                path: self.path.to_owned(),
+                source,
+            })?;
+        let saved = Saved {
+            cursor: self.cursor.clone(),
+            state: state.clone(),
+        };
+        state::save(self.store, self.path, &saved)?;
+        Ok(())
+    }
 }
 
 fn restart_reason(why: Restart) -> Option<&'static str> {
