@@ -1,7 +1,7 @@
 //! Redaction: every string that goes into an event passes here before it is stored or sent.
 //!
 //! The rules follow the token formats catalogued by gitleaks (MIT License, Copyright (c) 2019
-//! Zachary Rice; https://github.com/gitleaks/gitleaks), written anew as Rust regexes. A match
+//! Zachary Rice; <https://github.com/gitleaks/gitleaks>), written anew as Rust regexes. A match
 //! becomes `[REDACTED:<rule>]`; redacting twice changes nothing.
 
 use std::borrow::Cow;

@@ -1,5 +1,5 @@
 //! The pipeline from a transcript file to stored events: resume at the cursor, read new lines,
-//! classify, redact (inside [`classify`]), upsert into the pending queue, save the cursor.
+//! classify, redact (inside [`crate::classify`]), upsert into the pending queue, save the cursor.
 //!
 //! Crash safety: events are stored before the cursor moves, and event ids are stable, so a run
 //! that dies anywhere is completed by the next one without losing or duplicating an event.

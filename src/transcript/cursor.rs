@@ -18,7 +18,7 @@ const HEAD_LEN: u64 = 4096;
 pub struct Identity {
     pub dev: u64,
     pub ino: u64,
-    /// How many leading bytes `head_hash` covers (less than [`HEAD_LEN`] for short files).
+    /// How many leading bytes `head_hash` covers (less than 4 KiB for short files).
     pub head_len: u64,
     pub head_hash: String,
 }
