@@ -471,6 +471,20 @@ fn outside_a_repository_every_command_fails_cleanly_and_writes_nothing() {
 }
 
 #[test]
+fn dash_c_runs_as_if_started_in_the_repository() {
+    let repo = TestRepo::new();
+    let outside = repo.outside();
+    let out = repo
+        .cmd_in(&outside)
+        .args(["-C", repo.root.to_str().unwrap(), "init"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(repo.root.join(".git/agent-context").is_dir());
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+}
+
+#[test]
 fn a_missing_transcript_is_a_usage_error() {
     let repo = TestRepo::new();
     let out = repo.run(&["extract", "--transcript", "nope.jsonl"]);

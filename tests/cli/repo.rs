@@ -211,3 +211,22 @@ pub fn first_cwd(text: &str) -> Option<String> {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+#[test]
+fn test_repositories_are_hermetic_and_reproducible() {
+    let a = TestRepo::new();
+    let b = TestRepo::new();
+    assert_ne!(a.root, b.root);
+    let first = a.commit("src/a.txt", "one\n", "first");
+    assert_eq!(
+        first,
+        b.commit("src/a.txt", "one\n", "first"),
+        "same content and dates give the same commit id"
+    );
+    assert_ne!(a.commit("src/a.txt", "two\n", "second"), first);
+    let origins = a.git(&["config", "--list", "--show-origin"]);
+    assert!(
+        origins.lines().all(|l| l.starts_with("file:.git/config")),
+        "only the repository's own config is read: {origins}"
+    );
+}
