@@ -17,7 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::heuristic::{alternatives, kind_of};
-use super::redact::redact_event;
+use super::redact::{redact, redact_event};
 use super::sentences;
 use super::tools::{CommitInfo, Op, commit_info, compress_input, file_of, op_of, runs_git_commit};
 use crate::event::{
@@ -32,6 +32,8 @@ const PROMPT_MAX: usize = 500;
 const RATIONALE_MAX: usize = 1500;
 const PLAN_MAX: usize = 4000;
 const CALLS_PER_TURN_MAX: usize = 512;
+/// Past this many calls a turn is split at the next message (see [`Extractor::split_turn`]).
+const CALLS_PER_TURN_SPLIT: usize = 448;
 const DRAFTS_PER_TURN_MAX: usize = 256;
 const CALLS_PER_EVENT_MAX: usize = 10;
 const FILES_PER_EVENT_MAX: usize = 20;
@@ -69,6 +71,9 @@ struct Thread {
     group: Option<Group>,
     calls: Vec<Call>,
     drafts: Vec<Draft>,
+    /// How many times this turn was cut short for holding too many tool calls.
+    #[serde(default)]
+    parts: u32,
 }
 
 /// One assistant message (its lines share `message.id`).
@@ -214,6 +219,9 @@ impl<'w> Extractor<'w> {
             .to_owned();
         if self.thread(side).group.as_ref().is_none_or(|g| g.id != id) {
             self.end_group(side);
+            if self.thread(side).calls.len() >= CALLS_PER_TURN_SPLIT {
+                self.split_turn(side);
+            }
             let thread = self.thread(side);
             if thread.turn.is_empty() {
                 thread.turn = id.clone();
@@ -251,12 +259,22 @@ impl<'w> Extractor<'w> {
         } else {
             &mut group.text
         };
-        if buf.len() + t.len() <= GROUP_TEXT_MAX {
-            if !buf.is_empty() {
-                buf.push_str("\n\n");
-            }
-            buf.push_str(t);
+        // Redacted on the way in: the state is saved between runs, so a secret must not
+        // even reach it.
+        let t = redact(t);
+        let room = GROUP_TEXT_MAX.saturating_sub(buf.len() + 2);
+        if room == 0 {
+            return;
         }
+        if !buf.is_empty() {
+            buf.push_str("\n\n");
+        }
+        // A block larger than the room left is cut (at a character boundary), not dropped.
+        let mut end = t.len().min(room);
+        while !t.is_char_boundary(end) {
+            end -= 1;
+        }
+        buf.push_str(&t[..end]);
     }
 
     fn tool_use(&mut self, block: &Block<'_>, side: bool, entry: &Entry<'_>) {
@@ -290,7 +308,7 @@ impl<'w> Extractor<'w> {
         if thread.calls.len() < CALLS_PER_TURN_MAX {
             let commit_command = text(&input.command)
                 .filter(|c| op == Op::Bash && runs_git_commit(c))
-                .map(|c| c.chars().take(COMMIT_COMMAND_MAX).collect());
+                .map(|c| redact(c).chars().take(COMMIT_COMMAND_MAX).collect());
             let input = compress_input(&name, &input);
             thread.calls.push(Call {
                 id,
@@ -338,6 +356,7 @@ impl<'w> Extractor<'w> {
         let Some(prompt) = prompt_text(&prompt) else {
             return;
         };
+        let prompt = redact(&prompt).into_owned();
         self.end_turn(side);
         let thread = self.thread(side);
         thread.turn = text(&entry.uuid).unwrap_or("").to_owned();
@@ -647,12 +666,27 @@ impl<'w> Extractor<'w> {
         }
     }
 
+    /// A turn with very many tool calls (a long autonomous run, a subagent) ends here and goes
+    /// on as a new part with the same prompt, so that its state stays bounded and no later
+    /// call — a commit, an edit — is lost. Done between messages, when their results are in.
+    fn split_turn(&mut self, side: bool) {
+        let thread = self.thread(side);
+        let (turn, prompt, parts) = (thread.turn.clone(), thread.prompt.clone(), thread.parts + 1);
+        self.end_turn(side);
+        let thread = self.thread(side);
+        let base = turn.split('#').next().unwrap_or("").to_owned();
+        thread.turn = format!("{base}#{parts}");
+        thread.prompt = prompt;
+        thread.parts = parts;
+    }
+
     fn emit(&mut self, mut event: Event) {
         redact_event(&mut event);
         self.out.push(event);
     }
 
     fn plan(&mut self, plan: &str, source: &str, side: bool, timestamp: &str) {
+        let plan = &*redact(plan);
         let (paragraphs, _) = sentences::split(plan);
         let title = paragraphs.first().map(String::as_str).unwrap_or("plan");
         let mut event = self.event(
@@ -675,7 +709,8 @@ impl<'w> Extractor<'w> {
         );
     }
 
-    fn commit(&mut self, info: CommitInfo, source: &str, side: bool, timestamp: &str) {
+    fn commit(&mut self, mut info: CommitInfo, source: &str, side: bool, timestamp: &str) {
+        info.message = redact(&info.message).into_owned();
         let (subject, body) = info.message.split_once('\n').unwrap_or((&info.message, ""));
         let kind = commit_kind(subject);
         let mut event = self.event(kind, subject, Origin::Commit, source, timestamp, side);
@@ -844,7 +879,7 @@ impl<'w> Extractor<'w> {
             .enumerate()
             .map(|(i, t)| TaskItem {
                 id: (i + 1).to_string(),
-                subject: text(&t.content).unwrap_or("").to_owned(),
+                subject: redact(text(&t.content).unwrap_or("")).into_owned(),
                 status: text(&t.status).unwrap_or("pending").to_owned(),
             })
             .collect();
@@ -864,6 +899,7 @@ impl<'w> Extractor<'w> {
     }
 
     fn set_task(&mut self, id: String, subject: Option<String>, status: Option<&str>) {
+        let subject = subject.map(|s| redact(&s).into_owned());
         let tasks = &mut self.state.tasks;
         if status == Some("deleted") {
             tasks.retain(|t| t.id != id);

@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::redact::redact;
 use crate::event::truncate_words;
 use crate::transcript::record::{ToolInput, text};
 
@@ -58,8 +59,8 @@ pub fn compress_input(tool: &str, input: &ToolInput<'_>) -> String {
             .or(text(&input.command))
             .or(text(&input.file_path)),
     };
-    let one_line = main
-        .unwrap_or("")
+    // Redact before cutting, or a cut could leave part of a secret that no rule recognises.
+    let one_line = redact(main.unwrap_or(""))
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");

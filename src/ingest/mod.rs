@@ -5,6 +5,7 @@
 //! that dies anywhere is completed by the next one without losing or duplicating an event.
 //! Long transcripts are checkpointed every [`CHECKPOINT_EVENTS`] events so memory stays bounded.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -26,6 +27,11 @@ pub const CHECKPOINT_EVENTS: usize = 2000;
 pub struct Saved {
     pub cursor: Cursor,
     pub state: State,
+    /// Events stored from turns still open at the end of the last run, as (session, id).
+    /// A later run that no longer produces one of them removes it: the turn's end decided
+    /// otherwise (a thinking block that looked like raw reasoning gained a decision, say).
+    #[serde(default)]
+    pub provisional: Vec<(String, String)>,
 }
 
 /// What one transcript's extraction did.
@@ -41,6 +47,8 @@ pub struct TranscriptReport {
     pub tail_bytes: u64,
     pub events_added: usize,
     pub events_updated: usize,
+    /// Provisional events of the last run that the finished turns no longer produce.
+    pub events_removed: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +97,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         path: path.to_owned(),
         ..TranscriptReport::default()
     };
+    let mut stale: HashSet<(String, String)> = HashSet::new();
     let (cursor, extractor_state) = match saved {
         Some(saved) => match saved.cursor.check(&mut file).map_err(read_error)? {
             Ok(()) => {
@@ -100,6 +109,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
                     report.tail_bytes = saved.cursor.tail_bytes;
                     return Ok(report);
                 }
+                stale.extend(saved.provisional);
                 (saved.cursor, saved.state)
             }
             Err(why) => {
@@ -126,6 +136,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         file,
         cursor,
         report,
+        provisional: Vec::new(),
     };
     let mut counts = LineCounts::default();
     let mut tail = 0;
@@ -148,6 +159,9 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         }
         finished.append(&mut extractor.take_events());
         if finished.len() >= options.checkpoint_events {
+            forget_emitted(&mut stale, &finished);
+            // Those still unresolved stay recorded, should this run die before its end.
+            progress.provisional = stale.iter().cloned().collect();
             progress.save(
                 &finished,
                 std::mem::take(&mut counts),
@@ -159,8 +173,16 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         }
     }
     finished.append(&mut extractor.take_events());
-    finished.extend(extractor.provisional());
+    let provisional = extractor.provisional();
+    forget_emitted(&mut stale, &finished);
+    forget_emitted(&mut stale, &provisional);
+    progress.provisional = provisional
+        .iter()
+        .map(|e| (e.session_id.clone(), e.id.clone()))
+        .collect();
+    finished.extend(provisional);
     progress.save(&finished, counts, tail, reader.offset(), extractor.state())?;
+    progress.report.events_removed = pending::remove(store, &stale)?;
     let mut report = progress.report;
     report.bytes_read = reader.offset() - start;
     report.tail_bytes = tail;
@@ -175,6 +197,7 @@ struct Progress<'a> {
     file: File,
     cursor: Cursor,
     report: TranscriptReport,
+    provisional: Vec<(String, String)>,
 }
 
 impl Progress<'_> {
@@ -203,9 +226,19 @@ impl Progress<'_> {
         let saved = Saved {
             cursor: self.cursor.clone(),
             state: state.clone(),
+            provisional: self.provisional.clone(),
         };
         state::save(self.store, self.path, &saved)?;
         Ok(())
+    }
+}
+
+fn forget_emitted(stale: &mut HashSet<(String, String)>, events: &[Event]) {
+    if stale.is_empty() {
+        return;
+    }
+    for e in events {
+        stale.remove(&(e.session_id.clone(), e.id.clone()));
     }
 }
 

@@ -3,7 +3,7 @@
 //! Events are upserted by id, so re-extracting a transcript never duplicates one. A line that
 //! cannot be read is kept as it is (and counted), never dropped: the store loses nothing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -118,6 +118,26 @@ fn write(path: &Path, queue: &mut Queue) -> Result<()> {
         out.push('\n');
     }
     write_atomic(path, out.as_bytes())
+}
+
+/// Remove the events named by (session, id); returns how many were there.
+pub fn remove(store: &Store, events: &HashSet<(String, String)>) -> Result<usize> {
+    let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
+    for (session, id) in events {
+        by_session.entry(session).or_default().insert(id);
+    }
+    let mut removed = 0;
+    for (session, ids) in by_session {
+        let path = file_for(store, session);
+        let mut queue = read(&path)?;
+        let before = queue.events.len();
+        queue.events.retain(|e| !ids.contains(e.id.as_str()));
+        if queue.events.len() != before {
+            removed += before - queue.events.len();
+            write(&path, &mut queue)?;
+        }
+    }
+    Ok(removed)
 }
 
 /// A summary of everything pending.

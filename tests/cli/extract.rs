@@ -541,6 +541,194 @@ fn init_creates_the_store_once() {
     );
 }
 
+fn block_line(msg: &str, uuid: &str, block: Value) -> String {
+    line(serde_json::json!({
+        "type": "assistant", "uuid": uuid, "sessionId": "s-bad", "timestamp": "2026-01-01T00:00:01Z",
+        "message": {"id": msg, "model": "claude-test", "role": "assistant", "content": [block]}
+    }))
+}
+
+fn tool_use(msg: &str, id: &str, name: &str, input: Value) -> String {
+    block_line(
+        msg,
+        &format!("u-{id}"),
+        serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+    )
+}
+
+fn tool_result(id: &str, content: &str, result: Value) -> String {
+    line(serde_json::json!({
+        "type": "user", "uuid": format!("r-{id}"), "sessionId": "s-bad", "timestamp": "2026-01-01T00:00:02Z",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content}]},
+        "toolUseResult": result
+    }))
+}
+
+fn all_store_text(repo: &TestRepo) -> String {
+    fn walk(dir: &Path, out: &mut String) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push_str(&String::from_utf8_lossy(&fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(&repo.root.join(".git/agent-context"), &mut out);
+    out
+}
+
+#[test]
+fn secrets_never_reach_any_file_of_the_store_even_where_text_is_cut() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("secret.jsonl");
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    // The token straddles the 120-character summary cut; the turn stays open, so the
+    // extractor's saved state holds the text too.
+    let decision = format!(
+        "I'll go with the token-based client because {} and the token is {token}",
+        "x".repeat(70)
+    );
+    let content = user("p1", &format!("Deploy with {token} please"))
+        + &block_line(
+            "m1",
+            "u1",
+            serde_json::json!({"type": "thinking", "thinking": decision}),
+        )
+        + &tool_use(
+            "m1",
+            "t1",
+            "Bash",
+            serde_json::json!({"command": format!("curl -H 'Authorization: token {token}' {}", "y".repeat(300))}),
+        );
+    fs::write(&path, content).unwrap();
+    repo.extract(&path);
+    let stored = all_store_text(&repo);
+    assert!(!stored.contains("ghp_0123"), "{stored}");
+    assert!(
+        !stored.contains("0123456789abcdefghij"),
+        "no part of the token either"
+    );
+    assert!(stored.contains("[REDACTED:github-token]"));
+    for e in repo.pending() {
+        assert!(e["summary"].as_str().unwrap().chars().count() <= 120, "{e}");
+    }
+}
+
+#[test]
+fn a_turn_with_hundreds_of_tool_calls_loses_none_of_them() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("long.jsonl");
+    let mut content = user("p1", "Audit every file");
+    for i in 0..600 {
+        content += &tool_use(
+            &format!("m{i}"),
+            &format!("r{i}"),
+            "Read",
+            serde_json::json!({"file_path": format!("/w/f{i}.rs")}),
+        );
+        content += &tool_result(&format!("r{i}"), "fn x() {}", serde_json::json!({}));
+    }
+    content += &tool_use(
+        "m-edit",
+        "e1",
+        "Edit",
+        serde_json::json!({"file_path": "/w/f1.rs", "old_string": "a", "new_string": "b"}),
+    );
+    content += &tool_result("e1", "ok", serde_json::json!({}));
+    content += &tool_use(
+        "m-commit",
+        "c1",
+        "Bash",
+        serde_json::json!({"command": "git commit -am 'fix: audit findings'"}),
+    );
+    content += &tool_result(
+        "c1",
+        "[main abc1234] fix: audit findings",
+        serde_json::json!({"stdout": "[main abc1234] fix: audit findings"}),
+    );
+    content += &user("p2", "Thanks");
+    fs::write(&path, content).unwrap();
+    repo.extract(&path);
+    let events = repo.pending();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "bugfix" && e["commits"][0] == "abc1234"),
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "write" && e["files_affected"][0] == "/w/f1.rs")
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| e["prompt_context"] == "Audit every file")
+    );
+}
+
+#[test]
+fn a_block_larger_than_the_message_limit_is_cut_not_dropped() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("big.jsonl");
+    let thinking = format!(
+        "I'll go with an LRU cache because entries are reused. {}",
+        "Ünïcödé filler text here. ".repeat(3000)
+    );
+    let content = user("p1", "Speed it up")
+        + &block_line(
+            "m1",
+            "u1",
+            serde_json::json!({"type": "thinking", "thinking": thinking}),
+        )
+        + &user("p2", "next");
+    fs::write(&path, content).unwrap();
+    repo.extract(&path);
+    assert!(repo.pending().iter().any(|e| e["kind"] == "decision"));
+}
+
+#[test]
+fn provisional_events_that_a_turn_no_longer_yields_are_removed() {
+    let neutral = block_line(
+        "m1",
+        "u1",
+        serde_json::json!({"type": "thinking", "thinking": "The cache module has three public functions and one test file."}),
+    );
+    let deciding = block_line(
+        "m1",
+        "u2",
+        serde_json::json!({"type": "thinking", "thinking": "I'll go with a TTL map because entries expire by time."}),
+    );
+    let end = user("p2", "ok");
+
+    let at_once = TestRepo::new();
+    let path = at_once.home.join("s.jsonl");
+    fs::write(
+        &path,
+        user("p1", "Add a cache") + &neutral + &deciding + &end,
+    )
+    .unwrap();
+    at_once.extract(&path);
+    assert!(at_once.pending().iter().all(|e| e["kind"] != "raw"));
+
+    let pieces = TestRepo::new();
+    let path = pieces.home.join("s.jsonl");
+    fs::write(&path, user("p1", "Add a cache") + &neutral).unwrap();
+    pieces.extract(&path);
+    assert!(
+        pieces.pending().iter().any(|e| e["kind"] == "raw"),
+        "the open turn looks like raw reasoning so far"
+    );
+    append(&path, (deciding + &end).as_bytes());
+    let report = pieces.extract(&path);
+    assert_eq!(report["transcripts"][0]["events_removed"], 1);
+    assert_eq!(pieces.pending_bytes(), at_once.pending_bytes());
+}
+
 #[test]
 fn secrets_in_transcripts_never_reach_the_store() {
     let repo = TestRepo::new();
