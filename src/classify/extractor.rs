@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use super::heuristic::{alternatives, kind_of};
 use super::redact::{redact, redact_event};
 use super::sentences;
-use super::tools::{CommitInfo, Op, commit_info, compress_input, file_of, op_of, runs_git_commit};
+use super::tools::{
+    CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, runs_git_commit,
+};
 use crate::event::{
     Event, Kind, Origin, Outcome, SCHEMA_VERSION, SessionMeta, Task, ToolCall, event_id, summarize,
     truncate_words,
@@ -790,14 +792,7 @@ impl<'w> Extractor<'w> {
     /// A Bash command that throws changes away after a failure (`git checkout -- f`,
     /// `git restore`, `git stash`, `git reset --hard`) turns the edits since into a rejection.
     fn reset_after_failure(&mut self, command: &str, call: &str, side: bool, timestamp: &str) {
-        let discards = [
-            "git checkout -- ",
-            "git checkout . ",
-            "git restore ",
-            "git stash",
-            "git reset --hard",
-        ];
-        if !discards.iter().any(|d| command.contains(d)) {
+        if !discards_changes(command) {
             return;
         }
         let Some(failure) = self.state.last_failure.clone() else {

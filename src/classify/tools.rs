@@ -120,32 +120,104 @@ pub fn commit_info(command: &str, stdout: &str) -> Option<CommitInfo> {
     Some(info)
 }
 
-/// The commit message written in a `git commit` command line: the heredoc body, or the `-m`
-/// arguments joined by blank lines.
+/// The commit message written in a `git commit` command line: the `-m` arguments joined by
+/// blank lines, or the heredoc body (`-F - <<EOF`, `-m "$(cat <<EOF …)"`). Only the words of
+/// the `git commit` itself count (`python -m pytest && git commit …` has one message flag).
 pub fn commit_message(command: &str) -> String {
-    if let Some(body) = heredoc(command) {
-        return body;
-    }
+    let Some(found) = GIT_COMMIT.find(command) else {
+        return String::new();
+    };
+    let segment = &command[found.end()..];
     let mut parts = Vec::new();
-    let mut rest = command;
-    while let Some(i) = find_message_flag(rest) {
-        let after = rest[i..].trim_start();
-        let (arg, remaining) = shell_word(after);
-        if !arg.is_empty() {
-            parts.push(arg);
+    let mut from_stdin = false;
+    let mut rest = segment;
+    loop {
+        let trimmed = rest.trim_start_matches([' ', '\t', '\\', '\n']);
+        if trimmed.is_empty() || trimmed.starts_with([';', '&', '|', ')']) {
+            break;
         }
+        let (word, remaining) = shell_word(trimmed);
         rest = remaining;
+        if word.is_empty() && remaining.len() == trimmed.len() {
+            break;
+        }
+        if word == "--message"
+            || word == "--file"
+            || short_flags_ending_in(&word, 'm')
+            || short_flags_ending_in(&word, 'F')
+        {
+            let (arg, remaining) = shell_word(rest.trim_start());
+            rest = remaining;
+            if word == "--file" || word.ends_with('F') {
+                from_stdin |= arg == "-";
+            } else {
+                parts.push(arg);
+            }
+        } else if let Some(message) = word.strip_prefix("--message=") {
+            parts.push(message.to_owned());
+        } else if word == "--file=-" || word == "-F-" {
+            from_stdin = true;
+        }
+    }
+    if from_stdin || parts.iter().any(|p| p.contains("<<")) {
+        return heredoc(segment).unwrap_or_default();
     }
     parts.join("\n\n")
 }
 
-static MESSAGE_FLAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|\s)(?:--message=|--message\s+|-[a-zA-Z]*m\s*)").expect("flag regex compiles")
-});
+/// `-m`, `-am`, `-qm`…: a cluster of short flags whose last one takes the next word.
+fn short_flags_ending_in(word: &str, flag: char) -> bool {
+    word.len() >= 2
+        && word.starts_with('-')
+        && !word.starts_with("--")
+        && word.ends_with(flag)
+        && word[1..].chars().all(|c| c.is_ascii_alphabetic())
+}
 
-/// Byte index just after the next `-m`/`-am`/`--message`/`--message=` flag.
-fn find_message_flag(s: &str) -> Option<usize> {
-    MESSAGE_FLAG.find(s).map(|m| m.end())
+/// Whether a shell command throws away uncommitted changes to files: `git checkout -- f`,
+/// `git checkout .`, `git restore f` (not `--staged` alone), `git stash` (saving, not
+/// `list`/`pop`/`show`…), `git reset --hard`.
+pub fn discards_changes(command: &str) -> bool {
+    command.split([';', '&', '|', '\n']).any(|segment| {
+        let words: Vec<&str> = segment.split_whitespace().collect();
+        // git must be the command of the segment, not an argument (`echo git stash`).
+        if words.first() != Some(&"git") {
+            return false;
+        }
+        // Skip `-C dir` and `-c key=value` before the subcommand.
+        let mut i = 1;
+        while i < words.len() && matches!(words[i], "-C" | "-c") {
+            i += 2;
+        }
+        let Some(sub) = words.get(i) else {
+            return false;
+        };
+        let args = &words[(i + 1).min(words.len())..];
+        match *sub {
+            "checkout" => args.iter().any(|a| *a == "--" || *a == "."),
+            "restore" => {
+                let staged = args.iter().any(|a| *a == "--staged" || *a == "-S");
+                let worktree = args.iter().any(|a| *a == "--worktree" || *a == "-W");
+                !staged || worktree
+            }
+            "stash" => args.first().is_none_or(|a| {
+                matches!(
+                    *a,
+                    "push"
+                        | "save"
+                        | "-u"
+                        | "--include-untracked"
+                        | "-k"
+                        | "--keep-index"
+                        | "-m"
+                        | "--all"
+                        | "-a"
+                )
+            }),
+            "reset" => args.contains(&"--hard"),
+            _ => false,
+        }
+    })
 }
 
 /// One shell word (quotes removed, backslash escapes in double quotes honoured) and the rest.
@@ -230,6 +302,32 @@ mod tests {
     }
 
     #[test]
+    fn commands_that_discard_changes() {
+        for yes in [
+            "git checkout -- a.rs",
+            "git checkout .",
+            "git restore a.rs",
+            "git stash",
+            "git stash push -m x",
+            "cd x && git reset --hard HEAD",
+            "git -C r restore -W --staged a",
+        ] {
+            assert!(discards_changes(yes), "{yes}");
+        }
+        for no in [
+            "git stash list",
+            "git stash pop",
+            "git restore --staged a.rs",
+            "git checkout -b topic",
+            "git checkout main",
+            "git reset HEAD~1",
+            "echo git stash",
+        ] {
+            assert!(!discards_changes(no), "{no}");
+        }
+    }
+
+    #[test]
     fn messages_from_heredocs_and_several_flags() {
         let cmd = "git commit -F - <<'EOF'\nfix: cursor resets\n\nUse the inode too.\nEOF";
         assert_eq!(
@@ -242,5 +340,17 @@ mod tests {
             commit_message("git commit -m 'a b' -m \"c \\\"d\\\"\" && git push"),
             "a b\n\nc \"d\""
         );
+        // Other commands' flags and heredocs are not the commit's.
+        assert_eq!(
+            commit_message("python -m pytest -q && git commit -am 'fix: handle empty input'"),
+            "fix: handle empty input"
+        );
+        let cmd = "cat > notes.txt <<'EOF'\nsome notes here\nEOF\ngit add notes.txt && git commit -m 'feat: notes'";
+        assert_eq!(commit_message(cmd), "feat: notes");
+        assert_eq!(
+            commit_message("git -C repo commit --message='x y' -q"),
+            "x y"
+        );
+        assert_eq!(commit_message("git commit --amend --no-edit"), "");
     }
 }

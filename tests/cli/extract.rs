@@ -564,6 +564,73 @@ fn tool_result(id: &str, content: &str, result: Value) -> String {
     }))
 }
 
+fn tool_error(id: &str, content: &str) -> String {
+    line(serde_json::json!({
+        "type": "user", "uuid": format!("r-{id}"), "sessionId": "s-bad", "timestamp": "2026-01-01T00:00:02Z",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": true}]},
+        "toolUseResult": format!("Error: {content}")
+    }))
+}
+
+#[test]
+fn an_edit_undone_after_a_failing_command_is_a_rejection() {
+    let edit = |msg: &str, id: &str, old: &str, new: &str| {
+        tool_use(
+            msg,
+            id,
+            "Edit",
+            serde_json::json!({"file_path": "/w/src/cache.rs", "old_string": old, "new_string": new}),
+        ) + &tool_result(id, "ok", serde_json::json!({"filePath": "/w/src/cache.rs"}))
+    };
+    let failing = tool_use(
+        "m2",
+        "b1",
+        "Bash",
+        serde_json::json!({"command": "cargo test"}),
+    ) + &tool_error("b1", "Exit code 101");
+    let bash = |msg: &str, id: &str, cmd: &str| {
+        tool_use(msg, id, "Bash", serde_json::json!({"command": cmd}))
+            + &tool_result(id, "", serde_json::json!({"stdout": ""}))
+    };
+    let cases = [
+        ("the reverse edit", edit("m3", "e2", "lru", "ttl"), true),
+        (
+            "git checkout --",
+            bash("m3", "b2", "git checkout -- src/cache.rs"),
+            true,
+        ),
+        ("git stash list", bash("m3", "b2", "git stash list"), false),
+        ("another edit", edit("m3", "e2", "ttl", "fifo"), false),
+    ];
+    for (what, undo, rejected) in cases {
+        let repo = TestRepo::new();
+        let path = repo.home.join("s.jsonl");
+        fs::write(
+            &path,
+            user("p1", "Make the cache faster")
+                + &edit("m1", "e1", "ttl", "lru")
+                + &failing
+                + &undo
+                + &user("p2", "next"),
+        )
+        .unwrap();
+        repo.extract(&path);
+        let events = repo.pending();
+        let rejection = events
+            .iter()
+            .find(|e| e["kind"] == "rejection" && e["origin"] == "tool_sequence");
+        assert_eq!(rejection.is_some(), rejected, "{what}: {events:#?}");
+        if let Some(r) = rejection {
+            assert_eq!(
+                r["summary"],
+                "Reverted the change to /w/src/cache.rs after `cargo test` failed"
+            );
+            let write = events.iter().find(|e| e["kind"] == "write").unwrap();
+            assert_eq!(write["tool_calls"][0]["outcome"], "reverted", "{what}");
+        }
+    }
+}
+
 fn all_store_text(repo: &TestRepo) -> String {
     fn walk(dir: &Path, out: &mut String) {
         for entry in fs::read_dir(dir).unwrap() {
