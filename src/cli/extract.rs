@@ -1,7 +1,7 @@
 //! `extract`: read what is new in transcripts and store it as pending events.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use serde_json::json;
@@ -24,8 +24,9 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
-    let paths = transcripts(store, &args)?;
+/// `cwd` is where the command runs (after `-C`): relative paths are taken from there.
+pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
+    let paths = transcripts(store, cwd, &args)?;
     let _lock = store.lock()?;
     let mut reports = Vec::new();
     for path in &paths {
@@ -48,11 +49,11 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     print_human(&reports, out)
 }
 
-fn transcripts(store: &Store, args: &Args) -> Result<Vec<PathBuf>, Failure> {
+fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, Failure> {
     if let Some(path) = &args.transcript {
-        return Ok(vec![
-            std::path::absolute(path).unwrap_or_else(|_| path.clone()),
-        ]);
+        // One file has one cursor, whichever way (link, relative path) it is named.
+        let path = cwd.join(path);
+        return Ok(vec![std::fs::canonicalize(&path).unwrap_or(path)]);
     }
     let workdir = store.workdir().ok_or_else(|| {
         Failure::Usage(anyhow!(

@@ -88,7 +88,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
     };
     match cli.command {
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
-        Command::Extract(args) => extract::run(&open(&cwd)?, args, out),
+        Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
     }
 }

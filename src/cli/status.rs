@@ -44,7 +44,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             .collect();
         let value = json!({
             "schema_version": 1,
-            "store": store.dir(),
+            "store": store.dir().to_string_lossy(),
             "initialized": store.exists(),
             "pending": {
                 "events": pending.events,
@@ -56,7 +56,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             "lines": { "read": lines.read, "malformed": lines.malformed, "oversized": lines.oversized },
             "unreadable_cursors": unreadable_states,
             "transcripts": cursors.iter().map(|s| json!({
-                "path": s.cursor.path,
+                "path": s.cursor.path.to_string_lossy(),
                 "session_id": s.state.session_id,
                 "offset": s.cursor.offset,
                 "size": std::fs::metadata(&s.cursor.path).map(|m| m.len()).ok(),

@@ -37,6 +37,7 @@ pub struct Saved {
 /// What one transcript's extraction did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TranscriptReport {
+    #[serde(serialize_with = "crate::transcript::cursor::lossy_path::serialize")]
     pub path: PathBuf,
     pub session_id: String,
     /// Why extraction started from the beginning again, if it did.
@@ -53,7 +54,7 @@ pub struct TranscriptReport {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot read transcript {path}: {source}")]
+    #[error("cannot read transcript {path}")]
     Transcript {
         path: PathBuf,
         source: std::io::Error,
@@ -144,6 +145,9 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     loop {
         match reader.next_line().map_err(read_error)? {
             None => break,
+            // A blank line is harmless: the newline of a last line that was read before it
+            // had one, or a writer's stray newline.
+            Some(Line::Complete { bytes, .. }) if bytes.trim_ascii().is_empty() => {}
             Some(Line::Complete { bytes, .. }) => match parse_line(bytes) {
                 Some(entry) => {
                     counts.read += 1;

@@ -20,13 +20,13 @@ pub enum Error {
     NotARepository { path: PathBuf },
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
-    #[error("{action} {path}: {source}")]
+    #[error("{action} {path}")]
     Io {
         action: &'static str,
         path: PathBuf,
         source: io::Error,
     },
-    #[error("{path} is not valid agent-context JSON: {source}")]
+    #[error("{path} is not valid agent-context JSON")]
     Json {
         path: PathBuf,
         source: serde_json::Error,

@@ -22,7 +22,7 @@ pub struct Upserted {
 /// The events of one session's queue file, plus the lines we could not read.
 struct Queue {
     events: Vec<Event>,
-    unreadable: Vec<String>,
+    unreadable: Vec<Vec<u8>>,
 }
 
 fn file_for(store: &Store, session: &str) -> PathBuf {
@@ -46,19 +46,22 @@ fn file_for(store: &Store, session: &str) -> PathBuf {
 }
 
 fn read(path: &Path) -> Result<Queue> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(io_error("cannot read", path)(e)),
     };
     let mut queue = Queue {
         events: Vec::new(),
         unreadable: Vec::new(),
     };
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<Event>(line) {
+    for line in bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty())
+    {
+        match serde_json::from_slice::<Event>(line) {
             Ok(e) => queue.events.push(e),
-            Err(_) => queue.unreadable.push(line.to_owned()),
+            Err(_) => queue.unreadable.push(line.to_vec()),
         }
     }
     Ok(queue)
@@ -108,16 +111,16 @@ fn write(path: &Path, queue: &mut Queue) -> Result<()> {
     queue
         .events
         .sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
-    let mut out = String::new();
+    let mut out = Vec::new();
     for e in &queue.events {
-        out.push_str(&serde_json::to_string(e).expect("events serialize"));
-        out.push('\n');
+        serde_json::to_writer(&mut out, e).expect("events serialize");
+        out.push(b'\n');
     }
     for line in &queue.unreadable {
-        out.push_str(line);
-        out.push('\n');
+        out.extend_from_slice(line);
+        out.push(b'\n');
     }
-    write_atomic(path, out.as_bytes())
+    write_atomic(path, &out)
 }
 
 /// Remove the events named by (session, id); returns how many were there.

@@ -47,6 +47,7 @@ impl LineCounts {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cursor {
+    #[serde(with = "lossy_path")]
     pub path: PathBuf,
     pub offset: u64,
     pub identity: Identity,
@@ -106,6 +107,22 @@ impl Cursor {
         };
         self.offset = offset;
         Ok(())
+    }
+}
+
+/// Paths as JSON strings even when they are not UTF-8 (shown with U+FFFD; the state file is
+/// found by a hash of the real bytes, so nothing depends on reading the path back exactly).
+pub mod lossy_path {
+    use std::path::{Path, PathBuf};
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&path.to_string_lossy())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+        String::deserialize(d).map(PathBuf::from)
     }
 }
 

@@ -10,16 +10,22 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use super::record::{parse_line, text};
+use super::record::{Entry, parse_line, text};
 
 const MAX_DIR_NAME: usize = 200;
 
-/// The folder name Claude Code uses for a session started in `cwd`.
+/// The folder name Claude Code uses for a session started in `cwd`. Claude Code replaces each
+/// UTF-16 code unit, so a character outside the BMP (an emoji) becomes two dashes.
 pub fn project_dir_name(cwd: &Path) -> String {
-    cwd.to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
+    let mut name = String::new();
+    for c in cwd.to_string_lossy().chars() {
+        if c.is_ascii_alphanumeric() {
+            name.push(c);
+        } else {
+            name.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    name
 }
 
 /// Every transcript of sessions run inside `workdir`: main sessions, subagents (current
@@ -27,9 +33,14 @@ pub fn project_dir_name(cwd: &Path) -> String {
 pub fn transcripts(claude_dir: &Path, workdir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in project_dirs(claude_dir, workdir) {
-        let exact = dir.exact;
         for path in jsonl_files(&dir.path) {
-            if exact || cwd_of(&path).is_some_and(|cwd| Path::new(&cwd).starts_with(workdir)) {
+            // The encoding is lossy (`/a/my-app` and `/a/my.app` share a folder): the cwd
+            // recorded inside decides. A file that records none yet belongs to the folder.
+            let inside = match cwd_of(&path) {
+                Some(cwd) => Path::new(&cwd).starts_with(workdir),
+                None => dir.exact,
+            };
+            if inside {
                 out.push(path);
             }
         }
@@ -42,7 +53,10 @@ pub fn transcripts(claude_dir: &Path, workdir: &Path) -> Vec<PathBuf> {
 pub fn session_transcripts(claude_dir: &Path, workdir: &Path, session: &str) -> Vec<PathBuf> {
     transcripts(claude_dir, workdir)
         .into_iter()
-        .filter(|p| session_of_path(p) == Some(session))
+        .filter(|p| match session_of_path(p) {
+            Some(s) => s == session,
+            None => session_in(p).as_deref() == Some(session),
+        })
         .collect()
 }
 
@@ -108,12 +122,24 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The first `cwd` recorded in a transcript (looking at its first hundred lines).
 pub fn cwd_of(path: &Path) -> Option<String> {
+    first_field(path, |e| text(&e.cwd))
+}
+
+/// The session id recorded in a transcript (legacy subagent files name it only inside).
+fn session_in(path: &Path) -> Option<String> {
+    first_field(path, |e| text(&e.session_id))
+}
+
+fn first_field(
+    path: &Path,
+    field: impl for<'a> Fn(&'a Entry<'_>) -> Option<&'a str>,
+) -> Option<String> {
     let file = fs::File::open(path).ok()?;
     BufReader::new(file)
         .split(b'\n')
         .take(100)
         .filter_map(Result::ok)
-        .find_map(|line| parse_line(&line).and_then(|e| text(&e.cwd).map(str::to_owned)))
+        .find_map(|line| parse_line(&line).and_then(|e| field(&e).map(str::to_owned)))
 }
 
 #[cfg(test)]
@@ -127,6 +153,7 @@ mod tests {
             "-Users-a-my-proj"
         );
         assert_eq!(project_dir_name(Path::new("/tmp/x_y z")), "-tmp-x-y-z");
+        assert_eq!(project_dir_name(Path::new("/a/🦀é")), "-a----");
     }
 
     #[test]
@@ -136,19 +163,27 @@ mod tests {
         let write = |dir: &str, file: &str, cwd: &str| {
             let p = projects.join(dir).join(file);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(&p, format!("{{\"type\":\"user\",\"cwd\":\"{cwd}\"}}\n")).unwrap();
+            let line = format!("{{\"type\":\"user\",\"sessionId\":\"s1\",\"cwd\":\"{cwd}\"}}\n");
+            fs::write(&p, line).unwrap();
             p
         };
         let main = write("-r-app", "s1.jsonl", "/r/app");
         let sub = write("-r-app", "s1/subagents/agent-a1.jsonl", "/r/app");
         let deeper = write("-r-app-src", "s2.jsonl", "/r/app/src");
         write("-r-app-old", "s3.jsonl", "/r/app-old");
+        // /r/app.x encodes like /r/app-x, and /r/app's own folder may hold /r/app.x's sessions
+        // only in a lookalike; the cwd inside decides.
+        write("-r-app", "s5.jsonl", "/r/app.x");
+        let legacy = write("-r-app", "agent-a2.jsonl", "/r/app");
         write("-r-other", "s4.jsonl", "/r/other");
         let found = transcripts(claude.path(), Path::new("/r/app"));
-        assert_eq!(found, vec![sub.clone(), main.clone(), deeper]);
+        assert_eq!(
+            found,
+            vec![legacy.clone(), sub.clone(), main.clone(), deeper]
+        );
         assert_eq!(
             session_transcripts(claude.path(), Path::new("/r/app"), "s1"),
-            vec![sub, main]
+            vec![legacy, sub, main]
         );
     }
 }

@@ -85,8 +85,8 @@ impl<R: BufRead> LineReader<R> {
                     return Ok(None);
                 }
                 if oversized {
-                    self.offset = start + len;
-                    return Ok(Some(Line::Oversized { offset: start, len }));
+                    // Still being written, perhaps: read (and skip) it whole next time.
+                    return Ok(Some(Line::Tail { offset: start, len }));
                 }
                 let complete = serde_json::from_slice::<serde::de::IgnoredAny>(&self.buf).is_ok();
                 if complete {
@@ -178,6 +178,7 @@ mod tests {
 
     #[test]
     fn oversized_lines_are_skipped_whole() {
+        assert_eq!(lines(b"{}\n0123456789", 5), ["0:{}", "3:tail10", "end@3"]);
         assert_eq!(
             lines(b"{}\n0123456789\n{}\n", 5),
             ["0:{}", "3:big10", "14:{}", "end@17"]

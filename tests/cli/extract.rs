@@ -266,7 +266,7 @@ fn bad_lines_are_skipped_and_counted_and_the_rest_is_read() {
     bytes.extend(b"this is not json\n");
     bytes.extend(b"{\"type\":\"user\",\"message\":\xff\xfe}\n");
     bytes.extend(b"[1,2,3]\n");
-    bytes.extend(b"\n");
+    bytes.extend(b"\n"); // blank: harmless, neither read nor malformed
     // Wrong types in known fields: the line is still read, the bad fields are ignored.
     bytes.extend(
         br#"{"type":"assistant","timestamp":17,"isSidechain":"no","sessionId":["x"],"message":{"id":"m1","model":5,"content":[{"type":"text","text":"I'll go with an LRU cache because entries are reused."},{"type":"tool_use","name":7,"input":"oops"}]}}"#,
@@ -282,7 +282,7 @@ fn bad_lines_are_skipped_and_counted_and_the_rest_is_read() {
 
     let report = repo.extract(&path);
     let t = &report["transcripts"][0];
-    assert_eq!(t["lines"]["malformed"], 4, "{t:#}");
+    assert_eq!(t["lines"]["malformed"], 3, "{t:#}");
     assert_eq!(t["lines"]["oversized"], 1, "{t:#}");
     assert_eq!(t["lines"]["read"], 4, "{t:#}");
     let events = repo.pending();
@@ -295,11 +295,11 @@ fn bad_lines_are_skipped_and_counted_and_the_rest_is_read() {
         && e["prompt_context"] == "Make the cache faster"));
 
     let status = repo.json(&["status"]);
-    assert_eq!(status["lines"]["malformed"], 4);
+    assert_eq!(status["lines"]["malformed"], 3);
     assert_eq!(status["lines"]["oversized"], 1);
     let human = repo.ok(&["status"]);
     assert!(
-        human.contains("5 skipped (4 malformed, 1 oversized)"),
+        human.contains("4 skipped (3 malformed, 1 oversized)"),
         "{human}"
     );
 }
@@ -471,6 +471,81 @@ fn outside_a_repository_every_command_fails_cleanly_and_writes_nothing() {
 }
 
 #[test]
+fn a_transcript_is_one_transcript_however_it_is_named() {
+    let repo = TestRepo::new();
+    let real = repo.home.join("t.jsonl");
+    fs::copy(fixture("claude-code-2.1.330/commit-one-file.jsonl"), &real).unwrap();
+    let link = repo.home.join("link.jsonl");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    // Relative to -C, not to where the process started.
+    let out = repo
+        .cmd_in(&repo.outside())
+        .args([
+            "-C",
+            repo.home.to_str().unwrap(),
+            "extract",
+            "--transcript",
+            "t.jsonl",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "home is not a repository: {}",
+        stderr(&out)
+    );
+    let first = repo.extract(&real);
+    assert!(first["events_added"].as_u64().unwrap() > 0);
+    assert_eq!(
+        repo.extract(&link)["transcripts"][0]["bytes_read"],
+        0,
+        "the link shares the file's cursor"
+    );
+    let out = repo
+        .cmd_in(&repo.root.join(".git"))
+        .args(["extract", "--transcript", "../../home/t.jsonl", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        repo.json(&["status"])["transcripts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn an_unreadable_pending_line_is_kept_and_does_not_stop_anything() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("s.jsonl");
+    fs::write(
+        &path,
+        user("p1", "first") + &assistant("m1", "I'll go with plain files because they diff well."),
+    )
+    .unwrap();
+    repo.extract(&path);
+    let queue = repo.root.join(".git/agent-context/pending/s-bad.jsonl");
+    const GARBAGE: &[u8] = b"garbage \xff line\n";
+    append(&queue, GARBAGE);
+    append(
+        &path,
+        (assistant("m2", "That won't work because the keys are unbounded.") + &user("p2", "ok"))
+            .as_bytes(),
+    );
+    assert_eq!(repo.extract(&path)["events_added"], 1);
+    assert_eq!(repo.json(&["status"])["pending"]["unreadable_lines"], 1);
+    let bytes = fs::read(&queue).unwrap();
+    assert!(
+        bytes.windows(GARBAGE.len()).any(|w| w == GARBAGE),
+        "kept byte for byte"
+    );
+}
+
+#[test]
 fn dash_c_runs_as_if_started_in_the_repository() {
     let repo = TestRepo::new();
     let outside = repo.outside();
@@ -519,7 +594,10 @@ fn linked_worktrees_share_the_store_of_the_main_repository() {
         !repo.pending().is_empty(),
         "events are in the main repository's .git/agent-context"
     );
-    assert!(!wt.join(".git").is_dir());
+    assert!(
+        !repo.root.join(".git/worktrees/wt/agent-context").exists(),
+        "not in the worktree's own git dir"
+    );
 }
 
 #[test]
