@@ -152,6 +152,19 @@ impl<'w> Extractor<'w> {
         &self.state
     }
 
+    /// The state as it may be written to disk: the text of open messages redacted (everything
+    /// else in it — prompts, tool inputs, tasks, drafts — is redacted when it enters).
+    pub fn state_to_save(&self) -> State {
+        let mut state = self.state.clone();
+        for thread in [&mut state.main, &mut state.side] {
+            if let Some(group) = thread.group.as_mut() {
+                group.thinking = redact(&group.thinking).into_owned();
+                group.text = redact(&group.text).into_owned();
+            }
+        }
+        state
+    }
+
     /// Events of finished turns, in order; each is redacted.
     pub fn take_events(&mut self) -> Vec<Event> {
         std::mem::take(&mut self.out)
@@ -261,9 +274,6 @@ impl<'w> Extractor<'w> {
         } else {
             &mut group.text
         };
-        // Redacted on the way in: the state is saved between runs, so a secret must not
-        // even reach it.
-        let t = redact(t);
         let room = GROUP_TEXT_MAX.saturating_sub(buf.len() + 2);
         if room == 0 {
             return;
@@ -477,13 +487,13 @@ impl<'w> Extractor<'w> {
             if let Some(first) = telling.or(sentences.first()) {
                 let mut event = self.event(
                     Kind::Raw,
-                    first.text(&paragraphs),
+                    &redact(first.text(&paragraphs)),
                     Origin::Thinking,
                     &group.id,
                     &group.timestamp,
                     side,
                 );
-                event.rationale = truncate_words(&group.thinking, RATIONALE_MAX);
+                event.rationale = truncate_words(&redact(&group.thinking), RATIONALE_MAX);
                 self.draft(event, side);
             }
         }
@@ -514,7 +524,9 @@ impl<'w> Extractor<'w> {
                 continue;
             };
             matched = true;
-            let paragraph = &paragraphs[s.paragraph];
+            // Redacted before anything is cut from it, so that no part of a secret survives.
+            let sentence = &*redact(sentence);
+            let paragraph = &*redact(&paragraphs[s.paragraph]);
             let alts = alternatives(sentence);
             let id = event_id(&self.state.session_id, source, kind);
             if let Some(draft) = self
@@ -524,7 +536,7 @@ impl<'w> Extractor<'w> {
                 .find(|d| d.event.id == id)
             {
                 let e = &mut draft.event;
-                if !e.rationale.contains(paragraph.as_str())
+                if !e.rationale.contains(paragraph)
                     && e.rationale.len() + paragraph.len() < RATIONALE_MAX
                 {
                     e.rationale.push_str("\n\n");

@@ -117,10 +117,11 @@ static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
 
 /// `text` with every secret replaced by `[REDACTED:<rule>]`.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let hits = ANY.matches(text);
-    if !hits.matched_any() {
+    // Most text holds no secret: a plain search says so faster than an overlapping one.
+    if !ANY.is_match(text) {
         return Cow::Borrowed(text);
     }
+    let hits = ANY.matches(text);
     let mut out = Cow::Borrowed(text);
     for (i, rule) in RULES.iter().enumerate() {
         if !hits.matched(i) {

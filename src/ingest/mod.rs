@@ -171,7 +171,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
                 std::mem::take(&mut counts),
                 0,
                 reader.offset(),
-                extractor.state(),
+                &extractor.state_to_save(),
             )?;
             finished.clear();
         }
@@ -185,7 +185,13 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         .map(|e| (e.session_id.clone(), e.id.clone()))
         .collect();
     finished.extend(provisional);
-    progress.save(&finished, counts, tail, reader.offset(), extractor.state())?;
+    progress.save(
+        &finished,
+        counts,
+        tail,
+        reader.offset(),
+        &extractor.state_to_save(),
+    )?;
     progress.report.events_removed = pending::remove(store, &stale)?;
     let mut report = progress.report;
     report.bytes_read = reader.offset() - start;
