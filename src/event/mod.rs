@@ -5,6 +5,8 @@
 //! crash — yields the same ids and a store can upsert by id. `summary` is at most
 //! [`SUMMARY_MAX`] characters. Serialized field order puts the human-readable fields first.
 
+pub mod note;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

@@ -4,6 +4,7 @@
 //! Writes are atomic (write a temporary file, then rename) and serialized between processes by
 //! an advisory lock on `agent-context/lock`, which the OS releases if a writer dies.
 
+pub mod notes;
 pub mod pending;
 pub mod state;
 
@@ -26,6 +27,8 @@ pub enum Error {
         path: PathBuf,
         source: io::Error,
     },
+    #[error("git: {action}: {message}")]
+    Git { action: String, message: String },
     #[error("{path} is not valid agent-context JSON")]
     Json {
         path: PathBuf,
@@ -49,6 +52,7 @@ pub(crate) fn io_error<'a>(
 /// A repository's agent-context store.
 #[derive(Debug, Clone)]
 pub struct Store {
+    repo: gix::ThreadSafeRepository,
     common_dir: PathBuf,
     workdir: Option<PathBuf>,
     dir: PathBuf,
@@ -76,10 +80,16 @@ impl Store {
         let workdir = repo.workdir().map(absolute);
         let dir = common_dir.join(DIR);
         Ok(Store {
+            repo: repo.into_sync(),
             common_dir,
             workdir,
             dir,
         })
+    }
+
+    /// A handle on the repository for this thread.
+    pub(crate) fn repo(&self) -> gix::Repository {
+        self.repo.to_thread_local()
     }
 
     /// The repository's working tree, if it has one.

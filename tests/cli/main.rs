@@ -3,4 +3,5 @@
 
 mod classifier;
 mod extract;
+mod notes;
 mod repo;

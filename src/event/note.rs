@@ -1,0 +1,165 @@
+//! The note codec: the events attached to one commit, as the text of its git note.
+//!
+//! A note is JSON Lines, one complete event per line, each line starting with the
+//! human-readable `kind` and `summary`. Lines are unique and sorted, so that the union of two
+//! notes is what `git notes merge -s cat_sort_uniq` makes of them; when two lines carry the
+//! same event id (two versions of one event), readers keep one, deterministically.
+
+use std::collections::BTreeMap;
+
+use super::Event;
+
+/// The note text for `events`: sorted, unique lines, each ending in a newline.
+pub fn encode(events: &[Event]) -> Vec<u8> {
+    let mut lines: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_string(e).expect("events serialize"))
+        .collect();
+    lines.sort();
+    lines.dedup();
+    let mut out = Vec::new();
+    for line in lines {
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The events of a note, one per id, and how many lines could not be read. Of two lines with
+/// the same id, the one that sorts last wins (any fixed rule would do; this one needs no
+/// clock and gives every reader the same answer).
+pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
+    let mut lines: Vec<&[u8]> = note
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty())
+        .collect();
+    lines.sort();
+    let mut by_id: BTreeMap<String, Event> = BTreeMap::new();
+    let mut unreadable = 0;
+    for line in lines {
+        match serde_json::from_slice::<Event>(line) {
+            Ok(e) => {
+                by_id.insert(e.id.clone(), e);
+            }
+            Err(_) => unreadable += 1,
+        }
+    }
+    (by_id.into_values().collect(), unreadable)
+}
+
+/// `old` with `new` added: an event of `new` replaces the one with its id in `old`. Returns
+/// the merged events and whether anything changed.
+pub fn merge(old: Vec<Event>, new: &[Event]) -> (Vec<Event>, bool) {
+    let mut by_id: BTreeMap<String, Event> = old.into_iter().map(|e| (e.id.clone(), e)).collect();
+    let mut changed = false;
+    for e in new {
+        if by_id.get(&e.id) != Some(e) {
+            by_id.insert(e.id.clone(), e.clone());
+            changed = true;
+        }
+    }
+    (by_id.into_values().collect(), changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Kind, Origin, SCHEMA_VERSION, SessionMeta, event_id};
+
+    fn event(source: &str, kind: Kind, summary: &str) -> Event {
+        Event {
+            kind,
+            summary: summary.to_owned(),
+            id: event_id("s", source, kind),
+            schema_version: SCHEMA_VERSION,
+            session_id: "s".to_owned(),
+            timestamp: "2026-01-01T00:00:00Z".to_owned(),
+            origin: Origin::Text,
+            source: source.to_owned(),
+            agent_id: None,
+            rationale: String::new(),
+            alternatives: Vec::new(),
+            prompt_context: String::new(),
+            tool_calls: Vec::new(),
+            files_affected: Vec::new(),
+            commits: Vec::new(),
+            tasks: Vec::new(),
+            session: SessionMeta::default(),
+        }
+    }
+
+    #[test]
+    fn lines_are_sorted_unique_and_start_with_kind_and_summary() {
+        let a = event("m1", Kind::Rejection, "no daemon");
+        let b = event("m2", Kind::Decision, "use notes");
+        let note = encode(&[a.clone(), b.clone(), a.clone()]);
+        let text = String::from_utf8(note.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with(r#"{"kind":"decision","summary":"use notes","#));
+        assert!(lines[1].starts_with(r#"{"kind":"rejection","#));
+        let (events, unreadable) = decode(&note);
+        assert_eq!(unreadable, 0);
+        assert_eq!(events.len(), 2);
+        assert!(events.contains(&a) && events.contains(&b));
+    }
+
+    #[test]
+    fn union_of_two_notes_like_cat_sort_uniq_reads_as_the_merge() {
+        let a = event("m1", Kind::Decision, "use notes");
+        let b = event("m2", Kind::Tradeoff, "slower but safe");
+        let mut a2 = a.clone();
+        a2.rationale = "more text".to_owned();
+        // What cat_sort_uniq makes of two notes: the sorted, unique union of their lines.
+        let mut lines: Vec<Vec<u8>> = [
+            encode(std::slice::from_ref(&a)),
+            encode(&[a2.clone(), b.clone()]),
+        ]
+        .iter()
+        .flat_map(|n| {
+            n.split(|&c| c == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+        lines.sort();
+        lines.dedup();
+        let union: Vec<u8> = lines
+            .iter()
+            .flat_map(|l| l.iter().copied().chain([b'\n']))
+            .collect();
+        let (events, bad) = decode(&union);
+        assert_eq!(bad, 0);
+        assert_eq!(events.len(), 2, "one event per id");
+        let kept = events.iter().find(|e| e.id == a.id).unwrap();
+        assert_eq!(
+            kept,
+            &decode(&encode(&[a, a2])).0[0],
+            "the same version whichever way"
+        );
+    }
+
+    #[test]
+    fn merge_adds_and_replaces_by_id_and_says_whether_anything_changed() {
+        let a = event("m1", Kind::Decision, "use notes");
+        let (same, changed) = merge(vec![a.clone()], std::slice::from_ref(&a));
+        assert!(!changed);
+        assert_eq!(same, vec![a.clone()]);
+        let mut a2 = a.clone();
+        a2.summary = "use git notes".to_owned();
+        let b = event("m2", Kind::Rejection, "no daemon");
+        let (merged, changed) = merge(vec![a], &[a2.clone(), b.clone()]);
+        assert!(changed);
+        assert_eq!(merged.len(), 2);
+        assert!(merged.contains(&a2) && merged.contains(&b));
+    }
+
+    #[test]
+    fn unreadable_lines_are_counted_not_fatal() {
+        let a = event("m1", Kind::Decision, "use notes");
+        let mut note = encode(std::slice::from_ref(&a));
+        note.extend_from_slice(b"not json\n{\"kind\":7}\n");
+        assert_eq!(decode(&note), (vec![a], 2));
+    }
+}

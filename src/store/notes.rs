@@ -1,0 +1,160 @@
+//! Events on commits: one git note per commit under `refs/notes/agent-context`.
+//!
+//! Written with gix, read by plain git (`git notes --ref=agent-context show <commit>`,
+//! `git log --notes=agent-context`), and reading what git wrote, fan-out trees included.
+//! Every update is read-modify-write under a compare-and-swap of the notes ref: if another
+//! writer moved the ref in between, the work is redone on top of theirs, so no writer loses
+//! another's events.
+
+use gix::ObjectId;
+use gix::refs::transaction::PreviousValue;
+
+use super::{Error, Result, Store};
+use crate::event::Event;
+use crate::event::note::{decode, encode, merge};
+
+/// The notes ref the events live on.
+pub const REF: &str = "refs/notes/agent-context";
+
+/// How often an update is redone after losing a race before giving up.
+const ATTEMPTS: usize = 100;
+
+/// What attaching changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Attached {
+    pub added: usize,
+    pub updated: usize,
+}
+
+fn git_error(action: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
+    let action = action.into();
+    move |e| Error::Git {
+        action,
+        message: format!("{e:#}"),
+    }
+}
+
+/// The commit named by a full hex id, checked to be a commit of this repository.
+fn commit_id(repo: &gix::Repository, commit: &str) -> Result<ObjectId> {
+    let id = ObjectId::from_hex(commit.as_bytes()).map_err(|e| Error::Git {
+        action: format!("read commit id {commit:?}"),
+        message: e.to_string(),
+    })?;
+    repo.find_commit(id)
+        .map_err(git_error(format!("find commit {commit}")))?;
+    Ok(id)
+}
+
+/// The notes ref's commit, if the ref exists.
+fn tip(repo: &gix::Repository) -> Result<Option<ObjectId>> {
+    let reference = repo
+        .try_find_reference(REF)
+        .map_err(git_error(format!("read {REF}")))?;
+    Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+}
+
+/// The note state (a lazily loaded notes tree) at `tip`.
+fn state_at(repo: &gix::Repository, tip: Option<ObjectId>) -> Result<gix::note::plumbing::State> {
+    let tree = match tip {
+        Some(commit) => repo
+            .find_commit(commit)
+            .map_err(git_error(format!("read {REF}")))?
+            .tree_id()
+            .map_err(git_error(format!("read the tree of {REF}")))?
+            .detach(),
+        None => ObjectId::empty_tree(repo.object_hash()),
+    };
+    gix::note::plumbing::State::new(tree, &repo.objects)
+        .map_err(git_error(format!("read the notes tree of {REF}")))
+}
+
+fn note_of(
+    repo: &gix::Repository,
+    state: &mut gix::note::plumbing::State,
+    commit: &ObjectId,
+) -> Result<Vec<Event>> {
+    let blob = state
+        .get(commit, &repo.objects)
+        .map_err(git_error(format!("look up the note of {commit}")))?;
+    let Some(blob) = blob else {
+        return Ok(Vec::new());
+    };
+    let data = repo
+        .find_blob(blob)
+        .map_err(git_error(format!("read the note of {commit}")))?;
+    Ok(decode(&data.data).0)
+}
+
+/// The events attached to `commit` (a full hex id).
+pub fn read(store: &Store, commit: &str) -> Result<Vec<Event>> {
+    let repo = store.repo();
+    let id = commit_id(&repo, commit)?;
+    let mut state = state_at(&repo, tip(&repo)?)?;
+    note_of(&repo, &mut state, &id)
+}
+
+/// Attach `events` to `commit` (a full hex id), merging them into its note by event id.
+pub fn attach(store: &Store, commit: &str, events: &[Event]) -> Result<Attached> {
+    let mut repo = store.repo();
+    let id = commit_id(&repo, commit)?;
+    let signature = repo
+        .committer_or_set_generic_fallback()
+        .map_err(git_error("find a committer identity"))?
+        .to_owned()
+        .map_err(|e| Error::Git {
+            action: "read the committer identity".to_owned(),
+            message: e.to_string(),
+        })?;
+    for _ in 0..ATTEMPTS {
+        let old_tip = tip(&repo)?;
+        let mut state = state_at(&repo, old_tip)?;
+        let old = note_of(&repo, &mut state, &id)?;
+        let mut counts = Attached::default();
+        for e in events {
+            match old.iter().find(|o| o.id == e.id) {
+                None => counts.added += 1,
+                Some(o) if o != e => counts.updated += 1,
+                Some(_) => {}
+            }
+        }
+        let (merged, changed) = merge(old, events);
+        if !changed {
+            return Ok(Attached::default());
+        }
+        let blob = repo
+            .write_blob(encode(&merged))
+            .map_err(git_error("write a note"))?
+            .detach();
+        state
+            .edit(id, Some(blob), &repo.objects)
+            .map_err(git_error("edit the notes tree"))?;
+        let tree = state
+            .write(&repo.objects)
+            .map_err(git_error("write the notes tree"))?;
+        let message = format!(
+            "agent-context: {} new, {} updated on {}",
+            counts.added,
+            counts.updated,
+            id.to_hex_with_len(12)
+        );
+        let mut time = gix::date::parse::TimeBuf::default();
+        let who = signature.to_ref(&mut time);
+        let new = repo
+            .new_commit_as(who, who, &message, tree, old_tip)
+            .map_err(git_error(format!("commit to {REF}")))?;
+        let expected = match old_tip {
+            Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
+            None => PreviousValue::MustNotExist,
+        };
+        match repo.reference(REF, new.id, expected, message.as_str()) {
+            Ok(_) => return Ok(counts),
+            // Another writer moved the ref: redo the work on top of theirs.
+            Err(_) if tip(&repo)? != old_tip => continue,
+            Err(e) => return Err(git_error(format!("update {REF}"))(e)),
+        }
+    }
+    Err(Error::Git {
+        action: format!("update {REF}"),
+        message: format!("lost the race {ATTEMPTS} times"),
+    })
+}

@@ -1,0 +1,253 @@
+//! Events as git notes: written with gix, checked with git, and the reverse.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use git_agent_context::event::note::encode;
+use git_agent_context::event::{Event, Kind, Origin, SCHEMA_VERSION, SessionMeta, event_id};
+use git_agent_context::store::{Store, notes};
+
+use crate::repo::TestRepo;
+
+fn event(session: &str, source: &str, kind: Kind, summary: &str) -> Event {
+    Event {
+        kind,
+        summary: summary.to_owned(),
+        id: event_id(session, source, kind),
+        schema_version: SCHEMA_VERSION,
+        session_id: session.to_owned(),
+        timestamp: "2026-01-01T00:00:00Z".to_owned(),
+        origin: Origin::Text,
+        source: source.to_owned(),
+        agent_id: None,
+        rationale: String::new(),
+        alternatives: Vec::new(),
+        prompt_context: String::new(),
+        tool_calls: Vec::new(),
+        files_affected: vec!["src/cache.rs".to_owned()],
+        commits: Vec::new(),
+        tasks: Vec::new(),
+        session: SessionMeta::default(),
+    }
+}
+
+fn store(repo: &TestRepo) -> Store {
+    Store::discover(&repo.root).unwrap()
+}
+
+#[test]
+fn notes_we_write_are_what_git_shows_and_merge_by_event_id() {
+    let repo = TestRepo::new();
+    let commit = repo.commit("src/cache.rs", "ttl\n", "cache");
+    let decision = event(
+        "s1",
+        "m1",
+        Kind::Decision,
+        "Use a TTL map because entries expire by time",
+    );
+    let rejection = event(
+        "s1",
+        "m1",
+        Kind::Rejection,
+        "An LRU won't fit: keys are unbounded",
+    );
+    let attached = notes::attach(
+        &store(&repo),
+        &commit,
+        &[decision.clone(), rejection.clone()],
+    )
+    .unwrap();
+    assert_eq!(
+        attached,
+        notes::Attached {
+            added: 2,
+            updated: 0
+        }
+    );
+
+    let shown = repo.git(&["notes", "--ref=agent-context", "show", &commit]);
+    assert_eq!(
+        format!("{shown}\n").as_bytes(),
+        encode(&[decision.clone(), rejection.clone()])
+    );
+    let log = repo.git(&["log", "--notes=agent-context", "-1", "--format=%N"]);
+    assert!(
+        log.lines()
+            .next()
+            .unwrap()
+            .starts_with(r#"{"kind":"decision","summary":"Use a TTL map"#),
+        "{log}"
+    );
+
+    // Again: nothing changes, no new commit on the notes ref.
+    let before = repo.git(&["rev-parse", notes::REF]);
+    assert_eq!(
+        notes::attach(&store(&repo), &commit, std::slice::from_ref(&decision)).unwrap(),
+        notes::Attached::default()
+    );
+    assert_eq!(repo.git(&["rev-parse", notes::REF]), before);
+
+    // A newer version of one event and a new event merge into the note.
+    let mut revised = decision.clone();
+    revised.rationale = "Entries expire after 5 minutes.".to_owned();
+    let tradeoff = event("s2", "m9", Kind::Tradeoff, "Slower but bounded");
+    let attached =
+        notes::attach(&store(&repo), &commit, &[revised.clone(), tradeoff.clone()]).unwrap();
+    assert_eq!(
+        attached,
+        notes::Attached {
+            added: 1,
+            updated: 1
+        }
+    );
+    let mut read = notes::read(&store(&repo), &commit).unwrap();
+    read.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut want = vec![revised, rejection, tradeoff];
+    want.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(read, want);
+    assert_eq!(
+        repo.git(&["rev-list", "--count", notes::REF]),
+        "2",
+        "one notes commit per change"
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn notes_git_wrote_in_a_fanned_out_tree_are_read_and_extended() {
+    let repo = TestRepo::new();
+    // 600 commits and a note on each, written by git fast-import (which fans the notes tree out).
+    let n = 600;
+    let mut stream = String::new();
+    for i in 1..=n {
+        stream.push_str(&format!(
+            "commit refs/heads/main\nmark :{i}\ncommitter T <t@e> {} +0000\ndata 2\nc\n",
+            1_700_000_000 + i
+        ));
+        if i > 1 {
+            stream.push_str(&format!("from :{}\n", i - 1));
+        }
+        stream.push_str(&format!(
+            "M 644 inline f\ndata {}\n{i}\n\n",
+            i.to_string().len() + 1
+        ));
+    }
+    stream.push_str(
+        "commit refs/notes/agent-context\ncommitter T <t@e> 1800000000 +0000\ndata 5\nnotes\n",
+    );
+    for i in 1..=n {
+        let line = encode(&[event(
+            "s-git",
+            &format!("m{i}"),
+            Kind::Decision,
+            &format!("decision {i}"),
+        )]);
+        stream.push_str(&format!(
+            "N inline :{i}\ndata {}\n{}\n",
+            line.len(),
+            String::from_utf8(line).unwrap()
+        ));
+    }
+    let mut child = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(&repo.root)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let top = repo.git(&["ls-tree", "--name-only", notes::REF]);
+    assert!(
+        top.lines().all(|l| l.len() == 2),
+        "git made a fan-out tree: {top}"
+    );
+
+    let commits: Vec<String> = repo
+        .git(&["rev-list", "main"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(commits.len(), n);
+    let store = store(&repo);
+    for (i, commit) in commits.iter().enumerate().step_by(97) {
+        let events = notes::read(&store, commit).unwrap();
+        assert_eq!(events.len(), 1, "commit {i}");
+        assert_eq!(events[0].summary, format!("decision {}", n - i));
+    }
+    // Extend one of git's notes; git reads the result, and fsck is clean.
+    let extra = event("s-us", "m1", Kind::Rejection, "No daemon");
+    notes::attach(&store, &commits[0], &[extra]).unwrap();
+    let shown = repo.git(&["notes", "--ref=agent-context", "show", &commits[0]]);
+    assert_eq!(shown.lines().count(), 2);
+    assert!(
+        shown.contains(r#""summary":"No daemon""#)
+            && shown.contains(&format!(r#""summary":"decision {n}""#))
+    );
+    assert_eq!(
+        repo.git(&["notes", "--ref=agent-context", "list"])
+            .lines()
+            .count(),
+        n
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn concurrent_writers_to_the_same_notes_lose_nothing() {
+    let repo = TestRepo::new();
+    let commits: Vec<String> = (0..3)
+        .map(|i| repo.commit("a.txt", &format!("{i}\n"), &format!("c{i}")))
+        .collect();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let root = repo.root.clone();
+            let commits = commits.clone();
+            std::thread::spawn(move || {
+                let store = Store::discover(&root).unwrap();
+                for i in 0..12 {
+                    let e = event(
+                        &format!("s{t}"),
+                        &format!("m{i}"),
+                        Kind::Decision,
+                        &format!("t{t} e{i}"),
+                    );
+                    notes::attach(&store, &commits[i % 3], &[e]).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let store = store(&repo);
+    let total: usize = commits
+        .iter()
+        .map(|c| notes::read(&store, c).unwrap().len())
+        .sum();
+    assert_eq!(total, 8 * 12);
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn attaching_to_something_that_is_not_a_commit_of_this_repository_fails_cleanly() {
+    let repo = TestRepo::new();
+    repo.commit("a.txt", "a\n", "c");
+    let e = event("s", "m", Kind::Decision, "x");
+    for bad in ["not-hex", "0123456789012345678901234567890123456789"] {
+        assert!(
+            notes::attach(&store(&repo), bad, std::slice::from_ref(&e)).is_err(),
+            "{bad}"
+        );
+    }
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    assert!(
+        notes::attach(&store(&repo), &tree, &[e]).is_err(),
+        "a tree is not a commit"
+    );
+    assert!(repo.run(&["status"]).status.success());
+}
