@@ -1,15 +1,17 @@
-//! `init`: create the local store.
+//! `init`: create the local store and make notes follow commits through amend and rebase.
 
 use std::io::Write;
 
 use crate::cli::CmdResult;
-use crate::store::Store;
+use crate::store::{Store, git_config};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
 pub fn run(store: &Store, _args: Args, out: &mut dyn Write) -> CmdResult {
-    if store.init()? {
+    let created = store.init()?;
+    let configured = git_config::enable_note_rewrites(store)?;
+    if created {
         writeln!(
             out,
             "initialized agent-context in {}",
@@ -20,6 +22,12 @@ pub fn run(store: &Store, _args: Args, out: &mut dyn Write) -> CmdResult {
             out,
             "agent-context already initialized in {}",
             store.dir().display()
+        )?;
+    }
+    if configured {
+        writeln!(
+            out,
+            "set notes.rewriteRef and notes.rewrite.*: notes follow commits through amend and rebase"
         )?;
     }
     Ok(())

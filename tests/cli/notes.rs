@@ -251,3 +251,65 @@ fn attaching_to_something_that_is_not_a_commit_of_this_repository_fails_cleanly(
     );
     assert!(repo.run(&["status"]).status.success());
 }
+
+#[test]
+fn after_init_notes_follow_their_commits_through_amend_and_rebase() {
+    let repo = TestRepo::new();
+    repo.commit("base.txt", "base\n", "base");
+    assert!(
+        repo.ok(&["init"])
+            .contains("notes follow commits through amend and rebase")
+    );
+    let config = std::fs::read_to_string(repo.root.join(".git/config")).unwrap();
+    assert!(
+        !repo.ok(&["init"]).contains("notes.rewrite"),
+        "a second init changes nothing"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join(".git/config")).unwrap(),
+        config
+    );
+    assert_eq!(repo.git(&["config", "notes.rewriteRef"]), notes::REF);
+    assert_eq!(repo.git(&["config", "notes.rewriteMode"]), "cat_sort_uniq");
+
+    let decision = event("s1", "m1", Kind::Decision, "Use a TTL map");
+    let first = repo.commit("src/cache.rs", "ttl\n", "cache");
+    notes::attach(&store(&repo), &first, std::slice::from_ref(&decision)).unwrap();
+
+    repo.git(&["commit", "-q", "--amend", "-m", "cache, amended"]);
+    let amended = repo.git(&["rev-parse", "HEAD"]);
+    assert_ne!(amended, first);
+    assert_eq!(
+        notes::read(&store(&repo), &amended).unwrap(),
+        vec![decision.clone()]
+    );
+
+    // Rebase a branch carrying the note onto a main that moved on.
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    repo.commit("other.txt", "other\n", "other work");
+    repo.git(&["checkout", "-q", "topic"]);
+    repo.git(&["rebase", "-q", "main"]);
+    let rebased = repo.git(&["rev-parse", "HEAD"]);
+    assert_ne!(rebased, amended);
+    assert_eq!(
+        notes::read(&store(&repo), &rebased).unwrap(),
+        vec![decision]
+    );
+}
+
+#[test]
+fn init_keeps_the_users_own_note_settings() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "notes.rewriteRef", "refs/notes/commits"]);
+    repo.git(&["config", "notes.rewrite.amend", "false"]);
+    repo.ok(&["init"]);
+    let refs = repo.git(&["config", "--get-all", "notes.rewriteRef"]);
+    assert_eq!(
+        refs.lines().collect::<Vec<_>>(),
+        ["refs/notes/commits", notes::REF]
+    );
+    assert_eq!(repo.git(&["config", "notes.rewrite.amend"]), "false");
+    assert_eq!(repo.git(&["config", "notes.rewrite.rebase"]), "true");
+}
