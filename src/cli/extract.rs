@@ -94,6 +94,14 @@ fn print_human(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
     if updated > 0 {
         line.push_str(&format!(", {updated} updated"));
     }
+    let linked: usize = reports.iter().map(|r| r.events_linked).sum();
+    let commits: usize = reports.iter().map(|r| r.commits_linked).sum();
+    if linked > 0 {
+        line.push_str(&format!(
+            ", {linked} attached to {commits} commit{}",
+            plural(commits)
+        ));
+    }
     if skipped > 0 {
         line.push_str(&format!(
             ", {skipped} unreadable line{} skipped",
@@ -133,6 +141,7 @@ fn print_json(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
         "schema_version": 1,
         "events_added": added,
         "events_updated": updated,
+        "events_linked": reports.iter().map(|r| r.events_linked).sum::<usize>(),
         "transcripts": reports,
     });
     write_json(out, &value)

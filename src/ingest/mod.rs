@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
 use crate::event::Event;
-use crate::store::{self, Store, pending, state};
+use crate::store::{self, Store, link, pending, state};
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::reader::{Line, LineReader};
 use crate::transcript::record::parse_line;
@@ -50,6 +50,9 @@ pub struct TranscriptReport {
     pub events_updated: usize,
     /// Provisional events of the last run that the finished turns no longer produce.
     pub events_removed: usize,
+    /// Pending events of the session attached to commits by this run, and to how many.
+    pub events_linked: usize,
+    pub commits_linked: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -194,6 +197,10 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     )?;
     progress.report.events_removed = pending::remove(store, &stale)?;
     let mut report = progress.report;
+    let session_id = extractor.state().session_id.clone();
+    let linked = link::session(store, &session_id)?;
+    report.events_linked = linked.events;
+    report.commits_linked = linked.commits;
     report.bytes_read = reader.offset() - start;
     report.tail_bytes = tail;
     report.session_id = extractor.state().session_id.clone();
@@ -221,7 +228,10 @@ impl Progress<'_> {
         offset: u64,
         state: &State,
     ) -> Result<(), Error> {
-        let upserted = pending::upsert(self.store, events)?;
+        // Events already attached to a commit update their note; the rest wait in the queue.
+        let (in_notes, waiting) = link::route(self.store, events.to_vec())?;
+        self.report.events_updated += in_notes;
+        let upserted = pending::upsert(self.store, &waiting)?;
         self.report.events_added += upserted.added;
         self.report.events_updated += upserted.updated;
         self.report.lines.add(counts);

@@ -5,6 +5,7 @@
 //! an advisory lock on `agent-context/lock`, which the OS releases if a writer dies.
 
 pub mod git_config;
+pub mod link;
 pub mod notes;
 pub mod pending;
 pub mod state;

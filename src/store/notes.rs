@@ -34,6 +34,17 @@ fn git_error(action: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
     }
 }
 
+/// The commit of this repository that a full or abbreviated hex id names, if exactly one.
+pub(crate) fn resolve_commit(repo: &gix::Repository, hex: &str) -> Option<ObjectId> {
+    let id = if hex.len() == repo.object_hash().len_in_hex() {
+        ObjectId::from_hex(hex.as_bytes()).ok()?
+    } else {
+        let prefix = gix::hash::Prefix::from_hex(hex).ok()?;
+        repo.objects.lookup_prefix(prefix, None).ok()??.ok()?
+    };
+    repo.find_commit(id).ok().map(|c| c.id)
+}
+
 /// The commit named by a full hex id, checked to be a commit of this repository.
 fn commit_id(repo: &gix::Repository, commit: &str) -> Result<ObjectId> {
     let id = ObjectId::from_hex(commit.as_bytes()).map_err(|e| Error::Git {
@@ -95,8 +106,13 @@ pub fn read(store: &Store, commit: &str) -> Result<Vec<Event>> {
 
 /// Attach `events` to `commit` (a full hex id), merging them into its note by event id.
 pub fn attach(store: &Store, commit: &str, events: &[Event]) -> Result<Attached> {
+    let id = commit_id(&store.repo(), commit)?;
+    attach_to(store, id, events)
+}
+
+/// [`attach`] for a commit id already known to be a commit of this repository.
+pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result<Attached> {
     let mut repo = store.repo();
-    let id = commit_id(&repo, commit)?;
     let signature = repo
         .committer_or_set_generic_fallback()
         .map_err(git_error("find a committer identity"))?

@@ -25,8 +25,8 @@ struct Queue {
     unreadable: Vec<Vec<u8>>,
 }
 
-fn file_for(store: &Store, session: &str) -> PathBuf {
-    // Session ids are UUIDs; anything else is made safe for a file name.
+/// The file name for a session's records: session ids are UUIDs; anything else is made safe.
+pub(crate) fn file_name(session: &str) -> String {
     let safe: String = session
         .chars()
         .map(|c| {
@@ -42,7 +42,11 @@ fn file_for(store: &Store, session: &str) -> PathBuf {
     } else {
         safe
     };
-    store.dir().join(DIR).join(format!("{name}.jsonl"))
+    format!("{name}.jsonl")
+}
+
+fn file_for(store: &Store, session: &str) -> PathBuf {
+    store.dir().join(DIR).join(file_name(session))
 }
 
 fn read(path: &Path) -> Result<Queue> {

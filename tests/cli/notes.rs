@@ -313,3 +313,146 @@ fn init_keeps_the_users_own_note_settings() {
     assert_eq!(repo.git(&["config", "notes.rewrite.amend"]), "false");
     assert_eq!(repo.git(&["config", "notes.rewrite.rebase"]), "true");
 }
+
+/// One JSON line of a transcript.
+fn line(value: serde_json::Value) -> String {
+    format!("{value}\n")
+}
+
+fn prompt(uuid: &str, text: &str, at: &str) -> String {
+    line(
+        serde_json::json!({"type": "user", "uuid": uuid, "sessionId": "s-link", "timestamp": at,
+        "message": {"role": "user", "content": text}}),
+    )
+}
+
+fn say(msg: &str, at: &str, blocks: serde_json::Value) -> String {
+    line(
+        serde_json::json!({"type": "assistant", "uuid": format!("u-{msg}"), "sessionId": "s-link", "timestamp": at,
+        "message": {"id": msg, "model": "claude-test", "role": "assistant", "content": blocks}}),
+    )
+}
+
+fn bash_result(id: &str, stdout: &str, at: &str) -> String {
+    line(
+        serde_json::json!({"type": "user", "uuid": format!("r-{id}"), "sessionId": "s-link", "timestamp": at,
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": stdout}]},
+        "toolUseResult": {"stdout": stdout, "stderr": ""}}),
+    )
+}
+
+fn kinds_in_note(repo: &TestRepo, commit: &str) -> Vec<String> {
+    let mut kinds: Vec<String> = notes::read(&store(repo), commit)
+        .unwrap()
+        .iter()
+        .map(|e| e.kind.to_string())
+        .collect();
+    kinds.sort();
+    kinds
+}
+
+#[test]
+fn each_event_lands_on_the_commit_it_led_to() {
+    let repo = TestRepo::new();
+    let first = repo.commit("cache.py", "ttl\n", "feat: add TTL cache");
+    let second = repo.commit("cache.py", "ttl capped\n", "fix: cap the cache");
+    let transcript = repo.home.join("s-link.jsonl");
+    let edit = |id: &str| {
+        serde_json::json!({"type": "tool_use", "id": id, "name": "Edit",
+        "input": {"file_path": repo.root.join("cache.py"), "old_string": "a", "new_string": "b"}})
+    };
+    let content = [
+        prompt("p1", "Add a cache", "2026-01-01T00:00:00Z"),
+        say("m1", "2026-01-01T00:00:01Z", serde_json::json!([{"type": "text", "text": "I'll go with a TTL map because entries expire by time."}, edit("e1")])),
+        bash_result("e1", "ok", "2026-01-01T00:00:02Z"),
+        say("m2", "2026-01-01T00:00:03Z", serde_json::json!([{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "git commit -am 'feat: add TTL cache'"}}])),
+        bash_result("b1", &format!("[main {}] feat: add TTL cache\n 1 file changed", &first[..7]), "2026-01-01T00:00:04Z"),
+        prompt("p2", "Now bound it", "2026-01-01T00:01:00Z"),
+        say("m3", "2026-01-01T00:01:01Z", serde_json::json!([{"type": "text", "text": "An LRU won't work because the keys are unbounded."}, edit("e2")])),
+        bash_result("e2", "ok", "2026-01-01T00:01:02Z"),
+        say("m4", "2026-01-01T00:01:03Z", serde_json::json!([{"type": "tool_use", "id": "b2", "name": "Bash", "input": {"command": "git commit -qam 'fix: cap the cache' && git log --oneline -1"}}])),
+        bash_result("b2", &format!("{} fix: cap the cache", &second[..7]), "2026-01-01T00:01:04Z"),
+        say("m5", "2026-01-01T00:01:05Z", serde_json::json!([{"type": "text", "text": "Let me check whether the docs mention the cap."}])),
+        prompt("p3", "thanks", "2026-01-01T00:02:00Z"),
+    ]
+    .concat();
+    std::fs::write(&transcript, content).unwrap();
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 2, "{report:#}");
+
+    assert_eq!(
+        kinds_in_note(&repo, &first),
+        ["decision", "feature", "write"]
+    );
+    assert_eq!(
+        kinds_in_note(&repo, &second),
+        ["bugfix", "rejection", "write"]
+    );
+    let shown = repo.git(&["notes", "--ref=agent-context", "show", &second]);
+    assert!(
+        shown.contains("An LRU won't work because the keys are unbounded."),
+        "{shown}"
+    );
+    // After the last commit: still pending.
+    let pending: Vec<String> = repo
+        .pending()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(pending, ["exploration"]);
+
+    // Extracting again changes nothing.
+    let tip = repo.git(&["rev-parse", notes::REF]);
+    assert_eq!(repo.extract(&transcript)["events_added"], 0);
+    assert_eq!(repo.git(&["rev-parse", notes::REF]), tip);
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_real_session_with_six_commits_lands_on_six_commits() {
+    // entireio-cli e1 (Claude Code 2.1.14) made six commits; make six here and point the
+    // transcript's `[branch sha]` lines at them.
+    let repo = TestRepo::new();
+    let original = [
+        "5afb02e", "614cb41", "09ea3c1", "7909310", "54afbbe", "aaa7d7a",
+    ];
+    let mut text = std::fs::read_to_string(crate::repo::fixture(
+        "entireio-cli/e1/2c3e2b3f2a/0/full.jsonl",
+    ))
+    .unwrap();
+    let mut ours = Vec::new();
+    for (i, sha) in original.iter().enumerate() {
+        let commit = repo.commit("f.txt", &format!("{i}\n"), &format!("c{i}"));
+        text = text.replace(sha, &commit[..7]);
+        ours.push(commit);
+    }
+    let transcript = repo.home.join("e1.jsonl");
+    std::fs::write(&transcript, text).unwrap();
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 6, "{report:#}");
+    let subjects = [
+        "feat(explain): implement default checkpoint output format",
+        "feat(explain): implement verbose checkpoint output format",
+        "feat(explain): implement full checkpoint output format",
+        "test(explain): add integration tests for --checkpoint flag",
+        "style: apply gofmt optimization for transcript output",
+        "docs(explain): update help text for new flags and verbosity levels",
+    ];
+    for (commit, subject) in ours.iter().zip(subjects) {
+        let events = notes::read(&store(&repo), commit).unwrap();
+        let commit_events: Vec<&Event> = events
+            .iter()
+            .filter(|e| e.origin == Origin::Commit && e.commits.len() == 1)
+            .collect();
+        assert_eq!(commit_events.len(), 1, "{commit}: {events:#?}");
+        assert_eq!(commit_events[0].summary, subject);
+        assert!(commit_events[0].commits[0].starts_with(&commit[..7]));
+    }
+    // The first commit carries the reasoning that led to it.
+    assert!(
+        notes::read(&store(&repo), &ours[0])
+            .unwrap()
+            .iter()
+            .any(|e| e.kind == Kind::Write)
+    );
+}
