@@ -23,8 +23,7 @@ use super::tools::{
     CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, runs_git_commit,
 };
 use crate::event::{
-    Event, Kind, Origin, Outcome, SCHEMA_VERSION, SessionMeta, Task, ToolCall, event_id, summarize,
-    truncate_words,
+    Event, Kind, Origin, Outcome, SessionMeta, Task, ToolCall, event_id, truncate_words,
 };
 use crate::transcript::record::{Block, Content, Entry, ToolInput, ToolUseResult, text};
 
@@ -572,23 +571,17 @@ impl<'w> Extractor<'w> {
             &self.state.main
         };
         Event {
-            kind,
-            summary: summarize(summary),
-            id: event_id(&self.state.session_id, source, kind),
-            schema_version: SCHEMA_VERSION,
-            session_id: self.state.session_id.clone(),
-            timestamp: timestamp.to_owned(),
-            origin,
-            source: source.to_owned(),
             agent_id: if side { thread.agent_id.clone() } else { None },
-            rationale: String::new(),
-            alternatives: Vec::new(),
             prompt_context: thread.prompt.clone(),
-            tool_calls: Vec::new(),
-            files_affected: Vec::new(),
-            commits: Vec::new(),
-            tasks: Vec::new(),
             session: self.state.meta.clone(),
+            ..Event::new(
+                &self.state.session_id,
+                source,
+                kind,
+                origin,
+                summary,
+                timestamp,
+            )
         }
     }
 

@@ -20,7 +20,12 @@ struct Family {
 }
 
 fn set(patterns: &[&str]) -> RegexSet {
-    RegexSetBuilder::new(patterns.iter().map(|p| ascii_boundaries(p)))
+    build(patterns.iter().map(|p| ascii_boundaries(p)))
+}
+
+/// A case-insensitive set of patterns already in their final form.
+fn build<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> RegexSet {
+    RegexSetBuilder::new(patterns)
         .case_insensitive(true)
         // Room for the lazy DFA's states: the sets are large and the default cache thrashes.
         .dfa_size_limit(32 << 20)
@@ -198,17 +203,8 @@ static DISCOVERY: LazyLock<RegexSet> = LazyLock::new(|| {
 /// Every pattern that can give a sentence a kind, in one set: most sentences carry no
 /// reasoning, and one search tells so instead of one per family.
 static ANY_KIND: LazyLock<RegexSet> = LazyLock::new(|| {
-    let mut patterns: Vec<&str> = FAMILIES
-        .iter()
-        .flat_map(|f| f.strong.patterns())
-        .map(String::as_str)
-        .collect();
-    patterns.extend(DISCOVERY.patterns().iter().map(String::as_str));
-    RegexSetBuilder::new(patterns)
-        .case_insensitive(true)
-        .dfa_size_limit(32 << 20)
-        .build()
-        .expect("patterns compile")
+    let families = FAMILIES.iter().flat_map(|f| f.strong.patterns());
+    build(families.chain(DISCOVERY.patterns()))
 });
 
 /// The kind of a sentence: reasoning ([`classify`]) or, failing that, a finding about the code

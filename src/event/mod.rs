@@ -7,6 +7,7 @@
 
 pub mod note;
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -162,6 +163,68 @@ pub struct Event {
     pub session: SessionMeta,
 }
 
+impl Event {
+    /// The event of `kind` drawn from `source` in `session`, with its id and the summary made
+    /// from `text`; every other field empty.
+    pub fn new(
+        session_id: &str,
+        source: &str,
+        kind: Kind,
+        origin: Origin,
+        text: &str,
+        timestamp: &str,
+    ) -> Event {
+        Event {
+            kind,
+            summary: summarize(text),
+            id: event_id(session_id, source, kind),
+            schema_version: SCHEMA_VERSION,
+            session_id: session_id.to_owned(),
+            timestamp: timestamp.to_owned(),
+            origin,
+            source: source.to_owned(),
+            agent_id: None,
+            rationale: String::new(),
+            alternatives: Vec::new(),
+            prompt_context: String::new(),
+            tool_calls: Vec::new(),
+            files_affected: Vec::new(),
+            commits: Vec::new(),
+            tasks: Vec::new(),
+            session: SessionMeta::default(),
+        }
+    }
+}
+
+/// What adding events to a set of events changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Merged {
+    pub added: usize,
+    pub updated: usize,
+}
+
+impl Merged {
+    pub fn changed(&self) -> bool {
+        self.added + self.updated > 0
+    }
+}
+
+/// `old` with `new` added by id — the one union every store of events uses: an event of `new`
+/// replaces the one with its id in `old`. The result is in id order.
+pub fn merge(old: Vec<Event>, new: impl IntoIterator<Item = Event>) -> (Vec<Event>, Merged) {
+    let mut by_id: BTreeMap<String, Event> = old.into_iter().map(|e| (e.id.clone(), e)).collect();
+    let mut merged = Merged::default();
+    for e in new {
+        match by_id.get(&e.id) {
+            Some(old) if *old == e => continue,
+            Some(_) => merged.updated += 1,
+            None => merged.added += 1,
+        }
+        by_id.insert(e.id.clone(), e);
+    }
+    (by_id.into_values().collect(), merged)
+}
+
 /// The stable id of the event of `kind` drawn from `source` in `session`.
 pub fn event_id(session: &str, source: &str, kind: Kind) -> String {
     let key = format!("{session}\0{source}\0{}", kind.as_str());
@@ -211,6 +274,27 @@ mod tests {
         assert!(s.ends_with("word…"));
         let unbroken = "é".repeat(300);
         assert_eq!(summarize(&unbroken).chars().count(), SUMMARY_MAX);
+    }
+
+    #[test]
+    fn merge_adds_and_replaces_by_id_and_says_what_changed() {
+        let a = Event::new("s", "m1", Kind::Decision, Origin::Text, "use notes", "t");
+        let (same, merged) = merge(vec![a.clone()], [a.clone()]);
+        assert!(!merged.changed());
+        assert_eq!(same, vec![a.clone()]);
+        let mut a2 = a.clone();
+        a2.summary = "use git notes".to_owned();
+        let b = Event::new("s", "m2", Kind::Rejection, Origin::Text, "no daemon", "t");
+        let (events, merged) = merge(vec![a], [a2.clone(), b.clone()]);
+        assert_eq!(
+            merged,
+            Merged {
+                added: 1,
+                updated: 1
+            }
+        );
+        assert_eq!(events.len(), 2);
+        assert!(events.contains(&a2) && events.contains(&b));
     }
 
     #[test]

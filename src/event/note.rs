@@ -3,7 +3,8 @@
 //! A note is JSON Lines, one complete event per line, each line starting with the
 //! human-readable `kind` and `summary`. Lines are unique and sorted, so that the union of two
 //! notes is what `git notes merge -s cat_sort_uniq` makes of them; when two lines carry the
-//! same event id (two versions of one event), readers keep one, deterministically.
+//! same event id (two versions of one event), readers keep one, deterministically. Writers add
+//! events with [`super::merge`].
 
 use std::collections::BTreeMap;
 
@@ -47,45 +48,20 @@ pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
     (by_id.into_values().collect(), unreadable)
 }
 
-/// `old` with `new` added: an event of `new` replaces the one with its id in `old`. Returns
-/// the merged events and whether anything changed.
-pub fn merge(old: Vec<Event>, new: &[Event]) -> (Vec<Event>, bool) {
-    let mut by_id: BTreeMap<String, Event> = old.into_iter().map(|e| (e.id.clone(), e)).collect();
-    let mut changed = false;
-    for e in new {
-        if by_id.get(&e.id) != Some(e) {
-            by_id.insert(e.id.clone(), e.clone());
-            changed = true;
-        }
-    }
-    (by_id.into_values().collect(), changed)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Kind, Origin, SCHEMA_VERSION, SessionMeta, event_id};
+    use crate::event::{Kind, Origin};
 
     fn event(source: &str, kind: Kind, summary: &str) -> Event {
-        Event {
+        Event::new(
+            "s",
+            source,
             kind,
-            summary: summary.to_owned(),
-            id: event_id("s", source, kind),
-            schema_version: SCHEMA_VERSION,
-            session_id: "s".to_owned(),
-            timestamp: "2026-01-01T00:00:00Z".to_owned(),
-            origin: Origin::Text,
-            source: source.to_owned(),
-            agent_id: None,
-            rationale: String::new(),
-            alternatives: Vec::new(),
-            prompt_context: String::new(),
-            tool_calls: Vec::new(),
-            files_affected: Vec::new(),
-            commits: Vec::new(),
-            tasks: Vec::new(),
-            session: SessionMeta::default(),
-        }
+            Origin::Text,
+            summary,
+            "2026-01-01T00:00:00Z",
+        )
     }
 
     #[test]
@@ -138,21 +114,6 @@ mod tests {
             &decode(&encode(&[a, a2])).0[0],
             "the same version whichever way"
         );
-    }
-
-    #[test]
-    fn merge_adds_and_replaces_by_id_and_says_whether_anything_changed() {
-        let a = event("m1", Kind::Decision, "use notes");
-        let (same, changed) = merge(vec![a.clone()], std::slice::from_ref(&a));
-        assert!(!changed);
-        assert_eq!(same, vec![a.clone()]);
-        let mut a2 = a.clone();
-        a2.summary = "use git notes".to_owned();
-        let b = event("m2", Kind::Rejection, "no daemon");
-        let (merged, changed) = merge(vec![a], &[a2.clone(), b.clone()]);
-        assert!(changed);
-        assert_eq!(merged.len(), 2);
-        assert!(merged.contains(&a2) && merged.contains(&b));
     }
 
     #[test]

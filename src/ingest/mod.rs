@@ -170,13 +170,12 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
             // Those still unresolved stay recorded, should this run die before its end.
             progress.provisional = stale.iter().cloned().collect();
             progress.save(
-                &finished,
+                std::mem::take(&mut finished),
                 std::mem::take(&mut counts),
                 0,
                 reader.offset(),
-                &extractor.state_to_save(),
+                extractor.state_to_save(),
             )?;
-            finished.clear();
         }
     }
     finished.append(&mut extractor.take_events());
@@ -189,21 +188,20 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         .collect();
     finished.extend(provisional);
     progress.save(
-        &finished,
+        finished,
         counts,
         tail,
         reader.offset(),
-        &extractor.state_to_save(),
+        extractor.state_to_save(),
     )?;
     progress.report.events_removed = pending::remove(store, &stale)?;
     let mut report = progress.report;
-    let session_id = extractor.state().session_id.clone();
-    let linked = link::session(store, &session_id)?;
+    report.session_id = extractor.state().session_id.clone();
+    let linked = link::session(store, &report.session_id)?;
     report.events_linked = linked.events;
     report.commits_linked = linked.commits;
     report.bytes_read = reader.offset() - start;
     report.tail_bytes = tail;
-    report.session_id = extractor.state().session_id.clone();
     Ok(report)
 }
 
@@ -222,16 +220,16 @@ impl Progress<'_> {
     /// state — in that order, so that a crash in between only makes the next run redo work.
     fn save(
         &mut self,
-        events: &[Event],
+        events: Vec<Event>,
         counts: LineCounts,
         tail: u64,
         offset: u64,
-        state: &State,
+        state: State,
     ) -> Result<(), Error> {
         // Events already attached to a commit update their note; the rest wait in the queue.
-        let (in_notes, waiting) = link::route(self.store, events.to_vec())?;
+        let (in_notes, waiting) = link::route(self.store, events)?;
         self.report.events_updated += in_notes;
-        let upserted = pending::upsert(self.store, &waiting)?;
+        let upserted = pending::upsert(self.store, waiting)?;
         self.report.events_added += upserted.added;
         self.report.events_updated += upserted.updated;
         self.report.lines.add(counts);
@@ -245,7 +243,7 @@ impl Progress<'_> {
             })?;
         let saved = Saved {
             cursor: self.cursor.clone(),
-            state: state.clone(),
+            state,
             provisional: self.provisional.clone(),
         };
         state::save(self.store, self.path, &saved)?;

@@ -10,21 +10,14 @@ use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store};
-use crate::event::Event;
-use crate::event::note::{decode, encode, merge};
+use crate::event::note::{decode, encode};
+use crate::event::{Event, Merged, merge};
 
 /// The notes ref the events live on.
 pub const REF: &str = "refs/notes/agent-context";
 
 /// How often an update is redone after losing a race before giving up.
 const ATTEMPTS: usize = 100;
-
-/// What attaching changed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Attached {
-    pub added: usize,
-    pub updated: usize,
-}
 
 fn git_error(action: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
     let action = action.into();
@@ -45,15 +38,12 @@ pub(crate) fn resolve_commit(repo: &gix::Repository, hex: &str) -> Option<Object
     repo.find_commit(id).ok().map(|c| c.id)
 }
 
-/// The commit named by a full hex id, checked to be a commit of this repository.
-fn commit_id(repo: &gix::Repository, commit: &str) -> Result<ObjectId> {
-    let id = ObjectId::from_hex(commit.as_bytes()).map_err(|e| Error::Git {
-        action: format!("read commit id {commit:?}"),
-        message: e.to_string(),
-    })?;
-    repo.find_commit(id)
-        .map_err(git_error(format!("find commit {commit}")))?;
-    Ok(id)
+/// [`resolve_commit`], or an error that names `hex`.
+fn commit_id(repo: &gix::Repository, hex: &str) -> Result<ObjectId> {
+    resolve_commit(repo, hex).ok_or_else(|| Error::Git {
+        action: format!("find commit {hex:?}"),
+        message: "no commit of this repository has this id".to_owned(),
+    })
 }
 
 /// The notes ref's commit, if the ref exists.
@@ -96,7 +86,7 @@ fn note_of(
     Ok(decode(&data.data).0)
 }
 
-/// The events attached to `commit` (a full hex id).
+/// The events attached to `commit` (a full or abbreviated hex id).
 pub fn read(store: &Store, commit: &str) -> Result<Vec<Event>> {
     let repo = store.repo();
     let id = commit_id(&repo, commit)?;
@@ -104,14 +94,15 @@ pub fn read(store: &Store, commit: &str) -> Result<Vec<Event>> {
     note_of(&repo, &mut state, &id)
 }
 
-/// Attach `events` to `commit` (a full hex id), merging them into its note by event id.
-pub fn attach(store: &Store, commit: &str, events: &[Event]) -> Result<Attached> {
+/// Attach `events` to `commit` (a full or abbreviated hex id), merging them into its note by
+/// event id.
+pub fn attach(store: &Store, commit: &str, events: &[Event]) -> Result<Merged> {
     let id = commit_id(&store.repo(), commit)?;
     attach_to(store, id, events)
 }
 
 /// [`attach`] for a commit id already known to be a commit of this repository.
-pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result<Attached> {
+pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result<Merged> {
     let mut repo = store.repo();
     let signature = repo
         .committer_or_set_generic_fallback()
@@ -125,17 +116,9 @@ pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result
         let old_tip = tip(&repo)?;
         let mut state = state_at(&repo, old_tip)?;
         let old = note_of(&repo, &mut state, &id)?;
-        let mut counts = Attached::default();
-        for e in events {
-            match old.iter().find(|o| o.id == e.id) {
-                None => counts.added += 1,
-                Some(o) if o != e => counts.updated += 1,
-                Some(_) => {}
-            }
-        }
-        let (merged, changed) = merge(old, events);
-        if !changed {
-            return Ok(Attached::default());
+        let (merged, counts) = merge(old, events.iter().cloned());
+        if !counts.changed() {
+            return Ok(counts);
         }
         let blob = repo
             .write_blob(encode(&merged))

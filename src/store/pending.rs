@@ -3,21 +3,14 @@
 //! Events are upserted by id, so re-extracting a transcript never duplicates one. A line that
 //! cannot be read is kept as it is (and counted), never dropped: the store loses nothing.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{Result, Store, io_error, write_atomic};
-use crate::event::{Event, Kind};
+use crate::event::{Event, Kind, Merged, merge};
 
 pub const DIR: &str = "pending";
-
-/// What an upsert changed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Upserted {
-    pub added: usize,
-    pub updated: usize,
-}
 
 /// The events of one session's queue file, plus the lines we could not read.
 struct Queue {
@@ -72,39 +65,20 @@ fn read(path: &Path) -> Result<Queue> {
 }
 
 /// Add `events` to their sessions' queues, replacing events with the same id.
-pub fn upsert(store: &Store, events: &[Event]) -> Result<Upserted> {
-    let mut by_session: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+pub fn upsert(store: &Store, events: Vec<Event>) -> Result<Merged> {
+    let mut by_session: BTreeMap<String, Vec<Event>> = BTreeMap::new();
     for e in events {
-        by_session.entry(e.session_id.as_str()).or_default().push(e);
+        by_session.entry(e.session_id.clone()).or_default().push(e);
     }
-    let mut total = Upserted::default();
+    let mut total = Merged::default();
     for (session, new) in by_session {
-        let path = file_for(store, session);
+        let path = file_for(store, &session);
         let mut queue = read(&path)?;
-        let mut index: HashMap<String, usize> = queue
-            .events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.id.clone(), i))
-            .collect();
-        let mut changed = false;
-        for event in new {
-            match index.get(&event.id) {
-                Some(&i) if queue.events[i] == *event => {}
-                Some(&i) => {
-                    queue.events[i] = event.clone();
-                    total.updated += 1;
-                    changed = true;
-                }
-                None => {
-                    index.insert(event.id.clone(), queue.events.len());
-                    queue.events.push(event.clone());
-                    total.added += 1;
-                    changed = true;
-                }
-            }
-        }
-        if changed {
+        let (events, merged) = merge(std::mem::take(&mut queue.events), new);
+        queue.events = events;
+        total.added += merged.added;
+        total.updated += merged.updated;
+        if merged.changed() {
             write(&path, &mut queue)?;
         }
     }

@@ -31,11 +31,25 @@ pub fn project_dir_name(cwd: &Path) -> String {
 /// Every transcript of sessions run inside `workdir`: main sessions, subagents (current
 /// `<session>/subagents/agent-*.jsonl` and legacy `agent-*.jsonl`), sorted by path.
 pub fn transcripts(claude_dir: &Path, workdir: &Path) -> Vec<PathBuf> {
+    select(claude_dir, workdir, |_| true)
+}
+
+/// The transcripts of one session (its main file and its subagents).
+pub fn session_transcripts(claude_dir: &Path, workdir: &Path, session: &str) -> Vec<PathBuf> {
+    select(claude_dir, workdir, |p| match session_of_path(p) {
+        Some(s) => s == session,
+        None => session_in(p).as_deref() == Some(session),
+    })
+}
+
+/// The transcripts in `workdir`'s project folders that `wanted` keeps, sorted by path. The
+/// folder name is lossy (`/a/my-app` and `/a/my.app` share one), so the cwd recorded inside
+/// decides, read only for the files `wanted` kept; a file that records none yet belongs to
+/// the folder whose name matches exactly.
+fn select(claude_dir: &Path, workdir: &Path, wanted: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in project_dirs(claude_dir, workdir) {
-        for path in jsonl_files(&dir.path) {
-            // The encoding is lossy (`/a/my-app` and `/a/my.app` share a folder): the cwd
-            // recorded inside decides. A file that records none yet belongs to the folder.
+        for path in jsonl_files(&dir.path).into_iter().filter(|p| wanted(p)) {
             let inside = match cwd_of(&path) {
                 Some(cwd) => Path::new(&cwd).starts_with(workdir),
                 None => dir.exact,
@@ -47,17 +61,6 @@ pub fn transcripts(claude_dir: &Path, workdir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-/// The transcripts of one session (its main file and its subagents).
-pub fn session_transcripts(claude_dir: &Path, workdir: &Path, session: &str) -> Vec<PathBuf> {
-    transcripts(claude_dir, workdir)
-        .into_iter()
-        .filter(|p| match session_of_path(p) {
-            Some(s) => s == session,
-            None => session_in(p).as_deref() == Some(session),
-        })
-        .collect()
 }
 
 /// The session id a transcript path belongs to, from its location.

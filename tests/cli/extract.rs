@@ -350,15 +350,19 @@ fn a_truncated_last_line_waits_until_it_is_complete() {
     );
 }
 
+/// A transcript of one prompt and one decision, in the test's home folder.
+fn one_decision(repo: &TestRepo) -> std::path::PathBuf {
+    let path = repo.home.join("s.jsonl");
+    let text =
+        user("p1", "first") + &assistant("m1", "I'll go with plain files because they diff well.");
+    fs::write(&path, text).unwrap();
+    path
+}
+
 #[test]
 fn a_replaced_or_truncated_transcript_is_read_again_from_the_start() {
     let repo = TestRepo::new();
-    let path = repo.home.join("s.jsonl");
-    fs::write(
-        &path,
-        user("p1", "first") + &assistant("m1", "I'll go with plain files because they diff well."),
-    )
-    .unwrap();
+    let path = one_decision(&repo);
     assert_eq!(repo.extract(&path)["events_added"], 1);
 
     // Replaced by another file of the same length and more.
@@ -521,12 +525,7 @@ fn a_transcript_is_one_transcript_however_it_is_named() {
 #[test]
 fn an_unreadable_pending_line_is_kept_and_does_not_stop_anything() {
     let repo = TestRepo::new();
-    let path = repo.home.join("s.jsonl");
-    fs::write(
-        &path,
-        user("p1", "first") + &assistant("m1", "I'll go with plain files because they diff well."),
-    )
-    .unwrap();
+    let path = one_decision(&repo);
     repo.extract(&path);
     let queue = repo.root.join(".git/agent-context/pending/s-bad.jsonl");
     const GARBAGE: &[u8] = b"garbage \xff line\n";

@@ -4,30 +4,22 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use git_agent_context::event::note::encode;
-use git_agent_context::event::{Event, Kind, Origin, SCHEMA_VERSION, SessionMeta, event_id};
+use git_agent_context::event::{Event, Kind, Merged, Origin};
 use git_agent_context::store::{Store, notes};
 
 use crate::repo::TestRepo;
 
 fn event(session: &str, source: &str, kind: Kind, summary: &str) -> Event {
     Event {
-        kind,
-        summary: summary.to_owned(),
-        id: event_id(session, source, kind),
-        schema_version: SCHEMA_VERSION,
-        session_id: session.to_owned(),
-        timestamp: "2026-01-01T00:00:00Z".to_owned(),
-        origin: Origin::Text,
-        source: source.to_owned(),
-        agent_id: None,
-        rationale: String::new(),
-        alternatives: Vec::new(),
-        prompt_context: String::new(),
-        tool_calls: Vec::new(),
         files_affected: vec!["src/cache.rs".to_owned()],
-        commits: Vec::new(),
-        tasks: Vec::new(),
-        session: SessionMeta::default(),
+        ..Event::new(
+            session,
+            source,
+            kind,
+            Origin::Text,
+            summary,
+            "2026-01-01T00:00:00Z",
+        )
     }
 }
 
@@ -59,7 +51,7 @@ fn notes_we_write_are_what_git_shows_and_merge_by_event_id() {
     .unwrap();
     assert_eq!(
         attached,
-        notes::Attached {
+        Merged {
             added: 2,
             updated: 0
         }
@@ -83,7 +75,7 @@ fn notes_we_write_are_what_git_shows_and_merge_by_event_id() {
     let before = repo.git(&["rev-parse", notes::REF]);
     assert_eq!(
         notes::attach(&store(&repo), &commit, std::slice::from_ref(&decision)).unwrap(),
-        notes::Attached::default()
+        Merged::default()
     );
     assert_eq!(repo.git(&["rev-parse", notes::REF]), before);
 
@@ -95,7 +87,7 @@ fn notes_we_write_are_what_git_shows_and_merge_by_event_id() {
         notes::attach(&store(&repo), &commit, &[revised.clone(), tradeoff.clone()]).unwrap();
     assert_eq!(
         attached,
-        notes::Attached {
+        Merged {
             added: 1,
             updated: 1
         }
@@ -249,7 +241,16 @@ fn attaching_to_something_that_is_not_a_commit_of_this_repository_fails_cleanly(
         notes::attach(&store(&repo), &tree, &[e]).is_err(),
         "a tree is not a commit"
     );
-    assert!(repo.run(&["status"]).status.success());
+    let notes_ref = Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", notes::REF])
+        .current_dir(&repo.root)
+        .output()
+        .unwrap();
+    assert!(
+        !notes_ref.status.success(),
+        "nothing was written to {}",
+        notes::REF
+    );
 }
 
 #[test]
