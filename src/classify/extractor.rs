@@ -11,7 +11,7 @@
 //! unfinished turns without changing the state; since ids depend only on the source, a later,
 //! more complete emission of the same draft replaces it in the store.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,8 @@ use super::tools::{
     CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, runs_git_commit,
 };
 use crate::event::{
-    Event, Kind, Origin, Outcome, SessionMeta, Task, ToolCall, event_id, truncate_words,
+    Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id,
+    truncate_words,
 };
 use crate::transcript::record::{Block, Content, Entry, ToolInput, ToolUseResult, text};
 
@@ -40,6 +41,7 @@ const CALLS_PER_EVENT_MAX: usize = 10;
 const FILES_PER_EVENT_MAX: usize = 20;
 const ALTERNATIVES_MAX: usize = 5;
 const TASKS_MAX: usize = 100;
+const FILES_PER_SESSION_MAX: usize = 500;
 const EDIT_MARKS_MAX: usize = 64;
 const COMMIT_COMMAND_MAX: usize = 8 * 1024;
 
@@ -61,6 +63,12 @@ pub struct State {
     /// Tool results seen so far: orders failures after edits.
     results: u64,
     last_failure: Option<Failure>,
+    /// The first prompt of the main thread (redacted): what the session was asked to do.
+    #[serde(default)]
+    request: String,
+    /// Files the session's finished turns changed.
+    #[serde(default)]
+    files_written: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -169,7 +177,9 @@ impl<'w> Extractor<'w> {
         std::mem::take(&mut self.out)
     }
 
-    /// The events the unfinished turns would produce if they ended now. The state is unchanged.
+    /// The events the unfinished turns would produce if they ended now, then the session event
+    /// as it stands (see [`Kind::Session`]; none for a transcript without a main-thread
+    /// prompt, such as a subagent's). The state is unchanged.
     pub fn provisional(&self) -> Vec<Event> {
         let mut copy = Extractor {
             state: self.state.clone(),
@@ -178,7 +188,38 @@ impl<'w> Extractor<'w> {
         };
         copy.end_turn(true);
         copy.end_turn(false);
+        if let Some(session) = copy.session_event() {
+            copy.emit(session);
+        }
         copy.out
+    }
+
+    /// The session as a whole: its request, the files it changed and its task list. Which
+    /// commits it made is the linker's to say.
+    fn session_event(&self) -> Option<Event> {
+        let state = &self.state;
+        if state.request.is_empty() {
+            return None;
+        }
+        let mut event = self.event(
+            Kind::Session,
+            &state.request,
+            Origin::Prompt,
+            SESSION_SOURCE,
+            &state.first_seen,
+            false,
+        );
+        event.prompt_context = state.request.clone();
+        event.files_affected = state.files_written.iter().cloned().collect();
+        event.tasks = state
+            .tasks
+            .iter()
+            .map(|t| Task {
+                subject: t.subject.clone(),
+                status: t.status.clone(),
+            })
+            .collect();
+        Some(event)
     }
 
     pub fn feed(&mut self, entry: &Entry<'_>) {
@@ -369,6 +410,9 @@ impl<'w> Extractor<'w> {
         };
         let prompt = redact(&prompt).into_owned();
         self.end_turn(side);
+        if !side && self.state.request.is_empty() {
+            self.state.request = truncate_words(&prompt, PROMPT_MAX);
+        }
         let thread = self.thread(side);
         thread.turn = text(&entry.uuid).unwrap_or("").to_owned();
         thread.prompt = truncate_words(&prompt, PROMPT_MAX);
@@ -626,6 +670,11 @@ impl<'w> Extractor<'w> {
         for call in thread.calls.iter().filter(|c| c.op == Op::Write) {
             if let Some(f) = call.file.as_deref().filter(|f| !files.contains(f)) {
                 files.push(f);
+            }
+        }
+        for file in &files {
+            if self.state.files_written.len() < FILES_PER_SESSION_MAX {
+                self.state.files_written.insert((*file).to_owned());
             }
         }
         let agent_id = thread.agent_id.clone();

@@ -6,6 +6,7 @@
 //! [`SUMMARY_MAX`] characters. Serialized field order puts the human-readable fields first.
 
 pub mod note;
+pub mod time;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,6 +15,9 @@ use serde::{Deserialize, Serialize};
 
 /// The version of the event format written by this build.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The `source` of a session's [`Kind::Session`] event: one per session.
+pub const SESSION_SOURCE: &str = "session";
 
 /// The longest summary, in characters.
 pub const SUMMARY_MAX: usize = 120;
@@ -37,10 +41,13 @@ pub enum Kind {
     Write,
     Search,
     ToolCall,
+    /// The session as a whole: its request, the files it edited, its commits, its task list.
+    /// One per session; it goes on every commit the session produced.
+    Session,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Decision,
         Kind::Rejection,
         Kind::Tradeoff,
@@ -54,6 +61,7 @@ impl Kind {
         Kind::Write,
         Kind::Search,
         Kind::ToolCall,
+        Kind::Session,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -71,6 +79,7 @@ impl Kind {
             Kind::Write => "write",
             Kind::Search => "search",
             Kind::ToolCall => "tool_call",
+            Kind::Session => "session",
         }
     }
 }

@@ -111,6 +111,10 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
                 if size == saved.cursor.offset + saved.cursor.tail_bytes {
                     report.session_id = saved.state.session_id;
                     report.tail_bytes = saved.cursor.tail_bytes;
+                    // A commit made since may still take what waits.
+                    let linked = link::session(store, &report.session_id, false)?;
+                    report.events_linked = linked.events;
+                    report.commits_linked = linked.commits;
                     return Ok(report);
                 }
                 stale.extend(saved.provisional);
@@ -197,7 +201,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     progress.report.events_removed = pending::remove(store, &stale)?;
     let mut report = progress.report;
     report.session_id = extractor.state().session_id.clone();
-    let linked = link::session(store, &report.session_id)?;
+    let linked = link::session(store, &report.session_id, true)?;
     report.events_linked = linked.events;
     report.commits_linked = linked.commits;
     report.bytes_read = reader.offset() - start;

@@ -1,11 +1,18 @@
 //! Linking pending events to the commits their session produced (DESIGN §6).
 //!
-//! Signal implemented so far, the most trusted: commits the session named itself —
-//! `toolUseResult.gitOperation.commit.sha`, `[branch sha]` in the output of `git commit`, or
-//! `git log --oneline` after `git commit -q` — when the id resolves to a commit of this
-//! repository. A session's events, in time order, go to the first such commit at or after
-//! them: the events between commit k-1 and commit k led to commit k. Events after the last
-//! commit stay pending until a later commit takes them.
+//! Signals, most trusted first:
+//! 1. commits the session named itself — `toolUseResult.gitOperation.commit.sha`, `[branch
+//!    sha]` in the output of `git commit`, or `git log --oneline` after `git commit -q` — when
+//!    the id resolves to a commit of this repository ([`session`]);
+//! 2. the post-commit hook: a commit made while the session was running, in its worktree
+//!    ([`session_to`]);
+//! 3. last, commits whose time falls inside the session and that change a file the session
+//!    changed before them ([`session`], when no commit was named).
+//!
+//! A session's events, in time order, go to the first such commit at or after them: the events
+//! between commit k-1 and commit k led to commit k. The session event ([`Kind::Session`]) goes
+//! to every commit of the session, carrying the list of them. Events after the last commit stay
+//! pending until a later commit takes them.
 //!
 //! Attached events leave the pending queue; `attached/<session>.jsonl` remembers where each
 //! went (`<id> <commit>` per line), so that a later, more complete version of an event (a turn
@@ -13,14 +20,15 @@
 //! another commit. Crash safety: notes are written first, then the index, then the queue is
 //! trimmed; every step is idempotent, so a re-run completes an interrupted one.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
 
 use gix::ObjectId;
 
 use super::{Result, Store, io_error, notes, pending, write_atomic};
-use crate::event::{Event, Origin};
+use crate::event::time::unix_seconds;
+use crate::event::{Event, Kind, Origin};
 
 pub const DIR: &str = "attached";
 
@@ -92,9 +100,56 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
     Ok((updated, rest))
 }
 
-/// Attach the pending events of `session` that a commit of the session now takes.
-pub fn session(store: &Store, session: &str) -> Result<Linked> {
-    let events = pending::session_events(store, session)?;
+/// How long after a session's last event a commit may still be its own by the time-and-files
+/// rule (the user commits what the session left in the working tree).
+const GRACE_SECONDS: i64 = 30 * 60;
+
+/// How many commits the time-and-files rule looks at, newest first, at most.
+const WINDOW_COMMITS_MAX: usize = 1000;
+
+/// Where the events that no named commit took go.
+enum Rest {
+    /// To commits whose time and files fit, else they wait.
+    ByTimeAndFiles,
+    /// To this commit, which the session made. With `files_must_meet`, only if the events
+    /// changed none of files or one the commit changes.
+    Commit { id: ObjectId, files_must_meet: bool },
+}
+
+/// Attach the pending events of `session` that a commit of the session now takes: commits it
+/// named, then commits that fit its time and files. The session event is rewritten on the
+/// session's commits when `new_lines` were read (it may have changed) or events moved.
+pub fn session(store: &Store, session: &str, new_lines: bool) -> Result<Linked> {
+    link(store, session, Rest::ByTimeAndFiles, new_lines)
+}
+
+/// Attach the pending events of `session` to the commits it named, and those left to
+/// `commit` (which the session just made). With `files_must_meet` (the session is only known
+/// to be active in this worktree), a session that changed files but none of the commit's keeps
+/// its events pending.
+pub fn session_to(
+    store: &Store,
+    session: &str,
+    commit: ObjectId,
+    files_must_meet: bool,
+) -> Result<Linked> {
+    link(
+        store,
+        session,
+        Rest::Commit {
+            id: commit,
+            files_must_meet,
+        },
+        true,
+    )
+}
+
+fn link(store: &Store, session: &str, rest: Rest, new_lines: bool) -> Result<Linked> {
+    let mut events = pending::session_events(store, session)?;
+    let summary = events
+        .iter()
+        .position(|e| e.kind == Kind::Session)
+        .map(|i| events.remove(i));
     let repo = store.repo();
     let mut batches: Vec<(ObjectId, Vec<Event>)> = Vec::new();
     let mut batch: Vec<Event> = Vec::new();
@@ -111,22 +166,152 @@ pub fn session(store: &Store, session: &str) -> Result<Linked> {
             batches.push((commit, std::mem::take(&mut batch)));
         }
     }
-    if batches.is_empty() {
-        return Ok(Linked::default());
+    if !batch.is_empty() {
+        match rest {
+            Rest::ByTimeAndFiles => {
+                let named: HashSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+                batches.extend(by_time_and_files(&repo, &mut batch, &named));
+            }
+            Rest::Commit {
+                id,
+                files_must_meet,
+            } => {
+                if !files_must_meet || files_meet(&repo, id, &written(&batch)) {
+                    batches.push((id, std::mem::take(&mut batch)));
+                }
+            }
+        }
     }
     let mut index = read_index(store, session)?;
-    let mut moved: HashSet<(String, String)> = HashSet::new();
     let mut linked = Linked::default();
+    let mut moved: HashSet<(String, String)> = HashSet::new();
     for (commit, events) in &batches {
-        notes::attach_to(store, *commit, events)?;
-        linked.commits += 1;
         linked.events += events.len();
         for e in events {
             index.insert(e.id.clone(), *commit);
             moved.insert((e.session_id.clone(), e.id.clone()));
         }
     }
-    write_index(store, session, &index)?;
-    pending::remove(store, &moved)?;
+    linked.commits = batches.iter().map(|(c, _)| c).collect::<HashSet<_>>().len();
+    // The session event goes to every commit of the session, old and new.
+    if let Some(mut summary) = summary.filter(|_| new_lines || !moved.is_empty()) {
+        let commits: BTreeSet<ObjectId> = index.values().copied().collect();
+        summary.commits = commits.iter().map(ToString::to_string).collect();
+        for commit in commits {
+            match batches.iter_mut().find(|(c, _)| *c == commit) {
+                Some((_, events)) => events.push(summary.clone()),
+                None => batches.push((commit, vec![summary.clone()])),
+            }
+        }
+    }
+    if batches.is_empty() {
+        return Ok(linked);
+    }
+    notes::attach_all(store, &batches)?;
+    if !moved.is_empty() {
+        write_index(store, session, &index)?;
+        pending::remove(store, &moved)?;
+    }
     Ok(linked)
+}
+
+/// The files `events` changed.
+fn written(events: &[Event]) -> BTreeSet<&str> {
+    events
+        .iter()
+        .filter(|e| e.kind == Kind::Write)
+        .flat_map(|e| e.files_affected.iter().map(String::as_str))
+        .collect()
+}
+
+/// The last resort of §6: commits reachable from HEAD, made between the first of `events` and
+/// a grace period after the last, that change a file the events before them changed. Takes
+/// the events each such commit led to out of `events`.
+fn by_time_and_files(
+    repo: &gix::Repository,
+    events: &mut Vec<Event>,
+    named: &HashSet<ObjectId>,
+) -> Vec<(ObjectId, Vec<Event>)> {
+    let times: Vec<i64> = events
+        .iter()
+        .filter_map(|e| unix_seconds(&e.timestamp))
+        .collect();
+    let (Some(&first), Some(&last)) = (times.iter().min(), times.iter().max()) else {
+        return Vec::new();
+    };
+    if written(events).is_empty() {
+        return Vec::new();
+    }
+    let Ok(head) = repo.head_id() else {
+        return Vec::new();
+    };
+    let mut candidates: Vec<(i64, ObjectId)> = commits_since(repo, head.detach(), first)
+        .into_iter()
+        .filter(|(time, id)| *time <= last + GRACE_SECONDS && !named.contains(id))
+        .collect();
+    candidates.sort();
+    let mut out = Vec::new();
+    for (time, commit) in candidates {
+        // Events with no readable time stay with their neighbours.
+        let led_to = events
+            .iter()
+            .take_while(|e| unix_seconds(&e.timestamp).is_none_or(|t| t <= time))
+            .count();
+        if led_to == 0 || !files_meet(repo, commit, &written(&events[..led_to])) {
+            continue;
+        }
+        out.push((commit, events.drain(..led_to).collect()));
+    }
+    out
+}
+
+/// Commits reachable from `head` whose committer time is `since` or later, with their times.
+fn commits_since(repo: &gix::Repository, head: ObjectId, since: i64) -> Vec<(i64, ObjectId)> {
+    let mut out = Vec::new();
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut queue = vec![head];
+    while let Some(id) = queue.pop() {
+        if !seen.insert(id) || seen.len() > WINDOW_COMMITS_MAX {
+            continue;
+        }
+        let Ok(commit) = repo.find_commit(id) else {
+            continue;
+        };
+        let Ok(time) = commit.time() else { continue };
+        if time.seconds < since {
+            continue;
+        }
+        out.push((time.seconds, id));
+        queue.extend(commit.parent_ids().map(|p| p.detach()));
+    }
+    out
+}
+
+/// Whether `files` is empty or `commit` changes one of them (against its first parent).
+fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) -> bool {
+    if files.is_empty() {
+        return true;
+    }
+    let Ok(commit) = repo.find_commit(commit) else {
+        return false;
+    };
+    let entry = |tree: &gix::Tree<'_>, path: &str| {
+        tree.lookup_entry_by_path(path)
+            .ok()
+            .flatten()
+            .map(|e| e.object_id())
+    };
+    let Ok(tree) = commit.tree() else {
+        return false;
+    };
+    let parent = commit
+        .parent_ids()
+        .next()
+        .and_then(|p| p.object().ok())
+        .and_then(|o| o.peel_to_tree().ok());
+    files.iter().any(|path| {
+        let now = entry(&tree, path);
+        let before = parent.as_ref().and_then(|t| entry(t, path));
+        now != before
+    })
 }

@@ -103,6 +103,12 @@ pub fn attach(store: &Store, commit: &str, events: &[Event]) -> Result<Merged> {
 
 /// [`attach`] for a commit id already known to be a commit of this repository.
 pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result<Merged> {
+    attach_all(store, &[(id, events.to_vec())])
+}
+
+/// Attach each batch of events to its commit (ids known to be commits of this repository), all
+/// in one commit on the notes ref; nothing is written when no note changes.
+pub(crate) fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<Merged> {
     let mut repo = store.repo();
     let signature = repo
         .committer_or_set_generic_fallback()
@@ -115,26 +121,38 @@ pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result
     for _ in 0..ATTEMPTS {
         let old_tip = tip(&repo)?;
         let mut state = state_at(&repo, old_tip)?;
-        let old = note_of(&repo, &mut state, &id)?;
-        let (merged, counts) = merge(old, events.iter().cloned());
-        if !counts.changed() {
-            return Ok(counts);
+        let mut total = Merged::default();
+        let mut changed: Vec<&ObjectId> = Vec::new();
+        for (id, events) in batches {
+            let old = note_of(&repo, &mut state, id)?;
+            let (merged, counts) = merge(old, events.iter().cloned());
+            if !counts.changed() {
+                continue;
+            }
+            total.added += counts.added;
+            total.updated += counts.updated;
+            changed.push(id);
+            let blob = repo
+                .write_blob(encode(&merged))
+                .map_err(git_error("write a note"))?
+                .detach();
+            state
+                .edit(*id, Some(blob), &repo.objects)
+                .map_err(git_error("edit the notes tree"))?;
         }
-        let blob = repo
-            .write_blob(encode(&merged))
-            .map_err(git_error("write a note"))?
-            .detach();
-        state
-            .edit(id, Some(blob), &repo.objects)
-            .map_err(git_error("edit the notes tree"))?;
+        if changed.is_empty() {
+            return Ok(total);
+        }
         let tree = state
             .write(&repo.objects)
             .map_err(git_error("write the notes tree"))?;
+        let target = match changed[..] {
+            [id] => id.to_hex_with_len(12).to_string(),
+            _ => format!("{} commits", changed.len()),
+        };
         let message = format!(
-            "agent-context: {} new, {} updated on {}",
-            counts.added,
-            counts.updated,
-            id.to_hex_with_len(12)
+            "agent-context: {} new, {} updated on {target}",
+            total.added, total.updated,
         );
         let mut time = gix::date::parse::TimeBuf::default();
         let who = signature.to_ref(&mut time);
@@ -146,7 +164,7 @@ pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result
             None => PreviousValue::MustNotExist,
         };
         match repo.reference(REF, new.id, expected, message.as_str()) {
-            Ok(_) => return Ok(counts),
+            Ok(_) => return Ok(total),
             // Another writer moved the ref: redo the work on top of theirs.
             Err(_) if tip(&repo)? != old_tip => continue,
             Err(e) => return Err(git_error(format!("update {REF}"))(e)),

@@ -334,7 +334,11 @@ fn a_truncated_last_line_waits_until_it_is_complete() {
         "an unfinished line is not counted as bad"
     );
     assert_eq!(t["tail_bytes"], 40);
-    assert!(repo.pending().is_empty());
+    assert_eq!(
+        kinds(&repo.pending()),
+        ["session"],
+        "the prompt is in; the unfinished line is not"
+    );
 
     append(&path, rest.as_bytes());
     let report = repo.extract(&path);
@@ -342,12 +346,21 @@ fn a_truncated_last_line_waits_until_it_is_complete() {
     assert_eq!(t["lines"]["read"], 1);
     assert_eq!(t["tail_bytes"], 0);
     let events = repo.pending();
-    assert_eq!(events.len(), 1, "{events:#?}");
-    assert_eq!(events[0]["kind"], "decision");
+    assert_eq!(kinds(&events), ["decision", "session"], "{events:#?}");
+    let of = |kind: &str| events.iter().find(|e| e["kind"] == kind).unwrap();
     assert_eq!(
-        events[0]["prompt_context"], "Fix the backlog",
+        of("decision")["prompt_context"],
+        "Fix the backlog",
         "the prompt survives between runs"
     );
+    assert_eq!(of("session")["summary"], "Fix the backlog");
+}
+
+/// The kinds of `events`, sorted.
+fn kinds(events: &[serde_json::Value]) -> Vec<&str> {
+    let mut kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    kinds.sort();
+    kinds
 }
 
 /// A transcript of one prompt and one decision, in the test's home folder.
@@ -363,7 +376,11 @@ fn one_decision(repo: &TestRepo) -> std::path::PathBuf {
 fn a_replaced_or_truncated_transcript_is_read_again_from_the_start() {
     let repo = TestRepo::new();
     let path = one_decision(&repo);
-    assert_eq!(repo.extract(&path)["events_added"], 1);
+    assert_eq!(
+        repo.extract(&path)["events_added"],
+        2,
+        "the decision and the session"
+    );
 
     // Replaced by another file of the same length and more.
     let other = user("p2", "other")
@@ -377,12 +394,20 @@ fn a_replaced_or_truncated_transcript_is_read_again_from_the_start() {
     let report = repo.extract(&path);
     assert_eq!(report["transcripts"][0]["restarted"], "replaced");
     assert_eq!(report["events_added"], 1);
+    assert_eq!(
+        report["events_updated"], 1,
+        "the session's request is now p2's"
+    );
 
     // Truncated in place.
     fs::write(&path, user("p3", "short")).unwrap();
     let report = repo.extract(&path);
     assert_eq!(report["transcripts"][0]["restarted"], "truncated");
-    assert_eq!(repo.pending().len(), 2, "nothing extracted before is lost");
+    assert_eq!(
+        kinds(&repo.pending()),
+        ["decision", "rejection", "session"],
+        "nothing extracted before is lost"
+    );
 }
 
 #[test]

@@ -3,5 +3,6 @@
 
 mod classifier;
 mod extract;
+mod link;
 mod notes;
 mod repo;

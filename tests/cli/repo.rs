@@ -66,15 +66,18 @@ impl TestRepo {
 
     /// Run git in the repository; panics unless it succeeds. Returns stdout, trimmed.
     pub fn git(&self, args: &[&str]) -> String {
-        let n = self.commits.get();
-        let date = format!("2026-01-01T00:{:02}:{:02}Z", n / 60, n % 60);
+        self.git_at(args, &nth_date(self.commits.get()))
+    }
+
+    /// [`TestRepo::git`] with author and committer dates `date`.
+    pub fn git_at(&self, args: &[&str], date: &str) -> String {
         let mut cmd = Command::new("git");
         self.env(&mut cmd);
         let out = cmd
             .args(args)
             .current_dir(&self.root)
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_DATE", &date)
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
             .output()
             .expect("git runs");
         assert!(
@@ -87,12 +90,17 @@ impl TestRepo {
 
     /// Write a file and commit it; returns the commit id.
     pub fn commit(&self, path: &str, content: &str, message: &str) -> String {
+        self.commits.set(self.commits.get() + 1);
+        self.commit_at(path, content, message, &nth_date(self.commits.get()))
+    }
+
+    /// [`TestRepo::commit`] made at `date` (RFC 3339).
+    pub fn commit_at(&self, path: &str, content: &str, message: &str, date: &str) -> String {
         let file = self.root.join(path);
         fs::create_dir_all(file.parent().unwrap()).unwrap();
         fs::write(&file, content).unwrap();
         self.git(&["add", path]);
-        self.commits.set(self.commits.get() + 1);
-        self.git(&["commit", "-q", "-m", message]);
+        self.git_at(&["commit", "-q", "-m", message], date);
         self.git(&["rev-parse", "HEAD"])
     }
 
@@ -199,6 +207,11 @@ impl TestRepo {
         out.sort();
         out
     }
+}
+
+/// The date of the test repository's `n`-th commit: one second apart from 2026-01-01.
+fn nth_date(n: u32) -> String {
+    format!("2026-01-01T00:{:02}:{:02}Z", n / 60, n % 60)
 }
 
 pub fn first_cwd(text: &str) -> Option<String> {

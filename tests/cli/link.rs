@@ -1,0 +1,281 @@
+//! Linking: each event lands on the commit it led to, by every signal of DESIGN §6, in
+//! repositories the tests build.
+
+use git_agent_context::event::{Event, Kind, Origin};
+use git_agent_context::store::{Store, notes};
+
+use crate::repo::TestRepo;
+
+fn store(repo: &TestRepo) -> Store {
+    Store::discover(&repo.root).unwrap()
+}
+
+/// One JSON line of a transcript.
+fn line(value: serde_json::Value) -> String {
+    format!("{value}\n")
+}
+
+fn prompt(uuid: &str, text: &str, at: &str) -> String {
+    line(
+        serde_json::json!({"type": "user", "uuid": uuid, "sessionId": "s-link", "timestamp": at,
+        "message": {"role": "user", "content": text}}),
+    )
+}
+
+fn say(msg: &str, at: &str, blocks: serde_json::Value) -> String {
+    line(
+        serde_json::json!({"type": "assistant", "uuid": format!("u-{msg}"), "sessionId": "s-link", "timestamp": at,
+        "message": {"id": msg, "model": "claude-test", "role": "assistant", "content": blocks}}),
+    )
+}
+
+fn bash_result(id: &str, stdout: &str, at: &str) -> String {
+    line(
+        serde_json::json!({"type": "user", "uuid": format!("r-{id}"), "sessionId": "s-link", "timestamp": at,
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": stdout}]},
+        "toolUseResult": {"stdout": stdout, "stderr": ""}}),
+    )
+}
+
+fn kinds_in_note(repo: &TestRepo, commit: &str) -> Vec<String> {
+    let mut kinds: Vec<String> = notes::read(&store(repo), commit)
+        .unwrap()
+        .iter()
+        .map(|e| e.kind.to_string())
+        .collect();
+    kinds.sort();
+    kinds
+}
+
+#[test]
+fn each_event_lands_on_the_commit_it_led_to() {
+    let repo = TestRepo::new();
+    let first = repo.commit("cache.py", "ttl\n", "feat: add TTL cache");
+    let second = repo.commit("cache.py", "ttl capped\n", "fix: cap the cache");
+    let transcript = repo.home.join("s-link.jsonl");
+    let edit = |id: &str| {
+        serde_json::json!({"type": "tool_use", "id": id, "name": "Edit",
+        "input": {"file_path": repo.root.join("cache.py"), "old_string": "a", "new_string": "b"}})
+    };
+    let content = [
+        prompt("p1", "Add a cache", "2026-01-01T00:00:00Z"),
+        say("m1", "2026-01-01T00:00:01Z", serde_json::json!([{"type": "text", "text": "I'll go with a TTL map because entries expire by time."}, edit("e1")])),
+        bash_result("e1", "ok", "2026-01-01T00:00:02Z"),
+        say("m2", "2026-01-01T00:00:03Z", serde_json::json!([{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "git commit -am 'feat: add TTL cache'"}}])),
+        bash_result("b1", &format!("[main {}] feat: add TTL cache\n 1 file changed", &first[..7]), "2026-01-01T00:00:04Z"),
+        prompt("p2", "Now bound it", "2026-01-01T00:01:00Z"),
+        say("m3", "2026-01-01T00:01:01Z", serde_json::json!([{"type": "text", "text": "An LRU won't work because the keys are unbounded."}, edit("e2")])),
+        bash_result("e2", "ok", "2026-01-01T00:01:02Z"),
+        say("m4", "2026-01-01T00:01:03Z", serde_json::json!([{"type": "tool_use", "id": "b2", "name": "Bash", "input": {"command": "git commit -qam 'fix: cap the cache' && git log --oneline -1"}}])),
+        bash_result("b2", &format!("{} fix: cap the cache", &second[..7]), "2026-01-01T00:01:04Z"),
+        say("m5", "2026-01-01T00:01:05Z", serde_json::json!([{"type": "text", "text": "Let me check whether the docs mention the cap."}])),
+        prompt("p3", "thanks", "2026-01-01T00:02:00Z"),
+    ]
+    .concat();
+    std::fs::write(&transcript, content).unwrap();
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 2, "{report:#}");
+
+    assert_eq!(
+        kinds_in_note(&repo, &first),
+        ["decision", "feature", "session", "write"]
+    );
+    assert_eq!(
+        kinds_in_note(&repo, &second),
+        ["bugfix", "rejection", "session", "write"]
+    );
+    // The session event is on both, naming both.
+    let mut both = vec![first.clone(), second.clone()];
+    both.sort();
+    for commit in [&first, &second] {
+        let events = notes::read(&store(&repo), commit).unwrap();
+        let session = events.iter().find(|e| e.kind == Kind::Session).unwrap();
+        assert_eq!(session.summary, "Add a cache");
+        assert_eq!(session.commits, both);
+        assert_eq!(session.files_affected, ["cache.py"]);
+    }
+    let shown = repo.git(&["notes", "--ref=agent-context", "show", &second]);
+    assert!(
+        shown.contains("An LRU won't work because the keys are unbounded."),
+        "{shown}"
+    );
+    // After the last commit: still pending.
+    let pending: Vec<String> = repo
+        .pending()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(pending, ["session", "exploration"]);
+
+    // Extracting again changes nothing.
+    let tip = repo.git(&["rev-parse", notes::REF]);
+    assert_eq!(repo.extract(&transcript)["events_added"], 0);
+    assert_eq!(repo.git(&["rev-parse", notes::REF]), tip);
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_real_session_with_six_commits_lands_on_six_commits() {
+    // entireio-cli e1 (Claude Code 2.1.14) made six commits; make six here and point the
+    // transcript's `[branch sha]` lines at them.
+    let repo = TestRepo::new();
+    let original = [
+        "5afb02e", "614cb41", "09ea3c1", "7909310", "54afbbe", "aaa7d7a",
+    ];
+    let mut text = std::fs::read_to_string(crate::repo::fixture(
+        "entireio-cli/e1/2c3e2b3f2a/0/full.jsonl",
+    ))
+    .unwrap();
+    let mut ours = Vec::new();
+    for (i, sha) in original.iter().enumerate() {
+        let commit = repo.commit("f.txt", &format!("{i}\n"), &format!("c{i}"));
+        text = text.replace(sha, &commit[..7]);
+        ours.push(commit);
+    }
+    let transcript = repo.home.join("e1.jsonl");
+    std::fs::write(&transcript, text).unwrap();
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 6, "{report:#}");
+    let subjects = [
+        "feat(explain): implement default checkpoint output format",
+        "feat(explain): implement verbose checkpoint output format",
+        "feat(explain): implement full checkpoint output format",
+        "test(explain): add integration tests for --checkpoint flag",
+        "style: apply gofmt optimization for transcript output",
+        "docs(explain): update help text for new flags and verbosity levels",
+    ];
+    for (commit, subject) in ours.iter().zip(subjects) {
+        let events = notes::read(&store(&repo), commit).unwrap();
+        let commit_events: Vec<&Event> = events
+            .iter()
+            .filter(|e| e.origin == Origin::Commit && e.commits.len() == 1)
+            .collect();
+        assert_eq!(commit_events.len(), 1, "{commit}: {events:#?}");
+        assert_eq!(commit_events[0].summary, subject);
+        assert!(commit_events[0].commits[0].starts_with(&commit[..7]));
+    }
+    // The first commit carries the reasoning that led to it.
+    assert!(
+        notes::read(&store(&repo), &ours[0])
+            .unwrap()
+            .iter()
+            .any(|e| e.kind == Kind::Write)
+    );
+}
+
+/// An Edit of `file` in `repo`, as a tool_use block.
+fn edit(repo: &TestRepo, id: &str, file: &str) -> serde_json::Value {
+    serde_json::json!({"type": "tool_use", "id": id, "name": "Edit",
+    "input": {"file_path": repo.root.join(file), "old_string": "a", "new_string": "b"}})
+}
+
+fn text(t: &str) -> serde_json::Value {
+    serde_json::json!({"type": "text", "text": t})
+}
+
+/// Prompt `n` at 10:`minute`, answered at :05 with `answer` and an edit of `file` (its
+/// result at :06).
+fn edit_turn(repo: &TestRepo, n: u32, ask: &str, minute: u32, answer: &str, file: &str) -> String {
+    let at = |second: u32| format!("2026-01-01T10:{minute:02}:{second:02}Z");
+    let call = format!("e{n}");
+    [
+        prompt(&format!("p{n}"), ask, &at(0)),
+        say(
+            &format!("m{n}"),
+            &at(5),
+            serde_json::json!([text(answer), edit(repo, &call, file)]),
+        ),
+        bash_result(&call, "ok", &at(6)),
+    ]
+    .concat()
+}
+
+/// A prompt at 10:00 and its answer: a decision and an edit of cache.py.
+fn cache_turn(repo: &TestRepo) -> String {
+    let answer = "I'll go with a TTL map because entries expire by time.";
+    edit_turn(repo, 1, "Add a cache", 0, answer, "cache.py")
+}
+
+#[test]
+fn without_a_named_commit_events_go_to_the_commit_that_fits_their_time_and_files() {
+    let repo = TestRepo::new();
+    let before = repo.commit_at("other.txt", "x\n", "older work", "2026-01-01T09:00:00Z");
+    let transcript = repo.home.join("s-link.jsonl");
+    let content = [
+        cache_turn(&repo),
+        edit_turn(
+            &repo,
+            2,
+            "Document it",
+            10,
+            "Let me check what the README says about caching.",
+            "README.md",
+        ),
+        prompt("p3", "thanks", "2026-01-01T10:12:00Z"),
+    ]
+    .concat();
+    std::fs::write(&transcript, content).unwrap();
+    // The user commits by hand: the cache between the two prompts, something unrelated, and
+    // (later) the README.
+    let cache = repo.commit_at("cache.py", "ttl\n", "cache", "2026-01-01T10:05:00Z");
+    let unrelated = repo.commit_at("other.txt", "y\n", "unrelated", "2026-01-01T10:11:00Z");
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert_eq!(
+        kinds_in_note(&repo, &cache),
+        ["decision", "session", "write"]
+    );
+    for commit in [&before, &unrelated] {
+        assert!(notes::read(&store(&repo), commit).unwrap().is_empty());
+    }
+    let mut waiting: Vec<String> = repo
+        .pending()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    waiting.sort();
+    assert_eq!(waiting, ["exploration", "session", "write"]);
+
+    // Committed within the grace period after the session's last event: the rest goes there,
+    // found by an extract with nothing new to read.
+    let readme = repo.commit_at("README.md", "cache\n", "docs", "2026-01-01T10:30:00Z");
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert_eq!(
+        kinds_in_note(&repo, &readme),
+        ["exploration", "session", "write"]
+    );
+    let session = notes::read(&store(&repo), &cache)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.kind == Kind::Session)
+        .unwrap();
+    let mut both = vec![cache.clone(), readme.clone()];
+    both.sort();
+    assert_eq!(
+        session.commits, both,
+        "the older commit's copy names the new one"
+    );
+    assert_eq!(session.files_affected, ["README.md", "cache.py"]);
+}
+
+#[test]
+fn a_commit_long_after_the_session_or_of_other_files_takes_nothing() {
+    let repo = TestRepo::new();
+    let transcript = repo.home.join("s-link.jsonl");
+    let content = [
+        cache_turn(&repo),
+        prompt("p2", "thanks", "2026-01-01T10:01:00Z"),
+    ]
+    .concat();
+    std::fs::write(&transcript, content).unwrap();
+    repo.commit_at("cache.py", "ttl\n", "next day", "2026-01-02T10:00:00Z");
+    repo.commit_at("other.py", "x\n", "same time", "2026-01-01T10:00:30Z");
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 0, "{report:#}");
+    assert!(
+        repo.git(&["notes", "--ref=agent-context", "list"])
+            .is_empty()
+    );
+    assert_eq!(repo.pending().len(), 3, "decision, write and session wait");
+}
