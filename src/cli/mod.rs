@@ -4,6 +4,7 @@
 //! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
 
 mod extract;
+mod hook;
 mod init;
 mod status;
 
@@ -39,6 +40,8 @@ enum Command {
     Extract(extract::Args),
     /// Show what is stored and how far each transcript was read.
     Status(status::Args),
+    /// Run a git hook (post-commit, post-rewrite); always exits 0.
+    Hook(hook::Args),
 }
 
 /// How a command failed.
@@ -90,6 +93,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
         Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
+        Command::Hook(args) => hook::run(&cwd, args),
     }
 }
 

@@ -53,6 +53,32 @@ pub fn unix_seconds(ts: &str) -> Option<i64> {
     Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
 }
 
+/// `seconds` since the epoch as RFC 3339 in UTC (`2026-01-01T00:00:04Z`).
+pub fn rfc3339(seconds: i64) -> String {
+    let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The date of a day count since 1970-01-01 (the inverse of [`days_from_civil`]).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (the well-known era-based formula).
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
@@ -84,6 +110,19 @@ mod tests {
         // A leap day, and a date before the epoch.
         assert_eq!(unix_seconds("2024-02-29T12:00:00Z"), Some(1_709_208_000));
         assert_eq!(unix_seconds("1969-12-31T23:59:59Z"), Some(-1));
+    }
+
+    #[test]
+    fn formats_what_it_reads() {
+        for ts in [
+            "1970-01-01T00:00:00Z",
+            "2026-01-01T00:00:04Z",
+            "2024-02-29T23:59:59Z",
+            "2000-03-01T12:30:00Z",
+            "1969-12-31T23:59:59Z",
+        ] {
+            assert_eq!(rfc3339(unix_seconds(ts).unwrap()), ts);
+        }
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! that dies anywhere is completed by the next one without losing or duplicating an event.
 //! Long transcripts are checkpointed every [`CHECKPOINT_EVENTS`] events so memory stays bounded.
 
+pub mod commit;
+
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
@@ -14,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
 use crate::event::Event;
-use crate::store::{self, Store, link, pending, state};
+use crate::store::{self, Store, link, pending, sessions, state};
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::reader::{Line, LineReader};
 use crate::transcript::record::parse_line;
@@ -201,6 +203,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     progress.report.events_removed = pending::remove(store, &stale)?;
     let mut report = progress.report;
     report.session_id = extractor.state().session_id.clone();
+    sessions::record(store, &report.session_id, path, &extractor.state().meta.cwd)?;
     let linked = link::session(store, &report.session_id, true)?;
     report.events_linked = linked.events;
     report.commits_linked = linked.commits;

@@ -71,6 +71,34 @@ fn write_index(store: &Store, session: &str, index: &HashMap<String, ObjectId>) 
     write_atomic(&index_file(store, session), out.as_bytes())
 }
 
+/// Point the attached index at rewritten commits (`moved`: old → new), for every session.
+pub fn rewrite_index(store: &Store, moved: &BTreeMap<ObjectId, ObjectId>) -> Result<()> {
+    let dir = store.dir().join(DIR);
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_error("cannot list", &dir)(e)),
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(session) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let mut index = read_index(store, session)?;
+        let mut changed = false;
+        for commit in index.values_mut() {
+            if let Some(new) = moved.get(commit) {
+                *commit = *new;
+                changed = true;
+            }
+        }
+        if changed {
+            write_index(store, session, &index)?;
+        }
+    }
+    Ok(())
+}
+
 /// Split fresh events: those already attached go to their commit's note now (returned count),
 /// the others are returned for the pending queue.
 pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {

@@ -6,8 +6,10 @@
 
 pub mod git_config;
 pub mod link;
+pub mod log;
 pub mod notes;
 pub mod pending;
+pub mod sessions;
 pub mod state;
 
 use std::fs::{self, File};

@@ -88,8 +88,12 @@ fn note_of(
 
 /// The events attached to `commit` (a full or abbreviated hex id).
 pub fn read(store: &Store, commit: &str) -> Result<Vec<Event>> {
+    read_id(store, commit_id(&store.repo(), commit)?)
+}
+
+/// The events attached to the commit `id`.
+pub fn read_id(store: &Store, id: ObjectId) -> Result<Vec<Event>> {
     let repo = store.repo();
-    let id = commit_id(&repo, commit)?;
     let mut state = state_at(&repo, tip(&repo)?)?;
     note_of(&repo, &mut state, &id)
 }

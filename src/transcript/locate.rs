@@ -34,6 +34,19 @@ pub fn transcripts(claude_dir: &Path, workdir: &Path) -> Vec<PathBuf> {
     select(claude_dir, workdir, |_| true)
 }
 
+/// The transcripts of sessions run inside `workdir` that were written to at `since` or later.
+pub fn recent_transcripts(
+    claude_dir: &Path,
+    workdir: &Path,
+    since: std::time::SystemTime,
+) -> Vec<PathBuf> {
+    select(claude_dir, workdir, |p| {
+        fs::metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= since)
+    })
+}
+
 /// The transcripts of one session (its main file and its subagents).
 pub fn session_transcripts(claude_dir: &Path, workdir: &Path, session: &str) -> Vec<PathBuf> {
     select(claude_dir, workdir, |p| match session_of_path(p) {

@@ -6,30 +6,30 @@ use git_agent_context::store::{Store, notes};
 
 use crate::repo::TestRepo;
 
-fn store(repo: &TestRepo) -> Store {
+pub fn store(repo: &TestRepo) -> Store {
     Store::discover(&repo.root).unwrap()
 }
 
 /// One JSON line of a transcript.
-fn line(value: serde_json::Value) -> String {
+pub fn line(value: serde_json::Value) -> String {
     format!("{value}\n")
 }
 
-fn prompt(uuid: &str, text: &str, at: &str) -> String {
+pub fn prompt(uuid: &str, text: &str, at: &str) -> String {
     line(
         serde_json::json!({"type": "user", "uuid": uuid, "sessionId": "s-link", "timestamp": at,
         "message": {"role": "user", "content": text}}),
     )
 }
 
-fn say(msg: &str, at: &str, blocks: serde_json::Value) -> String {
+pub fn say(msg: &str, at: &str, blocks: serde_json::Value) -> String {
     line(
         serde_json::json!({"type": "assistant", "uuid": format!("u-{msg}"), "sessionId": "s-link", "timestamp": at,
         "message": {"id": msg, "model": "claude-test", "role": "assistant", "content": blocks}}),
     )
 }
 
-fn bash_result(id: &str, stdout: &str, at: &str) -> String {
+pub fn bash_result(id: &str, stdout: &str, at: &str) -> String {
     line(
         serde_json::json!({"type": "user", "uuid": format!("r-{id}"), "sessionId": "s-link", "timestamp": at,
         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": stdout}]},
@@ -37,7 +37,7 @@ fn bash_result(id: &str, stdout: &str, at: &str) -> String {
     )
 }
 
-fn kinds_in_note(repo: &TestRepo, commit: &str) -> Vec<String> {
+pub fn kinds_in_note(repo: &TestRepo, commit: &str) -> Vec<String> {
     let mut kinds: Vec<String> = notes::read(&store(repo), commit)
         .unwrap()
         .iter()
@@ -164,18 +164,25 @@ fn a_real_session_with_six_commits_lands_on_six_commits() {
 }
 
 /// An Edit of `file` in `repo`, as a tool_use block.
-fn edit(repo: &TestRepo, id: &str, file: &str) -> serde_json::Value {
+pub fn edit(repo: &TestRepo, id: &str, file: &str) -> serde_json::Value {
     serde_json::json!({"type": "tool_use", "id": id, "name": "Edit",
     "input": {"file_path": repo.root.join(file), "old_string": "a", "new_string": "b"}})
 }
 
-fn text(t: &str) -> serde_json::Value {
+pub fn text(t: &str) -> serde_json::Value {
     serde_json::json!({"type": "text", "text": t})
 }
 
 /// Prompt `n` at 10:`minute`, answered at :05 with `answer` and an edit of `file` (its
 /// result at :06).
-fn edit_turn(repo: &TestRepo, n: u32, ask: &str, minute: u32, answer: &str, file: &str) -> String {
+pub fn edit_turn(
+    repo: &TestRepo,
+    n: u32,
+    ask: &str,
+    minute: u32,
+    answer: &str,
+    file: &str,
+) -> String {
     let at = |second: u32| format!("2026-01-01T10:{minute:02}:{second:02}Z");
     let call = format!("e{n}");
     [
@@ -191,7 +198,7 @@ fn edit_turn(repo: &TestRepo, n: u32, ask: &str, minute: u32, answer: &str, file
 }
 
 /// A prompt at 10:00 and its answer: a decision and an edit of cache.py.
-fn cache_turn(repo: &TestRepo) -> String {
+pub fn cache_turn(repo: &TestRepo) -> String {
     let answer = "I'll go with a TTL map because entries expire by time.";
     edit_turn(repo, 1, "Add a cache", 0, answer, "cache.py")
 }

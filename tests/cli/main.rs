@@ -3,6 +3,7 @@
 
 mod classifier;
 mod extract;
+mod git_hooks;
 mod link;
 mod notes;
 mod repo;

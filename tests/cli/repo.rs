@@ -52,7 +52,7 @@ impl TestRepo {
 
     fn env(&self, cmd: &mut Command) {
         cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", path_with_binary())
             .env("HOME", &self.home)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -71,21 +71,50 @@ impl TestRepo {
 
     /// [`TestRepo::git`] with author and committer dates `date`.
     pub fn git_at(&self, args: &[&str], date: &str) -> String {
-        let mut cmd = Command::new("git");
-        self.env(&mut cmd);
-        let out = cmd
-            .args(args)
-            .current_dir(&self.root)
-            .env("GIT_AUTHOR_DATE", date)
-            .env("GIT_COMMITTER_DATE", date)
-            .output()
-            .expect("git runs");
+        self.git_in(
+            &self.root,
+            args,
+            &[("GIT_AUTHOR_DATE", date), ("GIT_COMMITTER_DATE", date)],
+        )
+    }
+
+    /// Run git in `dir` with extra environment variables; panics unless it succeeds. Returns
+    /// stdout, trimmed.
+    pub fn git_in(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> String {
+        let out = self.git_output(dir, args, vars);
         assert!(
             out.status.success(),
             "git {args:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// Run git in `dir` with extra environment variables, whatever the outcome.
+    pub fn git_output(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new("git");
+        self.env(&mut cmd);
+        let n = self.commits.get();
+        cmd.env("GIT_AUTHOR_DATE", nth_date(n))
+            .env("GIT_COMMITTER_DATE", nth_date(n));
+        cmd.args(args)
+            .current_dir(dir)
+            .envs(vars.iter().copied())
+            .output()
+            .expect("git runs")
+    }
+
+    /// Copy the shipped `git-hooks/` into the repository's hooks folder; with the binary's
+    /// folder first on the tests' PATH, they run `git agent-context` as users' hooks do.
+    pub fn install_git_hooks(&self) {
+        let hooks = self.root.join(".git/hooks");
+        fs::create_dir_all(&hooks).unwrap();
+        for name in ["post-commit", "post-rewrite"] {
+            let shipped = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("git-hooks")
+                .join(name);
+            fs::copy(&shipped, hooks.join(name)).unwrap();
+        }
     }
 
     /// Write a file and commit it; returns the commit id.
@@ -147,8 +176,12 @@ impl TestRepo {
 
     /// The folder where Claude Code keeps this repository's transcripts under our HOME.
     pub fn project_dir(&self) -> PathBuf {
-        let name: String = self
-            .root
+        self.project_dir_for(&self.root)
+    }
+
+    /// The folder where Claude Code keeps the transcripts of sessions started in `dir`.
+    pub fn project_dir_for(&self, dir: &Path) -> PathBuf {
+        let name: String = dir
             .to_string_lossy()
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
@@ -207,6 +240,13 @@ impl TestRepo {
         out.sort();
         out
     }
+}
+
+/// PATH with the binary's folder first, so that `git agent-context` runs the binary under test.
+fn path_with_binary() -> std::ffi::OsString {
+    let dir = Path::new(BIN).parent().unwrap().to_owned();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap()
 }
 
 /// The date of the test repository's `n`-th commit: one second apart from 2026-01-01.

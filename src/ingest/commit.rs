@@ -1,0 +1,203 @@
+//! What a new or rewritten commit triggers — the work of the git hooks (DESIGN §6, §9).
+//!
+//! **post-commit** runs inside the agent's `git commit`, before any Claude Code hook: it reads
+//! the session's transcript up to now and attaches the session's pending events to the new
+//! commit. The session is the one `CLAUDE_CODE_SESSION_ID` names (Claude Code sets it in every
+//! Bash subprocess); without it, every session active in this worktree in the last
+//! [`ACTIVE_SECONDS`] whose edits meet the commit's files. During a rebase it does nothing (git
+//! carries the notes, see `notes.rewriteRef`); after a cherry-pick it copies the picked commit's
+//! note, and attaches nothing else.
+//!
+//! **post-rewrite** (after `commit --amend` and `rebase`) carries notes from the old commits to
+//! the new ones (git already does when configured; merging by id makes that a no-op) and points
+//! the attached index at the new commits, so later versions of those events find them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use gix::ObjectId;
+
+use super::{Error, Options, transcript};
+use crate::store::{Store, link, notes, sessions};
+use crate::transcript::locate;
+
+/// How recently a session's transcript must have been written to for the session to count as
+/// active in a worktree.
+pub const ACTIVE_SECONDS: u64 = 60 * 60;
+
+/// What the post-commit hook knows from its environment.
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    /// `CLAUDE_CODE_SESSION_ID`.
+    pub session_id: Option<String>,
+    /// Claude Code's configuration folder, where the project folders are.
+    pub claude_dir: Option<PathBuf>,
+}
+
+/// What the post-commit hook did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostCommit {
+    /// A rebase is picking commits: their notes are git's to carry.
+    Rebase,
+    /// A cherry-pick: the picked commit's events, copied.
+    CherryPick { from: ObjectId, events: usize },
+    /// Sessions read and linked: (session, events attached to the new commit or before it).
+    Linked { sessions: Vec<(String, usize)> },
+}
+
+/// Run the post-commit work for HEAD.
+pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCommit), Error> {
+    let repo = store.repo();
+    let head = repo
+        .head_id()
+        .map_err(|e| git_error("read HEAD", e))?
+        .detach();
+    let git_dir = repo.git_dir();
+    if git_dir.join("rebase-merge").is_dir() || git_dir.join("rebase-apply").is_dir() {
+        return Ok((head, PostCommit::Rebase));
+    }
+    if let Some(from) = cherry_picked_from(&repo, git_dir, head) {
+        let events = notes::read_id(store, from)?;
+        let copied = notes::attach_to(store, head, &events)?;
+        return Ok((
+            head,
+            PostCommit::CherryPick {
+                from,
+                events: copied.added + copied.updated,
+            },
+        ));
+    }
+    let _lock = store.lock()?;
+    let mut linked = Vec::new();
+    match &env.session_id {
+        Some(session) => {
+            for path in session_transcripts(store, env, session) {
+                read(store, &path)?;
+            }
+            let to_head = link::session_to(store, session, head, false)?;
+            linked.push((session.clone(), to_head.events));
+        }
+        None => {
+            let mut active: BTreeSet<String> = BTreeSet::new();
+            for path in active_transcripts(store, env) {
+                if let Some(session) = read(store, &path)? {
+                    active.insert(session);
+                }
+            }
+            for session in active {
+                let to_head = link::session_to(store, &session, head, true)?;
+                linked.push((session, to_head.events));
+            }
+        }
+    }
+    Ok((head, PostCommit::Linked { sessions: linked }))
+}
+
+/// Extract one transcript; a transcript that has gone away is skipped. Returns its session.
+fn read(store: &Store, path: &Path) -> Result<Option<String>, Error> {
+    match transcript(store, path, Options::default()) {
+        Ok(report) => Ok(Some(report.session_id).filter(|s| !s.is_empty())),
+        Err(Error::Transcript { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The transcripts of `session`: from the registry, else from the project folders.
+fn session_transcripts(store: &Store, env: &Environment, session: &str) -> Vec<PathBuf> {
+    if let Some(entry) = sessions::get(store, session) {
+        let known: Vec<PathBuf> = entry
+            .transcripts
+            .into_iter()
+            .filter(|p| p.is_file())
+            .collect();
+        if !known.is_empty() {
+            return known;
+        }
+    }
+    match (&env.claude_dir, store.workdir()) {
+        (Some(claude), Some(workdir)) => locate::session_transcripts(claude, workdir, session),
+        _ => Vec::new(),
+    }
+}
+
+/// Transcripts of sessions that ran in this worktree and were written to lately.
+fn active_transcripts(store: &Store, env: &Environment) -> BTreeSet<PathBuf> {
+    let Some(workdir) = store.workdir() else {
+        return BTreeSet::new();
+    };
+    let since = SystemTime::now() - Duration::from_secs(ACTIVE_SECONDS);
+    let recent = |p: &PathBuf| {
+        fs::metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= since)
+    };
+    let mut out: BTreeSet<PathBuf> = match &env.claude_dir {
+        Some(claude) => locate::recent_transcripts(claude, workdir, since)
+            .into_iter()
+            .collect(),
+        None => BTreeSet::new(),
+    };
+    for entry in sessions::all(store).unwrap_or_default() {
+        if Path::new(&entry.cwd).starts_with(workdir) {
+            out.extend(entry.transcripts.into_iter().filter(recent));
+        }
+    }
+    out
+}
+
+/// The commit a cherry-pick took `head` from: `CHERRY_PICK_HEAD` while git is still picking,
+/// else the `(cherry picked from commit …)` line that `-x` writes.
+fn cherry_picked_from(repo: &gix::Repository, git_dir: &Path, head: ObjectId) -> Option<ObjectId> {
+    let picking = fs::read_to_string(git_dir.join("CHERRY_PICK_HEAD"))
+        .ok()
+        .and_then(|s| ObjectId::from_hex(s.trim().as_bytes()).ok());
+    if picking.is_some() {
+        return picking;
+    }
+    let commit = repo.find_commit(head).ok()?;
+    let message = commit.message_raw_sloppy().to_string();
+    const MARK: &str = "(cherry picked from commit ";
+    let at = message.rfind(MARK)? + MARK.len();
+    let hex = message[at..].split(')').next()?;
+    notes::resolve_commit(repo, hex)
+}
+
+/// Run the post-rewrite work: `pairs` are (old, new) commits as git lists them on the hook's
+/// stdin. Returns how many events were carried to new commits.
+pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usize, Error> {
+    let _lock = store.lock()?;
+    let mut batches: BTreeMap<ObjectId, Vec<crate::event::Event>> = BTreeMap::new();
+    for (old, new) in pairs {
+        let events = notes::read_id(store, *old)?;
+        if !events.is_empty() {
+            batches.entry(*new).or_default().extend(events);
+        }
+    }
+    let batches: Vec<_> = batches.into_iter().collect();
+    let carried = notes::attach_all(store, &batches)?;
+    let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().copied().collect();
+    link::rewrite_index(store, &moved)?;
+    Ok(carried.added + carried.updated)
+}
+
+/// The (old, new) pairs of a post-rewrite hook's stdin: `<old> <new> [<extra>]` per line.
+pub fn rewritten_pairs(input: &str) -> Vec<(ObjectId, ObjectId)> {
+    input
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let old = ObjectId::from_hex(words.next()?.as_bytes()).ok()?;
+            let new = ObjectId::from_hex(words.next()?.as_bytes()).ok()?;
+            Some((old, new))
+        })
+        .collect()
+}
+
+fn git_error(action: &str, e: gix::Error) -> Error {
+    Error::Store(crate::store::Error::Git {
+        action: action.to_owned(),
+        message: format!("{e:#}"),
+    })
+}

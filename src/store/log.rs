@@ -1,0 +1,34 @@
+//! `agent-context/log`: one line per hook run that did something or failed, so that a hook,
+//! which must stay quiet and never fail, can still say what happened. Kept under
+//! [`MAX_BYTES`]: past that the file becomes `log.1` (replacing the older one).
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::{Result, Store, io_error};
+use crate::event::time::rfc3339;
+
+pub const FILE: &str = "log";
+const MAX_BYTES: u64 = 1 << 20;
+
+/// Append `<time> <what>: <message>` to the log.
+pub fn append(store: &Store, what: &str, message: &str) -> Result<()> {
+    fs::create_dir_all(store.dir()).map_err(io_error("cannot create", store.dir()))?;
+    let path = store.dir().join(FILE);
+    if fs::metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
+        let old = store.dir().join(format!("{FILE}.1"));
+        fs::rename(&path, &old).map_err(io_error("cannot replace", &old))?;
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let line = format!("{} {what}: {}\n", rfc3339(now), message.replace('\n', " "));
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(io_error("cannot open", &path))?;
+    file.write_all(line.as_bytes())
+        .map_err(io_error("cannot write", &path))
+}

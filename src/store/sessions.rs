@@ -1,0 +1,85 @@
+//! The session registry: for each session seen in this repository, where it ran and which
+//! transcript files hold it, one JSON file per session in `sessions/`.
+//!
+//! Written by whoever learns it — an extraction, a Claude Code hook (whose payload names the
+//! transcript) — and read by the post-commit hook, which must find a session's transcript from
+//! nothing but its id, fast.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Error, Result, Store, io_error, pending, write_atomic};
+
+pub const DIR: &str = "sessions";
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub session_id: String,
+    /// Where the session ran (its first recorded working directory).
+    #[serde(default)]
+    pub cwd: String,
+    /// Its transcript files: the main one and its subagents'.
+    #[serde(default)]
+    pub transcripts: Vec<PathBuf>,
+}
+
+fn path_for(store: &Store, session: &str) -> PathBuf {
+    store
+        .dir()
+        .join(DIR)
+        .join(pending::file_name(session))
+        .with_extension("json")
+}
+
+/// The registry entry of `session`, if there is a readable one.
+pub fn get(store: &Store, session: &str) -> Option<Session> {
+    let bytes = fs::read(path_for(store, session)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Record that `transcript` holds (part of) `session`, which ran in `cwd`. Writes only when
+/// that is news.
+pub fn record(store: &Store, session: &str, transcript: &Path, cwd: &str) -> Result<()> {
+    if session.is_empty() {
+        return Ok(());
+    }
+    let mut entry = get(store, session).unwrap_or_else(|| Session {
+        session_id: session.to_owned(),
+        ..Session::default()
+    });
+    let before = entry.clone();
+    if entry.cwd.is_empty() {
+        entry.cwd = cwd.to_owned();
+    }
+    if !entry.transcripts.iter().any(|t| t == transcript) {
+        entry.transcripts.push(transcript.to_owned());
+        entry.transcripts.sort();
+    }
+    if entry == before {
+        return Ok(());
+    }
+    let path = path_for(store, session);
+    let bytes = serde_json::to_vec_pretty(&entry).map_err(|source| Error::Json {
+        path: path.clone(),
+        source,
+    })?;
+    write_atomic(&path, &bytes)
+}
+
+/// Every readable registry entry.
+pub fn all(store: &Store) -> Result<Vec<Session>> {
+    let dir = store.dir().join(DIR);
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_error("cannot list", &dir)(e)),
+    };
+    let mut out: Vec<Session> = entries
+        .flatten()
+        .filter_map(|e| serde_json::from_slice(&fs::read(e.path()).ok()?).ok())
+        .collect();
+    out.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+    Ok(out)
+}

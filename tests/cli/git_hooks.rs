@@ -1,0 +1,351 @@
+//! The shipped git hooks (`git-hooks/post-commit`, `post-rewrite`), installed in repositories
+//! the tests build and run by git itself, as `git agent-context hook …`.
+
+use std::fs;
+use std::path::Path;
+
+use git_agent_context::event::Kind;
+use git_agent_context::store::notes;
+
+use crate::link::{bash_result, cache_turn, edit_turn, kinds_in_note, say, store, text};
+use crate::repo::TestRepo;
+
+const SESSION: &str = "s-link";
+
+/// A repository with one commit, `init` run and the git hooks installed.
+fn hooked_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "first");
+    repo.ok(&["init"]);
+    repo.install_git_hooks();
+    repo
+}
+
+/// Write `content` as the transcript of `session` in the project folder of `dir`.
+fn transcript_in(repo: &TestRepo, dir: &Path, session: &str, content: &str) -> std::path::PathBuf {
+    let folder = repo.project_dir_for(dir);
+    fs::create_dir_all(&folder).unwrap();
+    let path = folder.join(format!("{session}.jsonl"));
+    fs::write(&path, content.replace("s-link", session)).unwrap();
+    path
+}
+
+/// Change `file` and commit it with git, as the session `session` (if any) would.
+fn commit_as(
+    repo: &TestRepo,
+    dir: &Path,
+    session: Option<&str>,
+    file: &str,
+    message: &str,
+) -> String {
+    fs::write(dir.join(file), format!("{message}\n")).unwrap();
+    repo.git_in(dir, &["add", file], &[]);
+    let vars: Vec<(&str, &str)> = session
+        .map(|s| ("CLAUDE_CODE_SESSION_ID", s))
+        .into_iter()
+        .collect();
+    repo.git_in(dir, &["commit", "-q", "-m", message], &vars);
+    repo.git_in(dir, &["rev-parse", "HEAD"], &[])
+}
+
+fn log(repo: &TestRepo) -> String {
+    fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap_or_default()
+}
+
+fn pending_kinds(repo: &TestRepo) -> Vec<String> {
+    let mut kinds: Vec<String> = repo
+        .pending()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    kinds.sort();
+    kinds
+}
+
+#[test]
+fn the_commit_a_session_makes_gets_its_reasoning_at_once() {
+    let repo = hooked_repo();
+    let path = transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    // No extract has run: the hook reads the transcript itself.
+    let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["decision", "session", "write"],
+        "log: {}",
+        log(&repo)
+    );
+    assert_eq!(pending_kinds(&repo), ["session"]);
+    assert!(
+        log(&repo).contains("session s-link: 2 events"),
+        "{}",
+        log(&repo)
+    );
+    let shown = repo.git(&["log", "-1", "--notes=agent-context", "--format=%N"]);
+    assert!(shown.contains("I'll go with a TTL map"), "{shown}");
+
+    // The transcript then shows the commit's output: the commit event joins the same note and
+    // nothing moves.
+    let short = &head[..7];
+    let more = [
+        say("m9", "2026-01-01T10:00:07Z", serde_json::json!([{"type": "tool_use", "id": "b9", "name": "Bash", "input": {"command": "git commit -am 'feat: cache'"}}])),
+        bash_result("b9", &format!("[main {short}] feat: cache\n 1 file changed"), "2026-01-01T10:00:08Z"),
+    ]
+    .concat();
+    fs::write(&path, fs::read_to_string(&path).unwrap() + &more).unwrap();
+    repo.extract(&path);
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["decision", "feature", "session", "write"]
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_session_outside_the_project_folder_is_found_through_the_registry() {
+    let repo = hooked_repo();
+    let elsewhere = repo.home.join("elsewhere/transcript.jsonl");
+    fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    fs::write(&elsewhere, cache_turn(&repo)).unwrap();
+    repo.extract(&elsewhere);
+    let registry =
+        fs::read_to_string(repo.root.join(".git/agent-context/sessions/s-link.json")).unwrap();
+    assert!(
+        registry.contains("elsewhere/transcript.jsonl"),
+        "{registry}"
+    );
+
+    // The session goes on; the hook reads what is new before attaching it all (both turns'
+    // events were waiting for a commit).
+    let next = edit_turn(
+        &repo,
+        2,
+        "Cap it",
+        5,
+        "An LRU won't work because the keys are unbounded.",
+        "cache.py",
+    );
+    fs::write(&elsewhere, cache_turn(&repo) + &next).unwrap();
+    let head = commit_as(
+        &repo,
+        &repo.root,
+        Some(SESSION),
+        "cache.py",
+        "feat: capped cache",
+    );
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["decision", "rejection", "session", "write", "write"],
+        "log: {}",
+        log(&repo)
+    );
+}
+
+#[test]
+fn without_the_session_variable_the_active_sessions_that_touched_the_files_take_the_commit() {
+    let repo = hooked_repo();
+    transcript_in(&repo, &repo.root, "s-cache", &cache_turn(&repo));
+    let docs = edit_turn(
+        &repo,
+        1,
+        "Write docs",
+        0,
+        "I'll use a table because it reads well.",
+        "docs.md",
+    );
+    transcript_in(&repo, &repo.root, "s-docs", &docs);
+    let talk = [
+        crate::link::prompt("p1", "How does the cache expire?", "2026-01-01T10:00:00Z"),
+        say(
+            "m1",
+            "2026-01-01T10:00:05Z",
+            serde_json::json!([text("We chose time-based expiry because entries go stale.")]),
+        ),
+    ]
+    .concat();
+    transcript_in(&repo, &repo.root, "s-talk", &talk);
+    // The user commits by hand (no CLAUDE_CODE_SESSION_ID).
+    let head = commit_as(&repo, &repo.root, None, "cache.py", "cache");
+    let events = notes::read(&store(&repo), &head).unwrap();
+    let mut sessions: Vec<&str> = events.iter().map(|e| e.session_id.as_str()).collect();
+    sessions.sort();
+    sessions.dedup();
+    assert_eq!(
+        sessions,
+        ["s-cache", "s-talk"],
+        "the session that edited other files waits; log: {}",
+        log(&repo)
+    );
+    assert!(pending_kinds(&repo).contains(&"write".to_owned()));
+}
+
+#[test]
+fn a_cherry_pick_copies_the_note_and_takes_nothing_pending() {
+    let repo = hooked_repo();
+    repo.git(&["checkout", "-q", "-b", "side"]);
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    let picked = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    let original = kinds_in_note(&repo, &picked);
+    assert_eq!(original, ["decision", "session", "write"]);
+
+    // More reasoning waits when the session cherry-picks onto main.
+    let next = [
+        cache_turn(&repo),
+        crate::link::prompt("p2", "Port it", "2026-01-01T10:05:00Z"),
+        say(
+            "m2",
+            "2026-01-01T10:05:05Z",
+            serde_json::json!([text(
+                "We should not port the tests because main lacks the fixtures."
+            )]),
+        ),
+    ]
+    .concat();
+    let path = transcript_in(&repo, &repo.root, SESSION, &next);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git_in(
+        &repo.root,
+        &["cherry-pick", "-x", "side"],
+        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
+    );
+    let copy = repo.git(&["rev-parse", "HEAD"]);
+    assert_ne!(copy, picked);
+    assert_eq!(kinds_in_note(&repo, &copy), original, "log: {}", log(&repo));
+    assert!(log(&repo).contains("cherry-picked from"), "{}", log(&repo));
+    repo.extract(&path);
+    assert!(pending_kinds(&repo).contains(&"rejection".to_owned()));
+    assert_eq!(kinds_in_note(&repo, &copy), original);
+}
+
+#[test]
+fn rebase_and_amend_carry_notes_and_later_updates_follow_them() {
+    let repo = hooked_repo();
+    repo.git(&["checkout", "-q", "-b", "feat"]);
+    // The turn is still open when the session commits: its decision is provisional.
+    let open_turn = [
+        crate::link::prompt("p1", "Add a cache", "2026-01-01T10:00:00Z"),
+        say(
+            "m1",
+            "2026-01-01T10:00:05Z",
+            serde_json::json!([text(
+                "I'll go with a TTL map because entries expire by time."
+            )]),
+        ),
+    ]
+    .concat();
+    let path = transcript_in(&repo, &repo.root, SESSION, &open_turn);
+    let first = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    assert_eq!(kinds_in_note(&repo, &first), ["decision", "session"]);
+
+    repo.git(&["checkout", "-q", "main"]);
+    repo.commit("other.txt", "x\n", "meanwhile");
+    repo.git(&["checkout", "-q", "feat"]);
+    repo.git_in(
+        &repo.root,
+        &["rebase", "-q", "main"],
+        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
+    );
+    let rebased = repo.git(&["rev-parse", "HEAD"]);
+    assert_ne!(rebased, first);
+    assert_eq!(
+        kinds_in_note(&repo, &rebased),
+        ["decision", "session"],
+        "log: {}",
+        log(&repo)
+    );
+    assert!(log(&repo).contains("rebase in progress"), "{}", log(&repo));
+
+    repo.git_in(
+        &repo.root,
+        &["commit", "-q", "--amend", "-m", "feat: TTL cache"],
+        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
+    );
+    let amended = repo.git(&["rev-parse", "HEAD"]);
+    assert_eq!(kinds_in_note(&repo, &amended), ["decision", "session"]);
+
+    // The turn goes on: the decision now names the file it led to. The newer version lands on
+    // the amended commit, not on the commits it replaced.
+    let more = [
+        say(
+            "m2",
+            "2026-01-01T10:00:09Z",
+            serde_json::json!([crate::link::edit(&repo, "e2", "cache.py")]),
+        ),
+        bash_result("e2", "ok", "2026-01-01T10:00:10Z"),
+    ]
+    .concat();
+    fs::write(&path, open_turn + &more).unwrap();
+    repo.extract(&path);
+    let decision = |commit: &str| {
+        notes::read(&store(&repo), commit)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == Kind::Decision)
+            .unwrap()
+    };
+    assert_eq!(decision(&amended).files_affected, ["cache.py"]);
+    assert!(decision(&first).files_affected.is_empty());
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_commit_in_a_linked_worktree_is_linked_in_the_shared_store() {
+    let repo = hooked_repo();
+    let wt = repo.home.parent().unwrap().join("wt");
+    repo.git(&["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()]);
+    transcript_in(
+        &repo,
+        &wt,
+        SESSION,
+        &cache_turn(&repo).replace(repo.root.to_str().unwrap(), wt.to_str().unwrap()),
+    );
+    let head = commit_as(&repo, &wt, Some(SESSION), "cache.py", "feat: cache");
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["decision", "session", "write"],
+        "log: {}",
+        log(&repo)
+    );
+    assert!(!wt.join(".git/agent-context").exists());
+}
+
+#[test]
+fn a_failing_hook_never_fails_the_commit_and_says_why_once() {
+    let repo = hooked_repo();
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    // Something in the store's way: a file where the pending folder goes.
+    let pending = repo.root.join(".git/agent-context/pending");
+    fs::remove_dir_all(&pending).unwrap();
+    fs::write(&pending, "in the way").unwrap();
+    fs::write(repo.root.join("cache.py"), "x\n").unwrap();
+    repo.git(&["add", "cache.py"]);
+    let out = repo.git_output(
+        &repo.root,
+        &["commit", "-q", "-m", "feat: cache"],
+        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
+    );
+    assert!(out.status.success());
+    let stderr = crate::repo::stderr(&out);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("git-agent-context: hook post-commit: "),
+        "{stderr}"
+    );
+    assert!(log(&repo).contains("failed: "), "{}", log(&repo));
+    assert_eq!(repo.git(&["log", "-1", "--format=%s"]), "feat: cache");
+}
+
+#[test]
+fn hooks_outside_a_repository_or_unknown_do_nothing_and_exit_0() {
+    let repo = TestRepo::new();
+    let out = repo
+        .cmd_in(&repo.outside())
+        .args(["hook", "post-commit"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let out = repo.run(&["hook", "pre-frobnicate"]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(crate::repo::stderr(&out).contains("unknown hook"));
+}
