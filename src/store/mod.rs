@@ -135,20 +135,52 @@ impl Store {
             .open(&path)
             .map_err(io_error("cannot open", &path))?;
         file.lock().map_err(io_error("cannot lock", &path))?;
+        self.sweep_temporary_files();
         Ok(file)
     }
+
+    /// Remove the temporary files of writers that died before renaming them: every write
+    /// happens under the lock, so with the lock held, any temporary file is such a leftover.
+    fn sweep_temporary_files(&self) {
+        for sub in ["", pending::DIR, state::DIR, link::DIR, sessions::DIR] {
+            let Ok(entries) = fs::read_dir(self.dir.join(sub)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with('.') && name.ends_with(TMP_SUFFIX) {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
+    }
+}
+
+/// Wait a little before retrying a compare-and-swap lost to another writer: a random time that
+/// grows with the attempts, up to 10 ms, so that writers racing for one ref stop colliding.
+pub(crate) fn backoff(attempt: usize) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let seed = format!("{}:{attempt}:{nanos}", std::process::id());
+    let most = 1000 * attempt.min(10) as u64;
+    let micros = xxhash_rust::xxh3::xxh3_64(seed.as_bytes()) % (most + 1);
+    std::thread::sleep(std::time::Duration::from_micros(micros));
 }
 
 fn absolute(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
 }
 
+const TMP_SUFFIX: &str = ".tmp";
+
 /// Replace `path` with `bytes` atomically: readers see the old or the new file, never a mix.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().expect("store files live in a folder");
     fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
     let tmp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}{TMP_SUFFIX}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
         std::process::id()
     ));

@@ -9,7 +9,7 @@
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store};
+use super::{Error, Result, Store, backoff};
 use crate::event::note::{decode, encode};
 use crate::event::{Event, Merged, merge};
 
@@ -122,7 +122,7 @@ pub(crate) fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> R
             action: "read the committer identity".to_owned(),
             message: e.to_string(),
         })?;
-    for _ in 0..ATTEMPTS {
+    for attempt in 0..ATTEMPTS {
         let old_tip = tip(&repo)?;
         let mut state = state_at(&repo, old_tip)?;
         let mut total = Merged::default();
@@ -170,7 +170,7 @@ pub(crate) fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> R
         match repo.reference(REF, new.id, expected, message.as_str()) {
             Ok(_) => return Ok(total),
             // Another writer moved the ref: redo the work on top of theirs.
-            Err(_) if tip(&repo)? != old_tip => continue,
+            Err(_) if tip(&repo)? != old_tip => backoff(attempt),
             Err(e) => return Err(git_error(format!("update {REF}"))(e)),
         }
     }

@@ -114,11 +114,10 @@ fn each_event_lands_on_the_commit_it_led_to() {
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
 
-#[test]
-fn a_real_session_with_six_commits_lands_on_six_commits() {
-    // entireio-cli e1 (Claude Code 2.1.14) made six commits; make six here and point the
-    // transcript's `[branch sha]` lines at them.
-    let repo = TestRepo::new();
+/// The real session entireio-cli e1 (Claude Code 2.1.14), which made six commits, in `repo`:
+/// six commits made here, the transcript's `[branch sha]` lines pointed at them. Returns the
+/// transcript and the commits.
+pub fn six_commit_session(repo: &TestRepo) -> (std::path::PathBuf, Vec<String>) {
     let original = [
         "5afb02e", "614cb41", "09ea3c1", "7909310", "54afbbe", "aaa7d7a",
     ];
@@ -134,6 +133,13 @@ fn a_real_session_with_six_commits_lands_on_six_commits() {
     }
     let transcript = repo.home.join("e1.jsonl");
     std::fs::write(&transcript, text).unwrap();
+    (transcript, ours)
+}
+
+#[test]
+fn a_real_session_with_six_commits_lands_on_six_commits() {
+    let repo = TestRepo::new();
+    let (transcript, ours) = six_commit_session(&repo);
     let report = repo.extract(&transcript);
     assert_eq!(report["transcripts"][0]["commits_linked"], 6, "{report:#}");
     let subjects = [

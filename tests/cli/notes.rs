@@ -189,40 +189,70 @@ fn notes_git_wrote_in_a_fanned_out_tree_are_read_and_extended() {
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
 
+/// Set in the child processes of the test below: `<repo>|<writer>|<commit>,<commit>,…`.
+const WRITER: &str = "AGENT_CONTEXT_TEST_WRITER";
+
 #[test]
-fn concurrent_writers_to_the_same_notes_lose_nothing() {
+fn sixteen_processes_writing_to_the_same_notes_at_once_lose_nothing() {
+    if let Ok(spec) = std::env::var(WRITER) {
+        return write_as_child(&spec);
+    }
     let repo = TestRepo::new();
-    let commits: Vec<String> = (0..3)
+    let commits: Vec<String> = (0..10)
         .map(|i| repo.commit("a.txt", &format!("{i}\n"), &format!("c{i}")))
         .collect();
-    let threads: Vec<_> = (0..8)
-        .map(|t| {
-            let root = repo.root.clone();
-            let commits = commits.clone();
-            std::thread::spawn(move || {
-                let store = Store::discover(&root).unwrap();
-                for i in 0..12 {
-                    let e = event(
-                        &format!("s{t}"),
-                        &format!("m{i}"),
-                        Kind::Decision,
-                        &format!("t{t} e{i}"),
-                    );
-                    notes::attach(&store, &commits[i % 3], &[e]).unwrap();
-                }
-            })
+    // Each writer is this test binary run again, running only this test, as a child.
+    let children: Vec<std::process::Child> = (0..16)
+        .map(|writer| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "notes::sixteen_processes_writing_to_the_same_notes_at_once_lose_nothing",
+                    "--test-threads=1",
+                ])
+                .env(
+                    WRITER,
+                    format!("{}|{writer}|{}", repo.root.display(), commits.join(",")),
+                )
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
         })
         .collect();
-    for t in threads {
-        t.join().unwrap();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
     }
     let store = store(&repo);
-    let total: usize = commits
-        .iter()
-        .map(|c| notes::read(&store, c).unwrap().len())
-        .sum();
-    assert_eq!(total, 8 * 12);
+    let mut ids = std::collections::HashSet::new();
+    let mut lines = 0;
+    for commit in &commits {
+        for e in notes::read(&store, commit).unwrap() {
+            assert!(ids.insert(e.id), "one event, one line");
+        }
+        let note = repo.git(&["notes", "--ref=agent-context", "show", commit]);
+        lines += note.lines().count();
+    }
+    assert_eq!(ids.len(), 16 * 100);
+    assert_eq!(lines, 16 * 100, "no duplicate lines");
     repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+/// One writer: 100 events, one update of the notes ref each, spread over all the commits.
+fn write_as_child(spec: &str) {
+    let mut parts = spec.split('|');
+    let root = parts.next().unwrap();
+    let writer = parts.next().unwrap();
+    let commits: Vec<&str> = parts.next().unwrap().split(',').collect();
+    let store = Store::discover(std::path::Path::new(root)).unwrap();
+    for i in 0..100 {
+        let e = event(
+            &format!("s{writer}"),
+            &format!("m{i}"),
+            Kind::Decision,
+            &format!("writer {writer}, event {i}"),
+        );
+        notes::attach(&store, commits[i % commits.len()], &[e]).unwrap();
+    }
 }
 
 #[test]

@@ -1,0 +1,112 @@
+//! A writer killed at any moment (SIGKILL: no cleanup runs) leaves the repository consistent,
+//! and the next run completes its work without losing or doubling anything.
+
+use std::process::Stdio;
+use std::time::Instant;
+
+use crate::link::six_commit_session;
+use crate::repo::TestRepo;
+
+/// Everything a run stores that must come out the same: each commit's note as git shows it,
+/// the pending queue byte for byte, and the attached index.
+fn stored(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = commits
+        .iter()
+        .map(|c| {
+            let note = repo.git_output(
+                &repo.root,
+                &["notes", "--ref=agent-context", "show", c],
+                &[],
+            );
+            (format!("note {c}"), String::from_utf8(note.stdout).unwrap())
+        })
+        .collect();
+    out.extend(repo.pending_bytes().into_iter().map(|(name, bytes)| {
+        (
+            format!("pending {name}"),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
+    }));
+    let attached = repo.root.join(".git/agent-context/attached");
+    if let Ok(entries) = std::fs::read_dir(&attached) {
+        for e in entries.flatten() {
+            out.push((
+                format!("attached {}", e.file_name().to_string_lossy()),
+                std::fs::read_to_string(e.path()).unwrap(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_writer_killed_at_any_point_leaves_a_consistent_repository_that_the_next_run_completes() {
+    // The reference: one uninterrupted run. Test repositories are reproducible, so every trial
+    // makes the same commits.
+    let reference = TestRepo::new();
+    let (transcript, commits) = six_commit_session(&reference);
+    reference.extract(&transcript);
+    let expected = stored(&reference, &commits);
+    // How long a whole run takes, warm: the shortest of three.
+    let whole = (0..3)
+        .map(|_| {
+            let repo = TestRepo::new();
+            let (transcript, _) = six_commit_session(&repo);
+            let start = Instant::now();
+            repo.extract(&transcript);
+            start.elapsed()
+        })
+        .min()
+        .unwrap();
+    let notes = expected
+        .iter()
+        .filter(|(k, v)| k.starts_with("note") && !v.is_empty());
+    assert_eq!(notes.count(), 6);
+
+    let trials = 50;
+    let mut interrupted = 0;
+    for trial in 0..trials {
+        let repo = TestRepo::new();
+        let (transcript, ours) = six_commit_session(&repo);
+        assert_eq!(ours, commits);
+        // Kill points spread over the whole run (golden-ratio steps).
+        let at = whole.mul_f64((trial as f64 * 0.618_034) % 1.0);
+        let mut child = repo
+            .cmd_in(&repo.root)
+            .args(["extract", "--transcript", transcript.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        // Already finished when the kill point is past the end: then this does nothing.
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        if !status.success() {
+            interrupted += 1;
+        }
+        repo.git(&["fsck", "--strict", "--no-progress"]);
+        repo.ok(&["status"]);
+        repo.extract(&transcript);
+        let got = stored(&repo, &commits);
+        let keys = |v: &[(String, String)]| v.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            keys(&got),
+            keys(&expected),
+            "trial {trial}: killed after {at:?} of {whole:?}"
+        );
+        for ((key, a), (_, b)) in got.iter().zip(&expected) {
+            assert!(
+                a == b,
+                "trial {trial}: {key} differs after a kill at {at:?} of {whole:?}"
+            );
+        }
+    }
+    println!("{interrupted} of {trials} runs were killed before their end");
+    // Most kills must have landed mid-run for the test to mean anything.
+    assert!(
+        interrupted >= trials * 2 / 3,
+        "only {interrupted} of {trials} runs were interrupted"
+    );
+}
