@@ -95,9 +95,14 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
     Ok((head, PostCommit::Linked { sessions: linked }))
 }
 
-/// Extract one transcript; a transcript that has gone away is skipped. Returns its session.
+/// Extract one transcript, leaving the linking to the caller; a transcript that has gone away
+/// is skipped. Returns its session.
 fn read(store: &Store, path: &Path) -> Result<Option<String>, Error> {
-    match transcript(store, path, Options::default()) {
+    let options = Options {
+        link: false,
+        ..Options::default()
+    };
+    match transcript(store, path, options) {
         Ok(report) => Ok(Some(report.session_id).filter(|s| !s.is_empty())),
         Err(Error::Transcript { .. }) => Ok(None),
         Err(e) => Err(e),

@@ -74,6 +74,9 @@ pub struct Options {
     pub max_line: usize,
     /// Store finished events and move the cursor after this many, mid-file.
     pub checkpoint_events: usize,
+    /// Link the session's pending events to its commits at the end (a caller that links
+    /// itself, like the post-commit hook, turns this off).
+    pub link: bool,
 }
 
 impl Default for Options {
@@ -81,6 +84,7 @@ impl Default for Options {
         Options {
             max_line: crate::transcript::reader::DEFAULT_MAX_LINE,
             checkpoint_events: CHECKPOINT_EVENTS,
+            link: true,
         }
     }
 }
@@ -114,9 +118,11 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
                     report.session_id = saved.state.session_id;
                     report.tail_bytes = saved.cursor.tail_bytes;
                     // A commit made since may still take what waits.
-                    let linked = link::session(store, &report.session_id, false)?;
-                    report.events_linked = linked.events;
-                    report.commits_linked = linked.commits;
+                    if options.link {
+                        let linked = link::session(store, &report.session_id)?;
+                        report.events_linked = linked.events;
+                        report.commits_linked = linked.commits;
+                    }
                     return Ok(report);
                 }
                 stale.extend(saved.provisional);
@@ -204,9 +210,11 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     let mut report = progress.report;
     report.session_id = extractor.state().session_id.clone();
     sessions::record(store, &report.session_id, path, &extractor.state().meta.cwd)?;
-    let linked = link::session(store, &report.session_id, true)?;
-    report.events_linked = linked.events;
-    report.commits_linked = linked.commits;
+    if options.link {
+        let linked = link::session(store, &report.session_id)?;
+        report.events_linked = linked.events;
+        report.commits_linked = linked.commits;
+    }
     report.bytes_read = reader.offset() - start;
     report.tail_bytes = tail;
     Ok(report)

@@ -11,7 +11,9 @@
 //!
 //! A session's events, in time order, go to the first such commit at or after them: the events
 //! between commit k-1 and commit k led to commit k. The session event ([`Kind::Session`]) goes
-//! to every commit of the session, carrying the list of them. Events after the last commit stay
+//! to every commit of the session as it stood when that commit was linked, listing the
+//! session's commits so far: the newest commit carries the most complete one, and no link
+//! rewrites the notes of older commits. Events after the last commit stay
 //! pending until a later commit takes them.
 //!
 //! Attached events leave the pending queue; `attached/<session>.jsonl` remembers where each
@@ -145,10 +147,9 @@ enum Rest {
 }
 
 /// Attach the pending events of `session` that a commit of the session now takes: commits it
-/// named, then commits that fit its time and files. The session event is rewritten on the
-/// session's commits when `new_lines` were read (it may have changed) or events moved.
-pub fn session(store: &Store, session: &str, new_lines: bool) -> Result<Linked> {
-    link(store, session, Rest::ByTimeAndFiles, new_lines)
+/// named, then commits that fit its time and files.
+pub fn session(store: &Store, session: &str) -> Result<Linked> {
+    link(store, session, Rest::ByTimeAndFiles)
 }
 
 /// Attach the pending events of `session` to the commits it named, and those left to
@@ -168,11 +169,10 @@ pub fn session_to(
             id: commit,
             files_must_meet,
         },
-        true,
     )
 }
 
-fn link(store: &Store, session: &str, rest: Rest, new_lines: bool) -> Result<Linked> {
+fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let mut events = pending::session_events(store, session)?;
     let summary = events
         .iter()
@@ -194,19 +194,23 @@ fn link(store: &Store, session: &str, rest: Rest, new_lines: bool) -> Result<Lin
             batches.push((commit, std::mem::take(&mut batch)));
         }
     }
-    if !batch.is_empty() {
-        match rest {
-            Rest::ByTimeAndFiles => {
-                let named: HashSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
-                batches.extend(by_time_and_files(&repo, &mut batch, &named));
-            }
-            Rest::Commit {
-                id,
-                files_must_meet,
-            } => {
-                if !files_must_meet || files_meet(&repo, id, &written(&batch)) {
-                    batches.push((id, std::mem::take(&mut batch)));
-                }
+    match rest {
+        Rest::ByTimeAndFiles if !batch.is_empty() => {
+            let named: HashSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+            batches.extend(by_time_and_files(&repo, &mut batch, &named));
+        }
+        Rest::ByTimeAndFiles => {}
+        // Known to be the session's commit: it takes the session event even with nothing else.
+        Rest::Commit {
+            id,
+            files_must_meet: false,
+        } => batches.push((id, std::mem::take(&mut batch))),
+        Rest::Commit {
+            id,
+            files_must_meet: true,
+        } => {
+            if !batch.is_empty() && files_meet(&repo, id, &written(&batch)) {
+                batches.push((id, std::mem::take(&mut batch)));
             }
         }
     }
@@ -221,19 +225,17 @@ fn link(store: &Store, session: &str, rest: Rest, new_lines: bool) -> Result<Lin
         }
     }
     linked.commits = batches.iter().map(|(c, _)| c).collect::<HashSet<_>>().len();
-    // The session event goes to every commit of the session, old and new.
-    if let Some(mut summary) = summary.filter(|_| new_lines || !moved.is_empty()) {
-        let commits: BTreeSet<ObjectId> = index.values().copied().collect();
-        summary.commits = commits.iter().map(ToString::to_string).collect();
-        for commit in commits {
-            match batches.iter_mut().find(|(c, _)| *c == commit) {
-                Some((_, events)) => events.push(summary.clone()),
-                None => batches.push((commit, vec![summary.clone()])),
-            }
-        }
-    }
     if batches.is_empty() {
         return Ok(linked);
+    }
+    // The session as it stands goes to each commit linked now.
+    if let Some(mut summary) = summary {
+        let mut commits: BTreeSet<ObjectId> = index.values().copied().collect();
+        commits.extend(batches.iter().map(|(c, _)| *c));
+        summary.commits = commits.iter().map(ToString::to_string).collect();
+        for (_, events) in &mut batches {
+            events.push(summary.clone());
+        }
     }
     notes::attach_all(store, &batches)?;
     if !moved.is_empty() {

@@ -6,7 +6,7 @@
 //! writer moved the ref in between, the work is redone on top of theirs, so no writer loses
 //! another's events.
 
-use gix::ObjectId;
+pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, backoff};
@@ -112,7 +112,7 @@ pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result
 
 /// Attach each batch of events to its commit (ids known to be commits of this repository), all
 /// in one commit on the notes ref; nothing is written when no note changes.
-pub(crate) fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<Merged> {
+pub fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<Merged> {
     let mut repo = store.repo();
     let signature = repo
         .committer_or_set_generic_fallback()
