@@ -6,6 +6,7 @@
 
 pub mod classify;
 pub mod cli;
+pub mod config;
 pub mod event;
 pub mod ingest;
 pub mod store;

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::cli::{CmdResult, claude_dir};
 use crate::ingest::commit::{self, Environment, PostCommit};
-use crate::store::{Store, log};
+use crate::store::{self, Store, log};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -22,10 +22,16 @@ pub struct Args {
 }
 
 pub fn run(cwd: &Path, args: Args) -> CmdResult {
-    let Ok(store) = Store::discover(cwd) else {
-        return Ok(());
-    };
     let what = format!("hook {}", args.name);
+    let store = match Store::discover(cwd) {
+        Ok(store) => store,
+        // Nowhere to log it: say it once.
+        Err(e @ store::Error::Config(_)) => {
+            eprintln!("git-agent-context: {what}: {e}");
+            return Ok(());
+        }
+        Err(_) => return Ok(()),
+    };
     // A panic is a failure like any other: reported in one line, never a crash.
     panic::set_hook(Box::new(|_| {}));
     let outcome =

@@ -100,7 +100,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
 /// The store of the repository at `cwd`; not being in a repository is a usage error.
 fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
     Store::discover(cwd).map_err(|e| match e {
-        store::Error::NotARepository { .. } | store::Error::Open { .. } => Failure::Usage(e.into()),
+        store::Error::NotARepository { .. }
+        | store::Error::Open { .. }
+        | store::Error::Config(_) => Failure::Usage(e.into()),
         other => Failure::Failed(other.into()),
     })
 }

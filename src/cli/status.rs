@@ -5,6 +5,7 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::cli::{CmdResult, display_path, write_json};
+use crate::config;
 use crate::ingest::Saved;
 use crate::store::{Store, pending, state};
 use crate::transcript::cursor::LineCounts;
@@ -65,6 +66,18 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 "compactions": s.state.compactions,
                 "last_seen": s.state.last_seen,
             })).collect::<Vec<_>>(),
+            "config": store.config().settings().iter().map(|c| json!({
+                "key": c.key,
+                "value": match c.value {
+                    config::Value::Word(w) => json!(w),
+                    config::Value::Number(n) => json!(n),
+                },
+                "source": match &c.source {
+                    config::Source::Default => json!("default"),
+                    config::Source::File(path) => json!(path.to_string_lossy()),
+                    config::Source::Env(var) => json!(format!("${var}")),
+                },
+            })).collect::<Vec<_>>(),
         });
         return write_json(out, &value);
     }
@@ -74,7 +87,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             out,
             "agent-context is not initialized here (run `git agent-context init` or `extract`)"
         )?;
-        return Ok(());
+        return print_config(store, out);
     }
     writeln!(out, "store: {}", store.dir().display())?;
     let kinds: Vec<String> = pending
@@ -118,6 +131,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             s.cursor.lines.skipped()
         )?;
     }
+    print_config(store, out)?;
     if unreadable_states > 0 {
         writeln!(
             out,
@@ -130,6 +144,19 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             "warning: {} pending line(s) unreadable (kept as they are)",
             pending.unreadable_lines
         )?;
+    }
+    Ok(())
+}
+
+/// Each configuration key, its value and where the value came from.
+fn print_config(store: &Store, out: &mut dyn Write) -> CmdResult {
+    writeln!(out, "config:")?;
+    for setting in store.config().settings() {
+        let source = match &setting.source {
+            config::Source::File(path) => display_path(path),
+            other => other.to_string(),
+        };
+        writeln!(out, "  {} = {}  ({source})", setting.key, setting.value)?;
     }
     Ok(())
 }

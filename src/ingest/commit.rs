@@ -3,8 +3,8 @@
 //! **post-commit** runs inside the agent's `git commit`, before any Claude Code hook: it reads
 //! the session's transcript up to now and attaches the session's pending events to the new
 //! commit. The session is the one `CLAUDE_CODE_SESSION_ID` names (Claude Code sets it in every
-//! Bash subprocess); without it, every session active in this worktree in the last
-//! [`ACTIVE_SECONDS`] whose edits meet the commit's files. During a rebase it does nothing (git
+//! Bash subprocess); without it, every session active in this worktree lately
+//! (`link.active_minutes`) whose edits meet the commit's files. During a rebase it does nothing (git
 //! carries the notes, see `notes.rewriteRef`); after a cherry-pick it copies the picked commit's
 //! note, and attaches nothing else.
 //!
@@ -22,10 +22,6 @@ use gix::ObjectId;
 use super::{Error, Options, transcript};
 use crate::store::{Store, link, notes, sessions};
 use crate::transcript::locate;
-
-/// How recently a session's transcript must have been written to for the session to count as
-/// active in a worktree.
-pub const ACTIVE_SECONDS: u64 = 60 * 60;
 
 /// What the post-commit hook knows from its environment.
 #[derive(Debug, Clone, Default)]
@@ -132,7 +128,7 @@ fn active_transcripts(store: &Store, env: &Environment) -> BTreeSet<PathBuf> {
     let Some(workdir) = store.workdir() else {
         return BTreeSet::new();
     };
-    let since = SystemTime::now() - Duration::from_secs(ACTIVE_SECONDS);
+    let since = SystemTime::now() - Duration::from_secs(store.config().link_active_seconds());
     let recent = |p: &PathBuf| {
         fs::metadata(p)
             .and_then(|m| m.modified())

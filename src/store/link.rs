@@ -130,10 +130,6 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
     Ok((updated, rest))
 }
 
-/// How long after a session's last event a commit may still be its own by the time-and-files
-/// rule (the user commits what the session left in the working tree).
-const GRACE_SECONDS: i64 = 30 * 60;
-
 /// How many commits the time-and-files rule looks at, newest first, at most.
 const WINDOW_COMMITS_MAX: usize = 1000;
 
@@ -197,7 +193,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     match rest {
         Rest::ByTimeAndFiles if !batch.is_empty() => {
             let named: HashSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
-            batches.extend(by_time_and_files(&repo, &mut batch, &named));
+            let grace = store.config().link_grace_seconds();
+            batches.extend(by_time_and_files(&repo, &mut batch, &named, grace));
         }
         Rest::ByTimeAndFiles => {}
         // Known to be the session's commit: it takes the session event even with nothing else.
@@ -255,12 +252,14 @@ fn written(events: &[Event]) -> BTreeSet<&str> {
 }
 
 /// The last resort of §6: commits reachable from HEAD, made between the first of `events` and
-/// a grace period after the last, that change a file the events before them changed. Takes
-/// the events each such commit led to out of `events`.
+/// `grace` seconds after the last (`link.grace_minutes`: the user commits what the session
+/// left in the working tree), that change a file the events before them changed. Takes the
+/// events each such commit led to out of `events`.
 fn by_time_and_files(
     repo: &gix::Repository,
     events: &mut Vec<Event>,
     named: &HashSet<ObjectId>,
+    grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>)> {
     let times: Vec<i64> = events
         .iter()
@@ -277,7 +276,7 @@ fn by_time_and_files(
     };
     let mut candidates: Vec<(i64, ObjectId)> = commits_since(repo, head.detach(), first)
         .into_iter()
-        .filter(|(time, id)| *time <= last + GRACE_SECONDS && !named.contains(id))
+        .filter(|(time, id)| *time <= last + grace && !named.contains(id))
         .collect();
     candidates.sort();
     let mut out = Vec::new();

@@ -16,6 +16,8 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::config::Config;
+
 /// The folder under the common git directory that holds local, rebuildable data.
 pub const DIR: &str = "agent-context";
 
@@ -33,6 +35,8 @@ pub enum Error {
     },
     #[error("git: {action}: {message}")]
     Git { action: String, message: String },
+    #[error(transparent)]
+    Config(#[from] crate::config::Error),
     #[error("{path} is not valid agent-context JSON")]
     Json {
         path: PathBuf,
@@ -60,6 +64,7 @@ pub struct Store {
     common_dir: PathBuf,
     workdir: Option<PathBuf>,
     dir: PathBuf,
+    config: Config,
 }
 
 impl Store {
@@ -83,11 +88,13 @@ impl Store {
         let common_dir = absolute(repo.common_dir());
         let workdir = repo.workdir().map(absolute);
         let dir = common_dir.join(DIR);
+        let config = Config::load(workdir.as_deref(), &dir)?;
         Ok(Store {
             repo: repo.into_sync(),
             common_dir,
             workdir,
             dir,
+            config,
         })
     }
 
@@ -103,6 +110,11 @@ impl Store {
 
     pub fn common_dir(&self) -> &Path {
         &self.common_dir
+    }
+
+    /// The effective configuration (read when the store was opened).
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// `$GIT_COMMON_DIR/agent-context`.

@@ -2,6 +2,7 @@
 //! real git repositories (see `repo::TestRepo`).
 
 mod classifier;
+mod config;
 mod crash;
 mod extract;
 mod git_hooks;

@@ -1,0 +1,457 @@
+//! Configuration, in TOML, from three places, each overriding the one before:
+//!
+//! 1. `.agent-context.toml` at the top of the working tree — shared with the team if they
+//!    commit it;
+//! 2. `$GIT_COMMON_DIR/agent-context/config.toml` — this clone only (`switch` writes here,
+//!    keeping the file's comments and layout);
+//! 3. environment variables `GIT_AGENT_CONTEXT_<SECTION>_<KEY>`, e.g.
+//!    `GIT_AGENT_CONTEXT_QUERY_BACKEND=decision`.
+//!
+//! Every key is known: a misspelt key, a value of the wrong type or out of range is an error
+//! that names the file, the line and the key (or the variable), never silently ignored.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The shared file, at the top of the working tree.
+pub const SHARED_FILE: &str = ".agent-context.toml";
+/// The local file, in the store folder.
+pub const LOCAL_FILE: &str = "config.toml";
+const ENV_PREFIX: &str = "GIT_AGENT_CONTEXT_";
+
+/// How `query` finds reasoning by default (DESIGN §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// file → sessions → decisions.
+    File,
+    /// The DAG of sessions, newest first.
+    Session,
+    /// From matching decisions along their edges, to depth 2.
+    Decision,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 3] = [Backend::File, Backend::Session, Backend::Decision];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::File => "file",
+            Backend::Session => "session",
+            Backend::Decision => "decision",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|b| b.as_str() == name)
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a key holds.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// One of these words.
+    Word(&'static [&'static str]),
+    /// A whole number in this range.
+    Number { min: i64, max: i64 },
+}
+
+/// A key we know: where it lives, what it holds, its default.
+struct Spec {
+    section: &'static str,
+    name: &'static str,
+    kind: Kind,
+    default: Value,
+}
+
+const SPECS: [Spec; 3] = [
+    Spec {
+        section: "query",
+        name: "backend",
+        kind: Kind::Word(&["file", "session", "decision"]),
+        default: Value::Word("file"),
+    },
+    Spec {
+        section: "link",
+        name: "grace_minutes",
+        kind: Kind::Number { min: 0, max: 1440 },
+        default: Value::Number(30),
+    },
+    Spec {
+        section: "link",
+        name: "active_minutes",
+        kind: Kind::Number { min: 1, max: 10080 },
+        default: Value::Number(60),
+    },
+];
+
+impl Spec {
+    fn key(&self) -> String {
+        format!("{}.{}", self.section, self.name)
+    }
+
+    fn env_var(&self) -> String {
+        format!("{ENV_PREFIX}{}_{}", self.section, self.name).to_ascii_uppercase()
+    }
+
+    /// What the key must hold, for error messages.
+    fn expects(&self) -> String {
+        match self.kind {
+            Kind::Word(words) => format!("one of {}", words.join(", ")),
+            Kind::Number { min, max } => format!("a whole number from {min} to {max}"),
+        }
+    }
+
+    fn check_word(&self, word: &str) -> Option<Value> {
+        match self.kind {
+            Kind::Word(words) => words.iter().find(|w| **w == word).map(|w| Value::Word(w)),
+            Kind::Number { .. } => None,
+        }
+    }
+
+    fn check_number(&self, n: i64) -> Option<Value> {
+        match self.kind {
+            Kind::Number { min, max } if (min..=max).contains(&n) => Some(Value::Number(n)),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    Word(&'static str),
+    Number(i64),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Word(w) => f.write_str(w),
+            Value::Number(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// Where an effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(PathBuf),
+    Env(String),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(path) => write!(f, "{}", path.display()),
+            Source::Env(var) => write!(f, "${var}"),
+        }
+    }
+}
+
+/// One key's effective value.
+#[derive(Debug, Clone)]
+pub struct Setting {
+    pub key: String,
+    pub value: Value,
+    pub source: Source,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{}:{line}: {message}", path.display())]
+    File {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("${var}: {message}")]
+    Env { var: String, message: String },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    settings: Vec<Setting>,
+}
+
+impl Config {
+    /// The defaults, overridden by the shared file in `workdir` (if any), the local file in
+    /// `store_dir` and the environment.
+    pub fn load(workdir: Option<&Path>, store_dir: &Path) -> Result<Config, Error> {
+        let mut settings: Vec<Setting> = SPECS
+            .iter()
+            .map(|spec| Setting {
+                key: spec.key(),
+                value: spec.default,
+                source: Source::Default,
+            })
+            .collect();
+        let files = workdir
+            .map(|w| w.join(SHARED_FILE))
+            .into_iter()
+            .chain([store_dir.join(LOCAL_FILE)]);
+        for path in files {
+            let text = match fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(Error::Read { path, source }),
+            };
+            for (i, value) in read_file(&path, &text)? {
+                settings[i].value = value;
+                settings[i].source = Source::File(path.clone());
+            }
+        }
+        for (i, spec) in SPECS.iter().enumerate() {
+            let var = spec.env_var();
+            let Some(raw) = std::env::var_os(&var) else {
+                continue;
+            };
+            let raw = raw.to_string_lossy();
+            let value = match spec.kind {
+                Kind::Word(_) => spec.check_word(raw.trim()),
+                Kind::Number { .. } => raw.trim().parse().ok().and_then(|n| spec.check_number(n)),
+            };
+            let value = value.ok_or_else(|| Error::Env {
+                var: var.clone(),
+                message: format!("`{}` must be {}, not {raw:?}", spec.key(), spec.expects()),
+            })?;
+            settings[i].value = value;
+            settings[i].source = Source::Env(var);
+        }
+        Ok(Config { settings })
+    }
+
+    /// Every key with its effective value and source, in a fixed order.
+    pub fn settings(&self) -> &[Setting] {
+        &self.settings
+    }
+
+    fn value(&self, key: &str) -> Value {
+        self.settings
+            .iter()
+            .find(|s| s.key == key)
+            .map(|s| s.value)
+            .expect("every known key has a setting")
+    }
+
+    fn number(&self, key: &str) -> i64 {
+        match self.value(key) {
+            Value::Number(n) => n,
+            Value::Word(_) => unreachable!("{key} holds a number"),
+        }
+    }
+
+    /// `query.backend`.
+    pub fn backend(&self) -> Backend {
+        match self.value("query.backend") {
+            Value::Word(w) => Backend::parse(w).expect("checked when read"),
+            Value::Number(_) => unreachable!("query.backend holds a word"),
+        }
+    }
+
+    /// `link.grace_minutes`, in seconds.
+    pub fn link_grace_seconds(&self) -> i64 {
+        self.number("link.grace_minutes") * 60
+    }
+
+    /// `link.active_minutes`, in seconds.
+    pub fn link_active_seconds(&self) -> u64 {
+        self.number("link.active_minutes") as u64 * 60
+    }
+}
+
+/// The (index in [`SPECS`], value) pairs a config file sets.
+fn read_file(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, Error> {
+    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let error = |offset: Option<usize>, message: String| Error::File {
+        path: path.to_owned(),
+        line: offset.map_or(1, line_of),
+        message,
+    };
+    let doc = toml_edit::Document::parse(text).map_err(|e| {
+        let message = e.message().trim().to_owned();
+        error(
+            e.span().map(|s| s.start),
+            format!("not valid TOML: {message}"),
+        )
+    })?;
+    let known = || SPECS.iter().map(Spec::key).collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    for (section, item) in doc.as_table().iter() {
+        let at = item.span().map(|s| s.start);
+        let Some(table) = item.as_table_like() else {
+            return Err(error(
+                at,
+                format!("`{section}` must be a table (known keys: {})", known()),
+            ));
+        };
+        for (name, item) in table.iter() {
+            let key = format!("{section}.{name}");
+            let at = table
+                .get_key_value(name)
+                .and_then(|(k, _)| k.span())
+                .or(item.span())
+                .map(|s| s.start)
+                .or(at);
+            let Some(i) = SPECS
+                .iter()
+                .position(|s| s.section == section && s.name == name)
+            else {
+                return Err(error(
+                    at,
+                    format!("unknown key `{key}` (known keys: {})", known()),
+                ));
+            };
+            let spec = &SPECS[i];
+            let value = item.as_value().and_then(|v| match (v, spec.kind) {
+                (toml_edit::Value::String(s), Kind::Word(_)) => spec.check_word(s.value()),
+                (toml_edit::Value::Integer(n), Kind::Number { .. }) => {
+                    spec.check_number(*n.value())
+                }
+                _ => None,
+            });
+            let shown = item
+                .as_value()
+                .map_or("a table".to_owned(), |v| v.to_string());
+            let value = value.ok_or_else(|| {
+                error(
+                    at,
+                    format!("`{key}` must be {}, not {}", spec.expects(), shown.trim()),
+                )
+            })?;
+            out.push((i, value));
+        }
+    }
+    Ok(out)
+}
+
+/// Set `key` to `value` in the local file, keeping the rest of it as it is.
+pub fn set_local(store_dir: &Path, key: &str, value: &str) -> Result<(), Error> {
+    let path = store_dir.join(LOCAL_FILE);
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => return Err(Error::Read { path, source }),
+    };
+    // What is there must be valid before we touch it.
+    read_file(&path, &text)?;
+    let mut doc: toml_edit::DocumentMut = text.parse().expect("checked above");
+    let (section, name) = key.split_once('.').expect("keys are section.name");
+    if !doc.contains_table(section) {
+        doc[section] = toml_edit::table();
+    }
+    doc[section][name] = toml_edit::value(value);
+    fs::create_dir_all(store_dir).map_err(|source| Error::Write {
+        path: path.clone(),
+        source,
+    })?;
+    fs::write(&path, doc.to_string()).map_err(|source| Error::Write { path, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(shared: Option<&str>, local: Option<&str>) -> Result<Config, Error> {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        fs::create_dir_all(&store).unwrap();
+        if let Some(text) = shared {
+            fs::write(dir.path().join(SHARED_FILE), text).unwrap();
+        }
+        if let Some(text) = local {
+            fs::write(store.join(LOCAL_FILE), text).unwrap();
+        }
+        Config::load(Some(dir.path()), &store)
+    }
+
+    #[test]
+    fn defaults_then_shared_then_local() {
+        let c = load(None, None).unwrap();
+        assert_eq!(c.backend(), Backend::File);
+        assert_eq!(c.link_grace_seconds(), 30 * 60);
+        assert!(c.settings().iter().all(|s| s.source == Source::Default));
+
+        let c = load(
+            Some("[query]\nbackend = \"session\"\n[link]\ngrace_minutes = 5\n"),
+            Some("# mine\nquery.backend = \"decision\"\n"),
+        )
+        .unwrap();
+        assert_eq!(c.backend(), Backend::Decision);
+        assert_eq!(c.link_grace_seconds(), 5 * 60);
+        let source = |key: &str| {
+            let s = c.settings().iter().find(|s| s.key == key).unwrap();
+            s.source.to_string()
+        };
+        assert!(source("query.backend").ends_with("store/config.toml"));
+        assert!(source("link.grace_minutes").ends_with(".agent-context.toml"));
+        assert_eq!(source("link.active_minutes"), "default");
+    }
+
+    #[test]
+    fn bad_files_name_the_file_the_line_and_the_key() {
+        let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
+        let m = message("[query]\n\nbakend = \"file\"\n");
+        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes)"), "{m}");
+        let m = message("[link]\ngrace_minutes = \"soon\"\n");
+        assert!(
+            m.ends_with(
+                ":2: `link.grace_minutes` must be a whole number from 0 to 1440, not \"soon\""
+            ),
+            "{m}"
+        );
+        let m = message("[query]\nbackend = \"graph\"\n");
+        assert!(
+            m.ends_with(
+                ":2: `query.backend` must be one of file, session, decision, not \"graph\""
+            ),
+            "{m}"
+        );
+        let m = message("[link]\nactive_minutes = 0\n");
+        assert!(
+            m.contains(":2: `link.active_minutes` must be a whole number from 1 to 10080"),
+            "{m}"
+        );
+        let m = message("query = 3\n");
+        assert!(m.contains(":1: `query` must be a table"), "{m}");
+        let m = message("[query\nbackend = 1\n");
+        assert!(m.contains(":1: not valid TOML"), "{m}");
+    }
+
+    #[test]
+    fn set_local_keeps_comments_and_other_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join(LOCAL_FILE),
+            "# my settings\n[link]\ngrace_minutes = 10 # short\n",
+        )
+        .unwrap();
+        set_local(dir.path(), "query.backend", "session").unwrap();
+        let text = fs::read_to_string(dir.path().join(LOCAL_FILE)).unwrap();
+        assert!(
+            text.starts_with("# my settings\n[link]\ngrace_minutes = 10 # short\n"),
+            "{text}"
+        );
+        let c = Config::load(None, dir.path()).unwrap();
+        assert_eq!(c.backend(), Backend::Session);
+        assert_eq!(c.link_grace_seconds(), 600);
+    }
+}
