@@ -6,7 +6,9 @@
 mod extract;
 mod hook;
 mod init;
+mod rebuild;
 mod status;
+mod switch;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -40,6 +42,10 @@ enum Command {
     Extract(extract::Args),
     /// Show what is stored and how far each transcript was read.
     Status(status::Args),
+    /// Make the decision graph (refs/agent-context) again from the notes.
+    Rebuild(rebuild::Args),
+    /// Set the default query backend (file, session, decision) for this clone.
+    Switch(switch::Args),
     /// Run a git hook (post-commit, post-rewrite); always exits 0.
     Hook(hook::Args),
 }
@@ -93,6 +99,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
         Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
+        Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
+        Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args),
     }
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::cli::{CmdResult, display_path, write_json};
 use crate::config;
 use crate::ingest::Saved;
-use crate::store::{Store, pending, state};
+use crate::store::{Store, graph, pending, state};
 use crate::transcript::cursor::LineCounts;
 
 #[derive(Debug, clap::Args)]
@@ -19,6 +19,7 @@ pub struct Args {
 
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let pending = pending::summary(store)?;
+    let graph = graph::summary(store)?;
     let mut cursors = Vec::new();
     let mut unreadable_states = 0;
     for saved in state::all::<Saved>(store) {
@@ -54,6 +55,12 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 "unreadable_lines": pending.unreadable_lines,
             },
             "sessions": sessions.len(),
+            "graph": graph.map(|(commit, sessions, decisions)| json!({
+                "ref": graph::REF,
+                "commit": commit.to_string(),
+                "sessions": sessions,
+                "decisions": decisions,
+            })),
             "lines": { "read": lines.read, "malformed": lines.malformed, "oversized": lines.oversized },
             "unreadable_cursors": unreadable_states,
             "transcripts": cursors.iter().map(|s| json!({
@@ -105,6 +112,19 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         "pending: {} events in {} sessions{kinds}",
         pending.events, pending.sessions
     )?;
+    match graph {
+        Some((commit, sessions, decisions)) => writeln!(
+            out,
+            "graph: {} at {}: {sessions} sessions, {decisions} decisions",
+            graph::REF,
+            commit.to_hex_with_len(7)
+        )?,
+        None => writeln!(
+            out,
+            "graph: none yet ({} is made when events reach a commit)",
+            graph::REF
+        )?,
+    }
     writeln!(
         out,
         "transcripts: {} read, {} sessions, {} lines, {} skipped ({} malformed, {} oversized)",

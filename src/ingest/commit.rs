@@ -20,7 +20,8 @@ use std::time::{Duration, SystemTime};
 use gix::ObjectId;
 
 use super::{Error, Options, transcript};
-use crate::store::{Store, link, notes, sessions};
+use crate::event::Event;
+use crate::store::{self, Store, graph, link, notes, sessions};
 use crate::transcript::locate;
 
 /// What the post-commit hook knows from its environment.
@@ -48,7 +49,7 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
     let repo = store.repo();
     let head = repo
         .head_id()
-        .map_err(|e| git_error("read HEAD", e))?
+        .map_err(store::git_error("read HEAD"))?
         .detach();
     let git_dir = repo.git_dir();
     if git_dir.join("rebase-merge").is_dir() || git_dir.join("rebase-apply").is_dir() {
@@ -57,6 +58,7 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
     if let Some(from) = cherry_picked_from(&repo, git_dir, head) {
         let events = notes::read_id(store, from)?;
         let copied = notes::attach_to(store, head, &events)?;
+        graph::update(store, &sessions_of(&events, head))?;
         return Ok((
             head,
             PostCommit::CherryPick {
@@ -169,7 +171,7 @@ fn cherry_picked_from(repo: &gix::Repository, git_dir: &Path, head: ObjectId) ->
 /// stdin. Returns how many events were carried to new commits.
 pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usize, Error> {
     let _lock = store.lock()?;
-    let mut batches: BTreeMap<ObjectId, Vec<crate::event::Event>> = BTreeMap::new();
+    let mut batches: BTreeMap<ObjectId, Vec<Event>> = BTreeMap::new();
     for (old, new) in pairs {
         let events = notes::read_id(store, *old)?;
         if !events.is_empty() {
@@ -178,9 +180,24 @@ pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usi
     }
     let batches: Vec<_> = batches.into_iter().collect();
     let carried = notes::attach_all(store, &batches)?;
+    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    for (commit, events) in &batches {
+        for (session, commits) in sessions_of(events, *commit) {
+            touched.entry(session).or_default().extend(commits);
+        }
+    }
+    graph::update(store, &touched)?;
     let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().copied().collect();
     link::rewrite_index(store, &moved)?;
     Ok(carried.added + carried.updated)
+}
+
+/// The sessions of `events`, each with `commit`: what the graph must update once they are on it.
+fn sessions_of(events: &[Event], commit: ObjectId) -> BTreeMap<String, BTreeSet<ObjectId>> {
+    events
+        .iter()
+        .map(|e| (e.session_id.clone(), BTreeSet::from([commit])))
+        .collect()
 }
 
 /// The (old, new) pairs of a post-rewrite hook's stdin: `<old> <new> [<extra>]` per line.
@@ -194,11 +211,4 @@ pub fn rewritten_pairs(input: &str) -> Vec<(ObjectId, ObjectId)> {
             Some((old, new))
         })
         .collect()
-}
-
-fn git_error(action: &str, e: gix::Error) -> Error {
-    Error::Store(crate::store::Error::Git {
-        action: action.to_owned(),
-        message: format!("{e:#}"),
-    })
 }

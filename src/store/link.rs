@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use super::{Result, Store, io_error, notes, pending, write_atomic};
+use super::{Result, Store, graph, io_error, notes, pending, write_atomic};
 use crate::event::time::unix_seconds;
 use crate::event::{Event, Kind, Origin};
 
@@ -110,6 +110,7 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
     }
     let mut rest = Vec::new();
     let mut updated = 0;
+    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
     for (session, events) in by_session {
         let index = read_index(store, &session)?;
         if index.is_empty() {
@@ -124,9 +125,13 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
             }
         }
         for (commit, events) in to_notes {
+            // The graph is brought up to date even when the note already was: a writer killed
+            // between the two leaves this to the next run.
+            touched.entry(session.clone()).or_default().insert(commit);
             updated += notes::attach_to(store, commit, &events)?.updated;
         }
     }
+    graph::update(store, &touched)?;
     Ok((updated, rest))
 }
 
@@ -235,6 +240,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         }
     }
     notes::attach_all(store, &batches)?;
+    let commits: BTreeSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+    graph::update(store, &BTreeMap::from([(session.to_owned(), commits)]))?;
     if !moved.is_empty() {
         write_index(store, session, &index)?;
         pending::remove(store, &moved)?;

@@ -5,6 +5,7 @@
 //! an advisory lock on `agent-context/lock`, which the OS releases if a writer dies.
 
 pub mod git_config;
+pub mod graph;
 pub mod link;
 pub mod log;
 pub mod notes;
@@ -55,6 +56,27 @@ pub(crate) fn io_error<'a>(
         path: path.to_owned(),
         source,
     }
+}
+
+/// Map a gix error to ours, saying what we were doing.
+pub(crate) fn git_error(action: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
+    let action = action.into();
+    move |e| Error::Git {
+        action,
+        message: format!("{e:#}"),
+    }
+}
+
+/// Who our commits on the notes and graph refs are by: the repository's committer, or git's
+/// generic fallback when none is configured.
+pub(crate) fn signature(repo: &mut gix::Repository) -> Result<gix::actor::Signature> {
+    repo.committer_or_set_generic_fallback()
+        .map_err(git_error("find a committer identity"))?
+        .to_owned()
+        .map_err(|e| Error::Git {
+            action: "read the committer identity".to_owned(),
+            message: e.to_string(),
+        })
 }
 
 /// A repository's agent-context store.

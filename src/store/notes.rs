@@ -9,7 +9,7 @@
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, backoff};
+use super::{Error, Result, Store, backoff, git_error, signature};
 use crate::event::note::{decode, encode};
 use crate::event::{Event, Merged, merge};
 
@@ -18,14 +18,6 @@ pub const REF: &str = "refs/notes/agent-context";
 
 /// How often an update is redone after losing a race before giving up.
 const ATTEMPTS: usize = 100;
-
-fn git_error(action: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
-    let action = action.into();
-    move |e| Error::Git {
-        action,
-        message: format!("{e:#}"),
-    }
-}
 
 /// The commit of this repository that a full or abbreviated hex id names, if exactly one.
 pub(crate) fn resolve_commit(repo: &gix::Repository, hex: &str) -> Option<ObjectId> {
@@ -94,8 +86,49 @@ pub fn read(store: &Store, commit: &str) -> Result<Vec<Event>> {
 /// The events attached to the commit `id`.
 pub fn read_id(store: &Store, id: ObjectId) -> Result<Vec<Event>> {
     let repo = store.repo();
-    let mut state = state_at(&repo, tip(&repo)?)?;
-    note_of(&repo, &mut state, &id)
+    Reader::new(&repo)?.events(id)
+}
+
+/// Reads notes as they are at the notes ref's tip, keeping what it loaded of the notes tree
+/// from one read to the next.
+pub(crate) struct Reader<'r> {
+    repo: &'r gix::Repository,
+    state: gix::note::plumbing::State,
+}
+
+impl<'r> Reader<'r> {
+    pub(crate) fn new(repo: &'r gix::Repository) -> Result<Reader<'r>> {
+        let state = state_at(repo, tip(repo)?)?;
+        Ok(Reader { repo, state })
+    }
+
+    pub(crate) fn events(&mut self, id: ObjectId) -> Result<Vec<Event>> {
+        note_of(self.repo, &mut self.state, &id)
+    }
+}
+
+/// Every commit that has a note, whatever fan-out the notes tree uses.
+pub(crate) fn annotated(repo: &gix::Repository) -> Result<Vec<ObjectId>> {
+    let Some(tip) = tip(repo)? else {
+        return Ok(Vec::new());
+    };
+    let tree = repo
+        .find_commit(tip)
+        .and_then(|c| c.tree())
+        .map_err(git_error(format!("read {REF}")))?;
+    let entries = tree
+        .traverse()
+        .breadthfirst
+        .files()
+        .map_err(git_error(format!("list the notes of {REF}")))?;
+    Ok(entries
+        .iter()
+        .filter(|e| e.mode.is_blob())
+        .filter_map(|e| {
+            let hex: Vec<u8> = e.filepath.iter().copied().filter(|&b| b != b'/').collect();
+            ObjectId::from_hex(&hex).ok()
+        })
+        .collect())
 }
 
 /// Attach `events` to `commit` (a full or abbreviated hex id), merging them into its note by
@@ -114,14 +147,7 @@ pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result
 /// in one commit on the notes ref; nothing is written when no note changes.
 pub fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<Merged> {
     let mut repo = store.repo();
-    let signature = repo
-        .committer_or_set_generic_fallback()
-        .map_err(git_error("find a committer identity"))?
-        .to_owned()
-        .map_err(|e| Error::Git {
-            action: "read the committer identity".to_owned(),
-            message: e.to_string(),
-        })?;
+    let signature = signature(&mut repo)?;
     for attempt in 0..ATTEMPTS {
         let old_tip = tip(&repo)?;
         let mut state = state_at(&repo, old_tip)?;

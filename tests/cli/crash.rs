@@ -8,7 +8,7 @@ use crate::link::six_commit_session;
 use crate::repo::TestRepo;
 
 /// Everything a run stores that must come out the same: each commit's note as git shows it,
-/// the pending queue byte for byte, and the attached index.
+/// the decision graph's files, the pending queue byte for byte, and the attached index.
 fn stored(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = commits
         .iter()

@@ -6,6 +6,7 @@ mod config;
 mod crash;
 mod extract;
 mod git_hooks;
+mod graph;
 mod link;
 mod notes;
 mod repo;

@@ -1,0 +1,239 @@
+//! The decision graph on `refs/agent-context`: readable with plain git, kept up to date as
+//! events reach commits, the same when rebuilt from the notes, and safe under concurrent
+//! writers.
+
+use std::fs;
+
+use git_agent_context::store::graph;
+use git_agent_context::store::graph::node::{DecisionNode, SessionNode};
+
+use crate::link::{bash_result, edit_turn, say, store};
+use crate::repo::TestRepo;
+
+/// A session at 10+`hour`:00 that edits `file` with `answer` as its reasoning, then commits
+/// it as `commit` (made beforehand by the test).
+fn session(
+    repo: &TestRepo,
+    id: &str,
+    hour: u32,
+    ask: &str,
+    answer: &str,
+    commit: &str,
+) -> std::path::PathBuf {
+    let turn = edit_turn(repo, 1, ask, 0, answer, "cache.py");
+    let at = |s: u32| format!("2026-01-01T10:00:{s:02}Z");
+    let commit_call = [
+        say(
+            "m9",
+            &at(20),
+            serde_json::json!([{"type": "tool_use", "id": "b9", "name": "Bash",
+            "input": {"command": "git commit -am 'cache'"}}]),
+        ),
+        bash_result(
+            "b9",
+            &format!("[main {}] cache\n 1 file changed", &commit[..7]),
+            &at(21),
+        ),
+    ]
+    .concat();
+    let text = (turn + &commit_call)
+        .replace("s-link", id)
+        .replace("2026-01-01T10:", &format!("2026-01-01T{:02}:", 10 + hour));
+    let path = repo.home.join(format!("{id}.jsonl"));
+    fs::write(&path, text).unwrap();
+    path
+}
+
+fn show<T: serde::de::DeserializeOwned>(repo: &TestRepo, path: &str) -> T {
+    let text = repo.git(&["show", &format!("refs/agent-context:{path}")]);
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}\n{text}"))
+}
+
+#[test]
+fn decisions_on_the_same_subject_supersede_or_conflict_and_a_rebuild_changes_nothing() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "base");
+    let c1 = repo.commit("cache.py", "ttl\n", "ttl cache");
+    let c2 = repo.commit("cache.py", "lru\n", "lru cache");
+    repo.git(&["checkout", "-q", "-b", "side", "HEAD~2"]);
+    let c3 = repo.commit("cache.py", "sliding\n", "sliding ttl");
+    repo.git(&["checkout", "-q", "main"]);
+
+    let s1 = session(
+        &repo,
+        "s1",
+        0,
+        "Add a cache",
+        "I'll go with a TTL cache with fixed expiry because entries go stale.",
+        &c1,
+    );
+    let s2 = session(
+        &repo,
+        "s2",
+        1,
+        "Bound the cache",
+        "I'll go with an LRU cache with a size bound instead of fixed expiry because memory is capped.",
+        &c2,
+    );
+    let s3 = session(
+        &repo,
+        "s3",
+        2,
+        "Cache on the side branch",
+        "I'll go with a TTL cache with sliding expiry because reads refresh entries.",
+        &c3,
+    );
+    for path in [&s1, &s2, &s3] {
+        repo.extract(path);
+    }
+
+    // Plain git tells the story and shows every node.
+    let log = repo.git(&["log", "--format=%s", "refs/agent-context"]);
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(
+        log.lines()
+            .all(|l| l.starts_with("agent-context: session s")),
+        "{log}"
+    );
+    let first: SessionNode = show(&repo, "sessions/s1.toml");
+    assert_eq!(first.request, "Add a cache");
+    assert_eq!(first.commits, std::slice::from_ref(&c1));
+    assert_eq!(first.files, ["cache.py"]);
+    assert_eq!(first.decisions.len(), 1);
+    let second: SessionNode = show(&repo, "sessions/s2.toml");
+    assert_eq!(
+        second.built_on,
+        ["s1"],
+        "s2's commit descends from s1's, on the same file"
+    );
+    let third: SessionNode = show(&repo, "sessions/s3.toml");
+    assert!(third.built_on.is_empty());
+
+    let d1: DecisionNode = show(&repo, &format!("decisions/{}.toml", first.decisions[0]));
+    assert_eq!(d1.subject, "Add a cache");
+    assert!(d1.choice.starts_with("I'll go with a TTL cache"), "{d1:?}");
+    let d2: DecisionNode = show(&repo, &format!("decisions/{}.toml", second.decisions[0]));
+    assert_eq!(d2.supersedes, std::slice::from_ref(&d1.id));
+    assert_eq!(d2.rejected, ["fixed expiry"]);
+    let d3: DecisionNode = show(&repo, &format!("decisions/{}.toml", third.decisions[0]));
+    assert_eq!(
+        d3.conflicts_with,
+        std::slice::from_ref(&d1.id),
+        "a parallel branch, same subject"
+    );
+    assert!(d3.supersedes.is_empty());
+
+    let files = repo.git(&["show", "refs/agent-context:index/files.tsv"]);
+    assert!(
+        files.contains(&format!("cache.py\tdecision\t{}", d2.id)),
+        "{files}"
+    );
+    assert!(files.contains("cache.py\tsession\ts3"), "{files}");
+
+    // What the updates made, a rebuild from the notes makes again.
+    let tree = repo.git(&["rev-parse", "refs/agent-context^{tree}"]);
+    let out = repo.ok(&["rebuild"]);
+    assert!(
+        out.contains("is up to date: 3 sessions, 3 decisions"),
+        "{out}"
+    );
+    repo.git(&["update-ref", "-d", "refs/agent-context"]);
+    let out = repo.ok(&["rebuild"]);
+    assert!(
+        out.starts_with("rebuilt refs/agent-context from the notes: 3 sessions, 3 decisions"),
+        "{out}"
+    );
+    assert_eq!(repo.git(&["rev-parse", "refs/agent-context^{tree}"]), tree);
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn switch_sets_the_backend_for_this_clone_and_brings_the_graph_up_to_date() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "base");
+    let c1 = repo.commit("cache.py", "ttl\n", "ttl cache");
+    let path = session(
+        &repo,
+        "s1",
+        0,
+        "Add a cache",
+        "I'll go with a TTL cache because entries go stale.",
+        &c1,
+    );
+    repo.extract(&path);
+    repo.git(&["update-ref", "-d", "refs/agent-context"]);
+
+    let out = repo.ok(&["switch", "decision"]);
+    assert!(
+        out.starts_with("query backend: decision (was file)\n"),
+        "{out}"
+    );
+    assert!(out.contains("rebuilt refs/agent-context"), "{out}");
+    let status = repo.json(&["status"]);
+    let backend = status["config"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "query.backend")
+        .unwrap();
+    assert_eq!(backend["value"], "decision");
+    assert!(
+        backend["source"]
+            .as_str()
+            .unwrap()
+            .ends_with(".git/agent-context/config.toml")
+    );
+    assert_eq!(status["graph"]["sessions"], 1);
+
+    let out = repo.run(&["switch", "graph"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn concurrent_graph_writers_keep_every_session() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "base");
+    let commit = repo.commit("cache.py", "ttl\n", "ttl cache");
+    // Eight sessions' events on one commit, then eight writers updating the graph at once.
+    let sessions: Vec<String> = (0..8).map(|i| format!("w{i}")).collect();
+    let store = store(&repo);
+    let id = git_agent_context::store::notes::ObjectId::from_hex(commit.as_bytes()).unwrap();
+    for s in &sessions {
+        let e = git_agent_context::event::Event {
+            prompt_context: format!("task of {s}"),
+            files_affected: vec!["cache.py".to_owned()],
+            ..git_agent_context::event::Event::new(
+                s,
+                "m1",
+                git_agent_context::event::Kind::Decision,
+                git_agent_context::event::Origin::Text,
+                &format!("I'll go with plan {s}"),
+                "2026-01-01T10:00:00Z",
+            )
+        };
+        git_agent_context::store::notes::attach(&store, &commit, &[e]).unwrap();
+    }
+    let threads: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let root = repo.root.clone();
+            let s = s.clone();
+            std::thread::spawn(move || {
+                let store = git_agent_context::store::Store::discover(&root).unwrap();
+                let touched =
+                    std::collections::BTreeMap::from([(s, std::collections::BTreeSet::from([id]))]);
+                graph::update(&store, &touched).unwrap();
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    for s in &sessions {
+        let node: SessionNode = show(&repo, &format!("sessions/{s}.toml"));
+        assert_eq!(node.decisions.len(), 1, "{s}");
+    }
+    let commits = repo.git(&["show", "refs/agent-context:index/commits.tsv"]);
+    assert_eq!(commits.lines().count(), 8, "{commits}");
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
