@@ -40,7 +40,11 @@ fn main() {
             _ => {}
         }
     }
-    let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-notes");
+    // A folder of its own, removed at the end: removing the last run's (tens of thousands of
+    // files) just before writing makes creating files slow for a while (ext4 avoids reusing
+    // the inodes of files deleted moments ago) and would be measured here.
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-notes");
+    let data = base.join(std::process::id().to_string());
     let _ = fs::remove_dir_all(&data);
     let repo = data.join("repo");
     let home = data.join("home");
@@ -48,6 +52,9 @@ fn main() {
     fs::create_dir_all(&home).unwrap();
     let git = |args: &[&str]| git_in(&repo, &home, args);
     git(&["init", "-q", "-b", "main"]);
+    // No automatic gc: ten thousand `git notes append` would start one in the background,
+    // whose locks would then fail the commits of the hook rounds.
+    git(&["config", "gc.auto", "0"]);
     let commits = make_commits(&repo, &home, COMMITS);
     let batches = make_events(&commits, events);
 
@@ -82,6 +89,7 @@ fn main() {
     }
 
     post_commit_hook(&repo, &home);
+    let _ = fs::remove_dir_all(&data);
 }
 
 fn git_in(repo: &Path, home: &Path, args: &[&str]) -> String {

@@ -293,3 +293,36 @@ fn a_commit_long_after_the_session_or_of_other_files_takes_nothing() {
     );
     assert_eq!(repo.pending().len(), 3, "decision, write and session wait");
 }
+
+#[test]
+fn a_commit_named_only_by_git_operation_takes_the_events_before_it() {
+    // Claude Code 2.1.330 reports the commit in `toolUseResult.gitOperation`; take away the
+    // `[master sha]` output and the full sha, so that only that field names it.
+    let repo = TestRepo::new();
+    let commit = repo.commit("cache.py", "ttl\n", "Add TTL cache");
+    let path = repo.install_transcript(
+        "claude-code-2.1.330/ttl-cache-session-then-compact.jsonl",
+        "3d06a160-5483-464a-94bc-4a29f10eaa67",
+    );
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("[master 1cd1fc1] Add TTL cache\\n", "")
+        .replace("1cd1fc187e09849a9f2af1d9371ad5d077e41a7b", "")
+        .replace(
+            "\"sha\": \"1cd1fc1\"",
+            &format!("\"sha\": \"{}\"", &commit[..7]),
+        );
+    assert!(!text.contains("1cd1fc1") && text.contains("gitOperation"));
+    std::fs::write(&path, text).unwrap();
+    let report = repo.extract(&path);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    let kinds = kinds_in_note(&repo, &commit);
+    assert!(kinds.contains(&"decision".to_owned()), "{kinds:?}");
+    assert!(kinds.contains(&"write".to_owned()), "{kinds:?}");
+    let events = notes::read(&store(&repo), &commit).unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.origin == Origin::Commit && e.summary == "Add TTL cache")
+    );
+}
