@@ -205,16 +205,17 @@ impl Event {
     }
 }
 
-/// What adding events to a set of events changed.
+/// What adding events to (or taking them from) a set of events changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Merged {
     pub added: usize,
     pub updated: usize,
+    pub removed: usize,
 }
 
 impl Merged {
     pub fn changed(&self) -> bool {
-        self.added + self.updated > 0
+        self.added + self.updated + self.removed > 0
     }
 }
 
@@ -299,7 +300,8 @@ mod tests {
             merged,
             Merged {
                 added: 1,
-                updated: 1
+                updated: 1,
+                removed: 0
             }
         );
         assert_eq!(events.len(), 2);

@@ -199,6 +199,9 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         .map(|e| (e.session_id.clone(), e.id.clone()))
         .collect();
     finished.extend(provisional);
+    // Gone before the state that no longer names them is saved: a run that dies in between
+    // finds them stale again.
+    progress.report.events_removed = pending::remove(store, &stale)? + link::forget(store, &stale)?;
     progress.save(
         finished,
         counts,
@@ -206,7 +209,6 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         reader.offset(),
         extractor.state_to_save(),
     )?;
-    progress.report.events_removed = pending::remove(store, &stale)?;
     let mut report = progress.report;
     report.session_id = extractor.state().session_id.clone();
     sessions::record(store, &report.session_id, path, &extractor.state().meta.cwd)?;

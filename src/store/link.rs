@@ -101,6 +101,39 @@ pub fn rewrite_index(store: &Store, moved: &BTreeMap<ObjectId, ObjectId>) -> Res
     Ok(())
 }
 
+/// Take events that no longer exist — provisional events of a turn that ended otherwise, named
+/// by (session, id) — off the notes they were attached to; returns how many were there.
+pub fn forget(store: &Store, gone: &HashSet<(String, String)>) -> Result<usize> {
+    let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
+    for (session, id) in gone {
+        by_session.entry(session).or_default().insert(id);
+    }
+    let mut removed = 0;
+    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    for (session, ids) in by_session {
+        let mut index = read_index(store, session)?;
+        let mut on: BTreeMap<ObjectId, HashSet<&str>> = BTreeMap::new();
+        for id in &ids {
+            if let Some(commit) = index.remove(*id) {
+                on.entry(commit).or_default().insert(id);
+            }
+        }
+        if on.is_empty() {
+            continue;
+        }
+        for (commit, ids) in on {
+            removed += notes::remove_from(store, commit, &ids)?.removed;
+            touched
+                .entry(session.to_owned())
+                .or_default()
+                .insert(commit);
+        }
+        write_index(store, session, &index)?;
+    }
+    graph::update(store, &touched)?;
+    Ok(removed)
+}
+
 /// Split fresh events: those already attached go to their commit's note now (returned count),
 /// the others are returned for the pending queue.
 pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {

@@ -146,6 +146,43 @@ pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result
 /// Attach each batch of events to its commit (ids known to be commits of this repository), all
 /// in one commit on the notes ref; nothing is written when no note changes.
 pub fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<Merged> {
+    let commits: Vec<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+    rewrite(store, &commits, |i, old| {
+        merge(old, batches[i].1.iter().cloned())
+    })
+}
+
+/// Take the events with these ids off `commit`'s note (the note goes when it is left empty).
+pub(crate) fn remove_from(
+    store: &Store,
+    commit: ObjectId,
+    ids: &std::collections::HashSet<&str>,
+) -> Result<Merged> {
+    rewrite(store, &[commit], |_, old| {
+        let before = old.len();
+        let kept: Vec<Event> = old
+            .into_iter()
+            .filter(|e| !ids.contains(e.id.as_str()))
+            .collect();
+        let removed = before - kept.len();
+        (
+            kept,
+            Merged {
+                removed,
+                ..Merged::default()
+            },
+        )
+    })
+}
+
+/// Rewrite the notes of `commits` with `edit` (given the index in `commits` and the events
+/// there now, it returns the events to keep and what changed), in one commit on the notes ref,
+/// redone on top of another writer's commit if the ref moved in between.
+fn rewrite(
+    store: &Store,
+    commits: &[ObjectId],
+    mut edit: impl FnMut(usize, Vec<Event>) -> (Vec<Event>, Merged),
+) -> Result<Merged> {
     let mut repo = store.repo();
     let signature = signature(&mut repo)?;
     for attempt in 0..ATTEMPTS {
@@ -153,21 +190,26 @@ pub fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<M
         let mut state = state_at(&repo, old_tip)?;
         let mut total = Merged::default();
         let mut changed: Vec<&ObjectId> = Vec::new();
-        for (id, events) in batches {
+        for (i, id) in commits.iter().enumerate() {
             let old = note_of(&repo, &mut state, id)?;
-            let (merged, counts) = merge(old, events.iter().cloned());
+            let (events, counts) = edit(i, old);
             if !counts.changed() {
                 continue;
             }
             total.added += counts.added;
             total.updated += counts.updated;
+            total.removed += counts.removed;
             changed.push(id);
-            let blob = repo
-                .write_blob(encode(&merged))
-                .map_err(git_error("write a note"))?
-                .detach();
+            let blob = if events.is_empty() {
+                None
+            } else {
+                let blob = repo
+                    .write_blob(encode(&events))
+                    .map_err(git_error("write a note"))?;
+                Some(blob.detach())
+            };
             state
-                .edit(*id, Some(blob), &repo.objects)
+                .edit(*id, blob, &repo.objects)
                 .map_err(git_error("edit the notes tree"))?;
         }
         if changed.is_empty() {
@@ -180,10 +222,14 @@ pub fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<M
             [id] => id.to_hex_with_len(12).to_string(),
             _ => format!("{} commits", changed.len()),
         };
-        let message = format!(
-            "agent-context: {} new, {} updated on {target}",
-            total.added, total.updated,
+        let mut message = format!(
+            "agent-context: {} new, {} updated",
+            total.added, total.updated
         );
+        if total.removed > 0 {
+            message.push_str(&format!(", {} removed", total.removed));
+        }
+        message.push_str(&format!(" on {target}"));
         let mut time = gix::date::parse::TimeBuf::default();
         let who = signature.to_ref(&mut time);
         let new = repo

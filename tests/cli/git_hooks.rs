@@ -349,3 +349,38 @@ fn hooks_outside_a_repository_or_unknown_do_nothing_and_exit_0() {
     assert!(out.stdout.is_empty());
     assert!(crate::repo::stderr(&out).contains("unknown hook"));
 }
+
+#[test]
+fn a_provisional_event_already_on_a_commit_goes_when_its_turn_decides_otherwise() {
+    let repo = hooked_repo();
+    let thinking = |uuid: &str, text: &str| {
+        crate::link::line(
+            serde_json::json!({"type": "assistant", "uuid": uuid, "sessionId": SESSION,
+            "timestamp": "2026-01-01T10:00:05Z", "message": {"id": "m1", "model": "claude-test",
+            "role": "assistant", "content": [{"type": "thinking", "thinking": text}]}}),
+        )
+    };
+    let open = crate::link::prompt("p1", "Add a cache", "2026-01-01T10:00:00Z")
+        + &thinking(
+            "u1",
+            "The cache module has three public functions and one test file.",
+        );
+    let path = transcript_in(&repo, &repo.root, SESSION, &open);
+    // The session commits mid-turn: what the turn looks like so far goes on the commit.
+    let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "wip");
+    assert_eq!(kinds_in_note(&repo, &head), ["raw", "session"]);
+
+    let rest = thinking(
+        "u2",
+        "I'll go with a TTL map because entries expire by time.",
+    ) + &crate::link::prompt("p2", "ok", "2026-01-01T10:01:00Z");
+    fs::write(&path, open + &rest).unwrap();
+    let report = repo.extract(&path);
+    assert_eq!(report["transcripts"][0]["events_removed"], 1, "{report:#}");
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["session"],
+        "the raw reading is gone"
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}

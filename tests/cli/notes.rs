@@ -53,7 +53,8 @@ fn notes_we_write_are_what_git_shows_and_merge_by_event_id() {
         attached,
         Merged {
             added: 2,
-            updated: 0
+            updated: 0,
+            removed: 0
         }
     );
 
@@ -89,7 +90,8 @@ fn notes_we_write_are_what_git_shows_and_merge_by_event_id() {
         attached,
         Merged {
             added: 1,
-            updated: 1
+            updated: 1,
+            removed: 0
         }
     );
     let mut read = notes::read(&store(&repo), &commit).unwrap();
