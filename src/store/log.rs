@@ -1,6 +1,6 @@
 //! `agent-context/log`: one line per hook run that did something or failed, so that a hook,
 //! which must stay quiet and never fail, can still say what happened. Kept under
-//! [`MAX_BYTES`]: past that the file becomes `log.1` (replacing the older one).
+//! 1 MiB: past that the file becomes `log.1` (replacing the older one).
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
