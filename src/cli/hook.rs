@@ -7,10 +7,14 @@
 use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
+use std::time::Duration;
 
 use crate::cli::{CmdResult, claude_dir};
 use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::store::{self, Store, log};
+
+/// How long a git hook waits for another writer before leaving its work to the next run.
+const PATIENCE: Duration = Duration::from_millis(200);
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,7 +28,7 @@ pub struct Args {
 pub fn run(cwd: &Path, args: Args) -> CmdResult {
     let what = format!("hook {}", args.name);
     let store = match Store::discover(cwd) {
-        Ok(store) => store,
+        Ok(store) => store.with_patience(PATIENCE),
         // Nowhere to log it: say it once.
         Err(e @ store::Error::Config(_)) => {
             eprintln!("git-agent-context: {what}: {e}");

@@ -19,8 +19,10 @@
 //! Attached events leave the pending queue; `attached/<session>.jsonl` remembers where each
 //! went (`<id> <commit>` per line), so that a later, more complete version of an event (a turn
 //! that was still going when it was first extracted) updates its note instead of waiting for
-//! another commit. Crash safety: notes are written first, then the index, then the queue is
-//! trimmed; every step is idempotent, so a re-run completes an interrupted one.
+//! another commit. Crash safety: the index is written first, then the notes and the graph, then
+//! the queue is trimmed; pending events the index already places go where it says. Every step
+//! is idempotent, so a re-run — by `extract` or by the next commit's hook — completes an
+//! interrupted one on the same commits.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -109,7 +111,6 @@ pub fn forget(store: &Store, gone: &HashSet<(String, String)>) -> Result<usize> 
         by_session.entry(session).or_default().insert(id);
     }
     let mut removed = 0;
-    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
     for (session, ids) in by_session {
         let mut index = read_index(store, session)?;
         let mut on: BTreeMap<ObjectId, HashSet<&str>> = BTreeMap::new();
@@ -121,16 +122,16 @@ pub fn forget(store: &Store, gone: &HashSet<(String, String)>) -> Result<usize> 
         if on.is_empty() {
             continue;
         }
+        let mut commits = BTreeSet::new();
         for (commit, ids) in on {
             removed += notes::remove_from(store, commit, &ids)?.removed;
-            touched
-                .entry(session.to_owned())
-                .or_default()
-                .insert(commit);
+            commits.insert(commit);
         }
+        // The graph before the index: once the index forgets the events, a re-run would not
+        // know which commits to look at again.
+        graph::update(store, &BTreeMap::from([(session.to_owned(), commits)]))?;
         write_index(store, session, &index)?;
     }
-    graph::update(store, &touched)?;
     Ok(removed)
 }
 
@@ -213,7 +214,19 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         .position(|e| e.kind == Kind::Session)
         .map(|i| events.remove(i));
     let repo = store.repo();
+    let mut index = read_index(store, session)?;
     let mut batches: Vec<(ObjectId, Vec<Event>)> = Vec::new();
+    // Events the index already places (a run that died before trimming the queue) go where
+    // it says, never to a second commit.
+    for e in std::mem::take(&mut events) {
+        match index.get(&e.id) {
+            Some(commit) => match batches.iter_mut().find(|(c, _)| c == commit) {
+                Some((_, placed)) => placed.push(e),
+                None => batches.push((*commit, vec![e])),
+            },
+            None => events.push(e),
+        }
+    }
     let mut batch: Vec<Event> = Vec::new();
     for e in events {
         let commit = match e.origin {
@@ -249,7 +262,6 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             }
         }
     }
-    let mut index = read_index(store, session)?;
     let mut linked = Linked::default();
     let mut moved: HashSet<(String, String)> = HashSet::new();
     for (commit, events) in &batches {
@@ -272,13 +284,14 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             events.push(summary.clone());
         }
     }
+    // Where each event goes is written down first: a run that dies after it sends them there.
+    if !moved.is_empty() {
+        write_index(store, session, &index)?;
+    }
     notes::attach_all(store, &batches)?;
     let commits: BTreeSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
     graph::update(store, &BTreeMap::from([(session.to_owned(), commits)]))?;
-    if !moved.is_empty() {
-        write_index(store, session, &index)?;
-        pending::remove(store, &moved)?;
-    }
+    pending::remove(store, &moved)?;
     Ok(linked)
 }
 

@@ -13,11 +13,15 @@ pub mod pending;
 pub mod sessions;
 pub mod state;
 
-use std::fs::{self, File};
+use std::fs::{self, File, TryLockError};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
+
+/// How old a ref's lock file must be to be taken for one a dead writer left.
+pub const STALE_REF_LOCK: Duration = Duration::from_secs(5);
 
 /// The folder under the common git directory that holds local, rebuildable data.
 pub const DIR: &str = "agent-context";
@@ -38,6 +42,8 @@ pub enum Error {
     Git { action: String, message: String },
     #[error(transparent)]
     Config(#[from] crate::config::Error),
+    #[error("the store is busy (another git agent-context is writing); left for the next run")]
+    Busy,
     #[error("{path} is not valid agent-context JSON")]
     Json {
         path: PathBuf,
@@ -87,6 +93,8 @@ pub struct Store {
     workdir: Option<PathBuf>,
     dir: PathBuf,
     config: Config,
+    /// How long to wait for other writers; `None`: as long as it takes.
+    patience: Option<Duration>,
 }
 
 impl Store {
@@ -117,7 +125,15 @@ impl Store {
             workdir,
             dir,
             config,
+            patience: None,
         })
+    }
+
+    /// Wait at most `patience` for other writers (the store lock, a ref lock) and give up with
+    /// [`Error::Busy`] after: what a hook needs, which must not hold up git or Claude Code.
+    pub fn with_patience(mut self, patience: Duration) -> Store {
+        self.patience = Some(patience);
+        self
     }
 
     /// A handle on the repository for this thread.
@@ -158,7 +174,8 @@ impl Store {
         Ok(!existed)
     }
 
-    /// Hold the store's write lock until the guard is dropped (waits for other writers).
+    /// Hold the store's write lock until the guard is dropped (waits for other writers, as
+    /// long as the store's patience allows).
     pub fn lock(&self) -> Result<File> {
         self.init()?;
         let path = self.dir.join("lock");
@@ -168,9 +185,49 @@ impl Store {
             .write(true)
             .open(&path)
             .map_err(io_error("cannot open", &path))?;
-        file.lock().map_err(io_error("cannot lock", &path))?;
+        match self.patience {
+            None => file.lock().map_err(io_error("cannot lock", &path))?,
+            Some(patience) => {
+                let deadline = Instant::now() + patience;
+                loop {
+                    match file.try_lock() {
+                        Ok(()) => break,
+                        Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        Err(TryLockError::WouldBlock) => return Err(Error::Busy),
+                        Err(TryLockError::Error(e)) => {
+                            return Err(io_error("cannot lock", &path)(e));
+                        }
+                    }
+                }
+            }
+        }
         self.sweep_temporary_files();
         Ok(file)
+    }
+
+    /// After a ref update failed: whether `<ref>.lock` was left by a writer that died holding
+    /// it — it is older than [`STALE_REF_LOCK`], or becomes so within the store's patience —
+    /// in which case it is removed and the caller may try again. A live writer holds such a
+    /// lock for milliseconds.
+    pub(crate) fn clear_dead_ref_lock(&self, refname: &str) -> bool {
+        let path = self.common_dir.join(format!("{refname}.lock"));
+        let deadline = Instant::now() + self.patience.unwrap_or(STALE_REF_LOCK);
+        loop {
+            let Ok(modified) = fs::metadata(&path).and_then(|m| m.modified()) else {
+                // Gone already: worth another try.
+                return true;
+            };
+            let age = modified.elapsed().unwrap_or_default();
+            if age >= STALE_REF_LOCK {
+                return fs::remove_file(&path).is_ok();
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep((STALE_REF_LOCK - age).min(Duration::from_millis(100)));
+        }
     }
 
     /// Remove the temporary files of writers that died before renaming them: every write

@@ -243,6 +243,8 @@ fn rewrite(
             Ok(_) => return Ok(total),
             // Another writer moved the ref: redo the work on top of theirs.
             Err(_) if tip(&repo)? != old_tip => backoff(attempt),
+            // A dead writer's lock file: gone now, try again.
+            Err(_) if store.clear_dead_ref_lock(REF) => {}
             Err(e) => return Err(git_error(format!("update {REF}"))(e)),
         }
     }

@@ -384,3 +384,31 @@ fn a_provisional_event_already_on_a_commit_goes_when_its_turn_decides_otherwise(
     );
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
+
+#[test]
+fn events_a_dead_hook_left_in_the_queue_stay_on_their_commit() {
+    let repo = hooked_repo();
+    let path = transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    repo.extract(&path);
+    let queue = repo.root.join(".git/agent-context/pending/s-link.jsonl");
+    let before = fs::read(&queue).unwrap();
+    let first = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    assert_eq!(
+        kinds_in_note(&repo, &first),
+        ["decision", "session", "write"]
+    );
+    // As if the hook had died after writing the notes, before trimming the queue.
+    fs::write(&queue, before).unwrap();
+    let second = commit_as(&repo, &repo.root, Some(SESSION), "other.py", "chore: other");
+    assert_eq!(
+        kinds_in_note(&repo, &second),
+        ["session"],
+        "log: {}",
+        log(&repo)
+    );
+    assert_eq!(
+        kinds_in_note(&repo, &first),
+        ["decision", "session", "write"]
+    );
+    assert_eq!(pending_kinds(&repo), ["session"]);
+}

@@ -525,6 +525,8 @@ fn write(
                 return Ok(updated);
             }
             Err(_) if Snapshot::at_tip(&repo)?.tip != snapshot.tip => backoff(attempt),
+            // A dead writer's lock file: gone now, try again.
+            Err(_) if store.clear_dead_ref_lock(REF) => {}
             Err(e) => return Err(git_error(format!("update {REF}"))(e)),
         }
     }
