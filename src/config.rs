@@ -219,6 +219,16 @@ impl Config {
                 settings[i].source = Source::File(path.clone());
             }
         }
+        let known: Vec<String> = SPECS.iter().map(Spec::env_var).collect();
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with(ENV_PREFIX) && !known.iter().any(|k| *k == name) {
+                return Err(Error::Env {
+                    var: name.into_owned(),
+                    message: format!("unknown setting (known: {})", known.join(", ")),
+                });
+            }
+        }
         for (i, spec) in SPECS.iter().enumerate() {
             let var = spec.env_var();
             let Some(raw) = std::env::var_os(&var) else {

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::cli::CmdResult;
-use crate::store::{Store, git_config};
+use crate::store::{Store, git_config, notes};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {}
@@ -11,6 +11,7 @@ pub struct Args {}
 pub fn run(store: &Store, _args: Args, out: &mut dyn Write) -> CmdResult {
     let created = store.init()?;
     let configured = git_config::enable_note_rewrites(store)?;
+    notes::ensure_ref(store)?;
     if created {
         writeln!(
             out,

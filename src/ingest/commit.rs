@@ -5,8 +5,8 @@
 //! commit. The session is the one `CLAUDE_CODE_SESSION_ID` names (Claude Code sets it in every
 //! Bash subprocess); without it, every session active in this worktree lately
 //! (`link.active_minutes`) whose edits meet the commit's files. During a rebase it does nothing (git
-//! carries the notes, see `notes.rewriteRef`); after a cherry-pick it copies the picked commit's
-//! note, and attaches nothing else.
+//! carries the notes, see `notes.rewriteRef`); during a cherry-pick it copies the picked
+//! commit's note, and attaches nothing else.
 //!
 //! **post-rewrite** (after `commit --amend` and `rebase`) carries notes from the old commits to
 //! the new ones (git already does when configured; merging by id makes that a no-op) and points
@@ -55,7 +55,7 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
     if git_dir.join("rebase-merge").is_dir() || git_dir.join("rebase-apply").is_dir() {
         return Ok((head, PostCommit::Rebase));
     }
-    if let Some(from) = cherry_picked_from(&repo, git_dir, head) {
+    if let Some(from) = cherry_picked_from(git_dir) {
         let events = notes::read_id(store, from)?;
         let copied = notes::attach_to(store, head, &events)?;
         graph::update(store, &sessions_of(&events, head))?;
@@ -150,21 +150,12 @@ fn active_transcripts(store: &Store, env: &Environment) -> BTreeSet<PathBuf> {
     out
 }
 
-/// The commit a cherry-pick took `head` from: `CHERRY_PICK_HEAD` while git is still picking,
-/// else the `(cherry picked from commit …)` line that `-x` writes.
-fn cherry_picked_from(repo: &gix::Repository, git_dir: &Path, head: ObjectId) -> Option<ObjectId> {
-    let picking = fs::read_to_string(git_dir.join("CHERRY_PICK_HEAD"))
-        .ok()
-        .and_then(|s| ObjectId::from_hex(s.trim().as_bytes()).ok());
-    if picking.is_some() {
-        return picking;
-    }
-    let commit = repo.find_commit(head).ok()?;
-    let message = commit.message_raw_sloppy().to_string();
-    const MARK: &str = "(cherry picked from commit ";
-    let at = message.rfind(MARK)? + MARK.len();
-    let hex = message[at..].split(')').next()?;
-    notes::resolve_commit(repo, hex)
+/// The commit a cherry-pick is taking `head` from: `CHERRY_PICK_HEAD`, which git keeps while
+/// it picks. (Not the `(cherry picked from commit …)` line of `-x`: an amended or squashed
+/// commit may carry it too, and is the session's own work.)
+fn cherry_picked_from(git_dir: &Path) -> Option<ObjectId> {
+    let text = fs::read_to_string(git_dir.join("CHERRY_PICK_HEAD")).ok()?;
+    ObjectId::from_hex(text.trim().as_bytes()).ok()
 }
 
 /// Run the post-rewrite work: `pairs` are (old, new) commits as git lists them on the hook's

@@ -78,6 +78,32 @@ fn note_of(
     Ok(decode(&data.data).0)
 }
 
+/// Create the notes ref, empty, if it does not exist: with `notes.rewriteRef` set, git warns
+/// on every amend and rebase while the ref is missing. True when it was created.
+pub fn ensure_ref(store: &Store) -> Result<bool> {
+    let mut repo = store.repo();
+    if tip(&repo)?.is_some() {
+        return Ok(false);
+    }
+    let signature = signature(&mut repo)?;
+    let mut time = gix::date::parse::TimeBuf::default();
+    let who = signature.to_ref(&mut time);
+    let message = "agent-context: notes start here";
+    let empty = repo
+        .write_object(gix::objs::Tree::empty())
+        .map_err(git_error("write the empty tree"))?
+        .detach();
+    let commit = repo
+        .new_commit_as(who, who, message, empty, None::<ObjectId>)
+        .map_err(git_error(format!("commit to {REF}")))?;
+    match repo.reference(REF, commit.id, PreviousValue::MustNotExist, message) {
+        Ok(_) => Ok(true),
+        // Another writer made it first.
+        Err(_) if tip(&repo)?.is_some() => Ok(false),
+        Err(e) => Err(git_error(format!("create {REF}"))(e)),
+    }
+}
+
 /// The events attached to `commit` (a full or abbreviated hex id).
 pub fn read(store: &Store, commit: &str) -> Result<Vec<Event>> {
     read_id(store, commit_id(&store.repo(), commit)?)

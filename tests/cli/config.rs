@@ -104,6 +104,19 @@ fn bad_configuration_is_one_line_naming_file_line_and_key_and_changes_nothing() 
         "error: $GIT_AGENT_CONTEXT_QUERY_BACKEND: `query.backend` must be one of file, session, decision, not \"graph\""
     );
 
+    let out = repo
+        .cmd_in(&repo.root)
+        .arg("status")
+        .env("GIT_AGENT_CONTEXT_LINK_GRACE", "5")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("error: $GIT_AGENT_CONTEXT_LINK_GRACE: unknown setting (known: "),
+        "{}",
+        stderr(&out)
+    );
+
     // A hook says it once and lets the commit through.
     let out = repo
         .cmd_in(&repo.root)

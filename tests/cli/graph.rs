@@ -83,7 +83,8 @@ fn decisions_on_the_same_subject_supersede_or_conflict_and_a_rebuild_changes_not
         "I'll go with a TTL cache with sliding expiry because reads refresh entries.",
         &c3,
     );
-    for path in [&s1, &s2, &s3] {
+    // The oldest session is linked last: the newer ones' edges to it are drawn then.
+    for path in [&s2, &s3, &s1] {
         repo.extract(path);
     }
 
@@ -91,9 +92,12 @@ fn decisions_on_the_same_subject_supersede_or_conflict_and_a_rebuild_changes_not
     let log = repo.git(&["log", "--format=%s", "refs/agent-context"]);
     assert_eq!(log.lines().count(), 3, "{log}");
     assert!(
-        log.lines()
-            .all(|l| l.starts_with("agent-context: session s")),
+        log.lines().all(|l| l.starts_with("agent-context: session")),
         "{log}"
+    );
+    assert!(
+        log.starts_with("agent-context: sessions s1, s2, s3:"),
+        "linking s1 made s2 and s3 again: {log}"
     );
     let first: SessionNode = show(&repo, "sessions/s1.toml");
     assert_eq!(first.request, "Add a cache");

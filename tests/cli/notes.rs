@@ -304,6 +304,10 @@ fn after_init_notes_follow_their_commits_through_amend_and_rebase() {
     );
     assert_eq!(repo.git(&["config", "notes.rewriteRef"]), notes::REF);
     assert_eq!(repo.git(&["config", "notes.rewriteMode"]), "cat_sort_uniq");
+    // The notes ref exists from the start, so git has nothing to warn about on an amend.
+    let amend = repo.git_output(&repo.root, &["commit", "-q", "--amend", "-m", "base"], &[]);
+    assert!(amend.status.success());
+    assert_eq!(crate::repo::stderr(&amend), "");
 
     let decision = event("s1", "m1", Kind::Decision, "Use a TTL map");
     let first = repo.commit("src/cache.rs", "ttl\n", "cache");

@@ -169,6 +169,38 @@ pub fn summary(store: &Store) -> Result<Option<(ObjectId, usize, usize)>> {
     Ok(Some((tip, count("sessions")?, count("decisions")?)))
 }
 
+/// A session's node as the graph has it, and its events with the commit each is on.
+type Gathered = (Option<SessionNode>, Vec<(Event, String)>);
+
+/// The old node of `session` and its events, from the notes of `commits` and of the commits the
+/// node lists; `None` when there are no events.
+fn gather(
+    snapshot: &Snapshot<'_>,
+    reader: &mut notes::Reader<'_>,
+    session: &str,
+    commits: &BTreeSet<ObjectId>,
+) -> Result<Option<Gathered>> {
+    let old: Option<SessionNode> = snapshot.toml(&session_path(session))?;
+    let mut all: BTreeSet<ObjectId> = commits.clone();
+    if let Some(old) = &old {
+        all.extend(
+            old.commits
+                .iter()
+                .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+        );
+    }
+    let mut events: Vec<(Event, String)> = Vec::new();
+    for commit in all {
+        let hex = commit.to_string();
+        for e in reader.events(commit)? {
+            if e.session_id == session {
+                events.push((e, hex.clone()));
+            }
+        }
+    }
+    Ok((!events.is_empty()).then_some((old, events)))
+}
+
 /// What a write starts from: the graph at the ref's tip, or nothing (a rebuild).
 #[derive(Clone, Copy)]
 enum Start {
@@ -185,32 +217,63 @@ fn plan(
     let mut reader = notes::Reader::new(repo)?;
     let mut built = Vec::new();
     for (session, commits) in touched {
-        let old: Option<SessionNode> = snapshot.toml(&session_path(session))?;
-        let mut all: BTreeSet<ObjectId> = commits.clone();
-        if let Some(old) = &old {
-            all.extend(
-                old.commits
-                    .iter()
-                    .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok()),
-            );
+        // No event of the session on any commit (a hook named a session that left none): no
+        // node, as a rebuild would make none.
+        if let Some((old, events)) = gather(snapshot, &mut reader, session, commits)? {
+            built.push((old, session.clone(), events));
         }
-        let mut events: Vec<(Event, String)> = Vec::new();
-        for commit in all {
-            let hex = commit.to_string();
-            for e in reader.events(commit)? {
-                if e.session_id == *session {
-                    events.push((e, hex.clone()));
-                }
+    }
+    // Later sessions on the same files draw their edges and `built_on` to these: when these are
+    // older than some of them (a session linked late), those are made again too.
+    let earliest = built
+        .iter()
+        .flat_map(|(_, _, events)| events.iter().map(|(e, _)| e.timestamp.as_str()))
+        .filter(|t| !t.is_empty())
+        .min()
+        .map(str::to_owned);
+    let files: BTreeSet<String> = built
+        .iter()
+        .flat_map(|(_, _, events)| events.iter().flat_map(|(e, _)| e.files_affected.clone()))
+        .collect();
+    if let Some(earliest) = earliest {
+        let mut later: BTreeSet<String> = BTreeSet::new();
+        for line in snapshot.lines(FILES_INDEX)? {
+            let mut parts = line.split('\t');
+            let (Some(path), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if !files.contains(path) {
+                continue;
+            }
+            let session = match kind {
+                "session" => Some(id.to_owned()),
+                _ => snapshot
+                    .toml::<DecisionNode>(&decision_path(id))?
+                    .map(|d| d.session),
+            };
+            if let Some(session) = session.filter(|s| !touched.contains_key(s)) {
+                later.insert(session);
             }
         }
-        built.push((old, session.as_str(), events));
+        for session in later {
+            let Some(node) = snapshot.toml::<SessionNode>(&session_path(&session))? else {
+                continue;
+            };
+            if node.start.as_str() > earliest.as_str()
+                && let Some((old, events)) =
+                    gather(snapshot, &mut reader, &session, &BTreeSet::new())?
+            {
+                built.push((old, session, events));
+            }
+        }
     }
     let mut sessions = Vec::new();
     let mut decisions = Vec::new();
     let mut edits = Edits::default();
     for (old, session, events) in &built {
         let input = SessionEvents {
-            session,
+            session: session.as_str(),
             events: events.iter().map(|(e, c)| (e, c.as_str())).collect(),
         };
         let (node, ds) = node::build(&input);

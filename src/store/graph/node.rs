@@ -100,6 +100,7 @@ pub fn build(input: &SessionEvents<'_>) -> (SessionNode, Vec<DecisionNode>) {
         ..SessionNode::default()
     };
     let mut commits: BTreeSet<&str> = BTreeSet::new();
+    // (Events are in time order, so the first event seen on a commit is its earliest.)
     let mut files: BTreeSet<&str> = BTreeSet::new();
     // The newest session event: the fullest view of the session.
     let mut summary: Option<&Event> = None;
@@ -143,7 +144,16 @@ pub fn build(input: &SessionEvents<'_>) -> (SessionNode, Vec<DecisionNode>) {
     } else if let Some(first) = session.prompts.first() {
         session.request = first.clone();
     }
-    session.commits = commits.iter().map(|c| c.to_string()).collect();
+    // In the order the session made them: by the time of the first event on each.
+    let mut first_seen: BTreeMap<&str, &str> = BTreeMap::new();
+    for (e, on) in &events {
+        for c in on {
+            first_seen.entry(c).or_insert(e.timestamp.as_str());
+        }
+    }
+    let mut ordered: Vec<&str> = commits.into_iter().collect();
+    ordered.sort_by_key(|c| (first_seen.get(c).copied().unwrap_or(""), *c));
+    session.commits = ordered.iter().map(|c| c.to_string()).collect();
     session.files = files.iter().map(|f| f.to_string()).collect();
 
     let decisions = decisions(&events);
@@ -318,10 +328,15 @@ pub fn link_decisions(
     }
 }
 
+/// Add `id` to an edge list, keeping it sorted and at most `max` long (the first `max` ids in
+/// order, whatever order the candidates came in: a rebuild and an update agree).
 fn push_capped(list: &mut Vec<String>, id: &str, max: usize) {
-    if list.len() < max && !list.iter().any(|x| x == id) {
-        list.push(id.to_owned());
+    if list.iter().any(|x| x == id) {
+        return;
     }
+    list.push(id.to_owned());
+    list.sort();
+    list.truncate(max);
 }
 
 #[cfg(test)]
