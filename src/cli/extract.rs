@@ -67,7 +67,8 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
     })?;
     match &args.session {
         Some(session) => {
-            let found = locate::session_transcripts(&claude, workdir, session);
+            let found =
+                locate::session_transcripts(&claude, workdir, &store.nested_worktrees(), session);
             if found.is_empty() {
                 return Err(Failure::Failed(anyhow!(
                     "no transcript of session {session} for {} in {}",
@@ -77,7 +78,11 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
             }
             Ok(found)
         }
-        None => Ok(locate::transcripts(&claude, workdir)),
+        None => Ok(locate::transcripts(
+            &claude,
+            workdir,
+            &store.nested_worktrees(),
+        )),
     }
 }
 

@@ -120,7 +120,9 @@ fn session_transcripts(store: &Store, env: &Environment, session: &str) -> Vec<P
         }
     }
     match (&env.claude_dir, store.workdir()) {
-        (Some(claude), Some(workdir)) => locate::session_transcripts(claude, workdir, session),
+        (Some(claude), Some(workdir)) => {
+            locate::session_transcripts(claude, workdir, &store.nested_worktrees(), session)
+        }
         _ => Vec::new(),
     }
 }
@@ -136,14 +138,15 @@ fn active_transcripts(store: &Store, env: &Environment) -> BTreeSet<PathBuf> {
             .and_then(|m| m.modified())
             .is_ok_and(|t| t >= since)
     };
+    let nested = store.nested_worktrees();
     let mut out: BTreeSet<PathBuf> = match &env.claude_dir {
-        Some(claude) => locate::recent_transcripts(claude, workdir, since)
+        Some(claude) => locate::recent_transcripts(claude, workdir, &nested, since)
             .into_iter()
             .collect(),
         None => BTreeSet::new(),
     };
     for entry in sessions::all(store).unwrap_or_default() {
-        if Path::new(&entry.cwd).starts_with(workdir) {
+        if locate::within(Path::new(&entry.cwd), workdir, &nested) {
             out.extend(entry.transcripts.into_iter().filter(recent));
         }
     }

@@ -146,6 +146,33 @@ impl Store {
         self.workdir.as_deref()
     }
 
+    /// The other worktrees of this repository that lie inside this one's working tree (such
+    /// as Claude Code's `.claude/worktrees/<name>`): sessions run there are theirs.
+    pub fn nested_worktrees(&self) -> Vec<PathBuf> {
+        let Some(workdir) = &self.workdir else {
+            return Vec::new();
+        };
+        let mut roots: Vec<PathBuf> = Vec::new();
+        // The main worktree, seen from a linked one.
+        if let Some(main) = self.common_dir.parent() {
+            roots.push(absolute(main));
+        }
+        if let Ok(entries) = fs::read_dir(self.common_dir.join("worktrees")) {
+            for entry in entries.flatten() {
+                // `gitdir` names the worktree's `.git` file.
+                if let Ok(text) = fs::read_to_string(entry.path().join("gitdir"))
+                    && let Some(root) = Path::new(text.trim()).parent()
+                {
+                    roots.push(absolute(root));
+                }
+            }
+        }
+        roots
+            .into_iter()
+            .filter(|r| r != workdir && r.starts_with(workdir))
+            .collect()
+    }
+
     pub fn common_dir(&self) -> &Path {
         &self.common_dir
     }

@@ -30,17 +30,18 @@ pub fn project_dir_name(cwd: &Path) -> String {
 
 /// Every transcript of sessions run inside `workdir`: main sessions, subagents (current
 /// `<session>/subagents/agent-*.jsonl` and legacy `agent-*.jsonl`), sorted by path.
-pub fn transcripts(claude_dir: &Path, workdir: &Path) -> Vec<PathBuf> {
-    select(claude_dir, workdir, |_| true)
+pub fn transcripts(claude_dir: &Path, workdir: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
+    select(claude_dir, workdir, excluded, |_| true)
 }
 
 /// The transcripts of sessions run inside `workdir` that were written to at `since` or later.
 pub fn recent_transcripts(
     claude_dir: &Path,
     workdir: &Path,
+    excluded: &[PathBuf],
     since: std::time::SystemTime,
 ) -> Vec<PathBuf> {
-    select(claude_dir, workdir, |p| {
+    select(claude_dir, workdir, excluded, |p| {
         fs::metadata(p)
             .and_then(|m| m.modified())
             .is_ok_and(|t| t >= since)
@@ -48,23 +49,36 @@ pub fn recent_transcripts(
 }
 
 /// The transcripts of one session (its main file and its subagents).
-pub fn session_transcripts(claude_dir: &Path, workdir: &Path, session: &str) -> Vec<PathBuf> {
-    select(claude_dir, workdir, |p| match session_of_path(p) {
-        Some(s) => s == session,
-        None => session_in(p).as_deref() == Some(session),
+pub fn session_transcripts(
+    claude_dir: &Path,
+    workdir: &Path,
+    excluded: &[PathBuf],
+    session: &str,
+) -> Vec<PathBuf> {
+    select(claude_dir, workdir, excluded, |p| {
+        match session_of_path(p) {
+            Some(s) => s == session,
+            None => session_in(p).as_deref() == Some(session),
+        }
     })
 }
 
 /// The transcripts in `workdir`'s project folders that `wanted` keeps, sorted by path. The
 /// folder name is lossy (`/a/my-app` and `/a/my.app` share one), so the cwd recorded inside
 /// decides, read only for the files `wanted` kept; a file that records none yet belongs to
-/// the folder whose name matches exactly.
-fn select(claude_dir: &Path, workdir: &Path, wanted: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+/// the folder whose name matches exactly. Sessions run in `excluded` folders — other worktrees
+/// nested inside this one, such as `.claude/worktrees/<name>` — are theirs, not ours.
+fn select(
+    claude_dir: &Path,
+    workdir: &Path,
+    excluded: &[PathBuf],
+    wanted: impl Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in project_dirs(claude_dir, workdir) {
         for path in jsonl_files(&dir.path).into_iter().filter(|p| wanted(p)) {
             let inside = match cwd_of(&path) {
-                Some(cwd) => Path::new(&cwd).starts_with(workdir),
+                Some(cwd) => within(Path::new(&cwd), workdir, excluded),
                 None => dir.exact,
             };
             if inside {
@@ -74,6 +88,11 @@ fn select(claude_dir: &Path, workdir: &Path, wanted: impl Fn(&Path) -> bool) -> 
     }
     out.sort();
     out
+}
+
+/// Whether `cwd` is in `workdir` and in none of the `excluded` folders.
+pub fn within(cwd: &Path, workdir: &Path, excluded: &[PathBuf]) -> bool {
+    cwd.starts_with(workdir) && !excluded.iter().any(|x| cwd.starts_with(x))
 }
 
 /// The session id a transcript path belongs to, from its location.
@@ -192,13 +211,13 @@ mod tests {
         write("-r-app", "s5.jsonl", "/r/app.x");
         let legacy = write("-r-app", "agent-a2.jsonl", "/r/app");
         write("-r-other", "s4.jsonl", "/r/other");
-        let found = transcripts(claude.path(), Path::new("/r/app"));
+        let found = transcripts(claude.path(), Path::new("/r/app"), &[]);
         assert_eq!(
             found,
             vec![legacy.clone(), sub.clone(), main.clone(), deeper]
         );
         assert_eq!(
-            session_transcripts(claude.path(), Path::new("/r/app"), "s1"),
+            session_transcripts(claude.path(), Path::new("/r/app"), &[], "s1"),
             vec![legacy, sub, main]
         );
     }

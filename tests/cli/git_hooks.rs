@@ -412,3 +412,40 @@ fn events_a_dead_hook_left_in_the_queue_stay_on_their_commit() {
     );
     assert_eq!(pending_kinds(&repo), ["session"]);
 }
+
+#[test]
+fn sessions_of_a_worktree_nested_inside_this_one_are_left_to_it() {
+    let repo = hooked_repo();
+    fs::write(repo.root.join(".gitignore"), ".claude/\n").unwrap();
+    let nested = repo.root.join(".claude/worktrees/x");
+    repo.git(&["worktree", "add", "-q", "-b", "x", nested.to_str().unwrap()]);
+    // The session ran there: its lines say so.
+    let turn = cache_turn(&repo)
+        .replace(repo.root.to_str().unwrap(), nested.to_str().unwrap())
+        .replace(
+            "\"sessionId\":",
+            &format!("\"cwd\":{:?},\"sessionId\":", nested.to_str().unwrap()),
+        );
+    assert!(turn.contains("\"cwd\""));
+    transcript_in(&repo, &nested, "s-nested", &turn);
+    // A commit by hand in the main worktree does not take the nested session's reasoning...
+    let head = commit_as(&repo, &repo.root, None, "cache.py", "cache");
+    assert!(
+        notes::read(&store(&repo), &head).unwrap().is_empty(),
+        "log: {}",
+        log(&repo)
+    );
+    // ... nor does extracting from the main worktree read its transcript.
+    let report = repo.json(&["extract"]);
+    assert_eq!(
+        report["transcripts"].as_array().unwrap().len(),
+        0,
+        "{report:#}"
+    );
+    // In the nested worktree, it is that worktree's.
+    let there = commit_as(&repo, &nested, Some("s-nested"), "cache.py", "cache there");
+    assert_eq!(
+        kinds_in_note(&repo, &there),
+        ["decision", "session", "write"]
+    );
+}

@@ -18,7 +18,7 @@
 
 pub mod node;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
@@ -29,6 +29,8 @@ use node::{DecisionNode, SessionEvents, SessionNode};
 
 pub const REF: &str = "refs/agent-context";
 const ATTEMPTS: usize = 100;
+/// The most commits one ancestry walk visits.
+const WALK_MAX: usize = 100_000;
 const FILES_INDEX: &str = "index/files.tsv";
 const COMMITS_INDEX: &str = "index/commits.tsv";
 
@@ -346,16 +348,30 @@ fn built_on(ancestry: &mut Ancestry<'_>, index: &Index, session: &SessionNode) -
             candidates.insert(id);
         }
     }
-    let mut out = Vec::new();
-    for candidate in candidates {
-        let mut theirs = index.commits.iter().filter_map(|l| {
+    let theirs: Vec<(&str, ObjectId)> = index
+        .commits
+        .iter()
+        .filter_map(|l| {
             let (commit, s) = l.split_once('\t')?;
-            (s == candidate).then_some(commit)
-        });
-        if theirs.any(|c| c != first && ancestry.check(c, first)) {
-            out.push(candidate.to_owned());
-        }
-    }
+            let id = ObjectId::from_hex(commit.as_bytes()).ok()?;
+            (candidates.contains(s) && commit != first).then_some((s, id))
+        })
+        .collect();
+    // One walk back from the first commit, as far as the oldest of theirs, answers for all.
+    let Some(since) = theirs.iter().filter_map(|(_, c)| ancestry.time(*c)).min() else {
+        return Vec::new();
+    };
+    let Ok(first) = ObjectId::from_hex(first.as_bytes()) else {
+        return Vec::new();
+    };
+    let before = ancestry.reachable(first, since);
+    let mut out: Vec<String> = theirs
+        .iter()
+        .filter(|(_, c)| before.contains(c))
+        .map(|(s, _)| s.to_string())
+        .collect();
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -389,28 +405,36 @@ impl<'r> Ancestry<'r> {
     }
 
     fn walk(&self, a: &str, b: &str) -> Option<bool> {
-        const COMMITS_MAX: usize = 100_000;
         let a = ObjectId::from_hex(a.as_bytes()).ok()?;
         let b = ObjectId::from_hex(b.as_bytes()).ok()?;
-        let since = self.repo.find_commit(a).ok()?.time().ok()?.seconds;
-        let mut seen = std::collections::HashSet::new();
-        let mut queue = vec![b];
+        let since = self.time(a)?;
+        Some(self.reachable(b, since).contains(&a))
+    }
+
+    /// The commit time of `id`.
+    fn time(&self, id: ObjectId) -> Option<i64> {
+        Some(self.repo.find_commit(id).ok()?.time().ok()?.seconds)
+    }
+
+    /// `from` and the commits it descends from, back to those made before `since` (at most
+    /// [`WALK_MAX`] of them).
+    fn reachable(&self, from: ObjectId, since: i64) -> HashSet<ObjectId> {
+        let mut seen = HashSet::new();
+        let mut queue = vec![from];
         while let Some(id) = queue.pop() {
-            if id == a {
-                return Some(true);
-            }
-            if !seen.insert(id) || seen.len() > COMMITS_MAX {
+            if seen.len() >= WALK_MAX || seen.contains(&id) {
                 continue;
             }
             let Ok(commit) = self.repo.find_commit(id) else {
                 continue;
             };
+            seen.insert(id);
             if commit.time().map(|t| t.seconds < since).unwrap_or(true) {
                 continue;
             }
             queue.extend(commit.parent_ids().map(|p| p.detach()));
         }
-        Some(false)
+        seen
     }
 }
 
