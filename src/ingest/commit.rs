@@ -67,7 +67,17 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
             },
         ));
     }
-    let _lock = store.lock()?;
+    let _lock = match store.lock() {
+        Ok(lock) => lock,
+        // Another writer is busy: the next run links the commit to the session.
+        Err(crate::store::Error::Busy) => {
+            if let Some(session) = &env.session_id {
+                link::defer(store, session, head)?;
+            }
+            return Err(crate::store::Error::Busy.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
     let mut linked = Vec::new();
     match &env.session_id {
         Some(session) => {

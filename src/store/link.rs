@@ -177,14 +177,89 @@ enum Rest {
     /// To commits whose time and files fit, else they wait.
     ByTimeAndFiles,
     /// To this commit, which the session made. With `files_must_meet`, only if the events
-    /// changed none of files or one the commit changes.
-    Commit { id: ObjectId, files_must_meet: bool },
+    /// changed none of files or one the commit changes; with `upto`, only the events up to
+    /// that time (seconds since the epoch).
+    Commit {
+        id: ObjectId,
+        files_must_meet: bool,
+        upto: Option<i64>,
+    },
 }
 
-/// Attach the pending events of `session` that a commit of the session now takes: commits it
-/// named, then commits that fit its time and files.
+/// Attach the pending events of `session` that a commit of the session now takes: commits a
+/// post-commit hook could not link for lack of time ([`defer`]), commits it named, then
+/// commits that fit its time and files.
 pub fn session(store: &Store, session: &str) -> Result<Linked> {
-    link(store, session, Rest::ByTimeAndFiles)
+    let mut linked = Linked::default();
+    let deferred = read_deferred(store);
+    if deferred.iter().any(|d| d.session == session) {
+        for d in deferred.iter().filter(|d| d.session == session) {
+            let done = link(
+                store,
+                session,
+                Rest::Commit {
+                    id: d.commit,
+                    files_must_meet: false,
+                    upto: Some(d.at),
+                },
+            )?;
+            linked.commits += done.commits;
+            linked.events += done.events;
+        }
+        let rest: String = deferred
+            .iter()
+            .filter(|d| d.session != session)
+            .map(|d| format!("{} {} {}\n", d.session, d.commit, d.at))
+            .collect();
+        write_atomic(&store.dir().join(DEFERRED), rest.as_bytes())?;
+    }
+    let rest = link(store, session, Rest::ByTimeAndFiles)?;
+    linked.commits += rest.commits;
+    linked.events += rest.events;
+    Ok(linked)
+}
+
+/// Where the commits a hook could not link wait, one `<session> <commit> <time>` line each.
+const DEFERRED: &str = "deferred";
+
+/// A commit a hook could not link: `session` made `commit`, and the hook ran at `at` (seconds
+/// since the epoch): the events up to then led to it.
+struct Deferred {
+    session: String,
+    commit: ObjectId,
+    at: i64,
+}
+
+/// Remember that `session` made `commit`, for the next run to link (a hook that found the store
+/// busy). Appends one short line, without the lock: such appends do not interleave.
+pub fn defer(store: &Store, session: &str, commit: ObjectId) -> Result<()> {
+    use std::io::Write;
+    let path = store.dir().join(DEFERRED);
+    fs::create_dir_all(store.dir()).map_err(io_error("cannot create", store.dir()))?;
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(io_error("cannot open", &path))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    file.write_all(format!("{session} {commit} {now}\n").as_bytes())
+        .map_err(io_error("cannot write", &path))
+}
+
+fn read_deferred(store: &Store) -> Vec<Deferred> {
+    let text = fs::read_to_string(store.dir().join(DEFERRED)).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            Some(Deferred {
+                session: words.next()?.to_owned(),
+                commit: ObjectId::from_hex(words.next()?.as_bytes()).ok()?,
+                at: words.next()?.parse().ok()?,
+            })
+        })
+        .collect()
 }
 
 /// Attach the pending events of `session` to the commits it named, and those left to
@@ -203,6 +278,7 @@ pub fn session_to(
         Rest::Commit {
             id: commit,
             files_must_meet,
+            upto: None,
         },
     )
 }
@@ -248,14 +324,25 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             batches.extend(by_time_and_files(&repo, &mut batch, &named, grace));
         }
         Rest::ByTimeAndFiles => {}
-        // Known to be the session's commit: it takes the session event even with nothing else.
+        // Known to be the session's commit: it takes the session event even with nothing else,
+        // and every event up to `upto` (a deferred commit's later events wait).
         Rest::Commit {
             id,
             files_must_meet: false,
-        } => batches.push((id, std::mem::take(&mut batch))),
+            upto,
+        } => {
+            let taken = batch
+                .iter()
+                .take_while(|e| {
+                    upto.is_none_or(|upto| unix_seconds(&e.timestamp).is_none_or(|t| t <= upto))
+                })
+                .count();
+            batches.push((id, batch.drain(..taken).collect()));
+        }
         Rest::Commit {
             id,
             files_must_meet: true,
+            ..
         } => {
             if !batch.is_empty() && files_meet(&repo, id, &written(&batch)) {
                 batches.push((id, std::mem::take(&mut batch)));

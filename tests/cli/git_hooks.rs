@@ -449,3 +449,86 @@ fn sessions_of_a_worktree_nested_inside_this_one_are_left_to_it() {
         ["decision", "session", "write"]
     );
 }
+
+#[test]
+fn a_session_that_left_nothing_makes_no_graph_node() {
+    let repo = hooked_repo();
+    commit_as(
+        &repo,
+        &repo.root,
+        Some("ghost"),
+        "a.txt",
+        "by a session with no transcript",
+    );
+    let tree = repo.git_output(
+        &repo.root,
+        &["ls-tree", "-r", "--name-only", "refs/agent-context"],
+        &[],
+    );
+    assert!(
+        !String::from_utf8_lossy(&tree.stdout).contains("ghost"),
+        "{}",
+        String::from_utf8_lossy(&tree.stdout)
+    );
+}
+
+#[test]
+fn amending_a_cherry_picked_commit_is_the_sessions_own_work() {
+    let repo = hooked_repo();
+    repo.git(&["checkout", "-q", "-b", "side"]);
+    repo.commit("side.txt", "x\n", "side work");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["cherry-pick", "-x", "side"]);
+    // The session then changes the picked commit: its `-x` line stays, the work is new.
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    fs::write(repo.root.join("cache.py"), "ttl\n").unwrap();
+    repo.git(&["add", "cache.py"]);
+    repo.git_in(
+        &repo.root,
+        &["commit", "-q", "--amend", "--no-edit"],
+        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
+    );
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    assert!(
+        repo.git(&["log", "-1", "--format=%B"])
+            .contains("cherry picked from commit")
+    );
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["decision", "session", "write"],
+        "log: {}",
+        log(&repo)
+    );
+}
+
+#[test]
+fn a_hook_waits_for_a_busy_store_only_briefly() {
+    let repo = hooked_repo();
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    // Another writer holds the store's lock for the whole commit.
+    let lock = fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(repo.root.join(".git/agent-context/lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let start = std::time::Instant::now();
+    let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    let waited = start.elapsed();
+    assert!(waited < std::time::Duration::from_secs(3), "{waited:?}");
+    assert!(log(&repo).contains("busy"), "{}", log(&repo));
+    drop(lock);
+    // The next run does the work, on the commit the session made.
+    repo.ok(&["extract"]);
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["decision", "session", "write"]
+    );
+    assert!(
+        !repo.root.join(".git/agent-context/deferred").exists()
+            || fs::read_to_string(repo.root.join(".git/agent-context/deferred"))
+                .unwrap()
+                .is_empty()
+    );
+}
