@@ -9,5 +9,6 @@ pub mod cli;
 pub mod config;
 pub mod event;
 pub mod ingest;
+pub mod retrieve;
 pub mod store;
 pub mod transcript;

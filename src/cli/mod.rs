@@ -9,6 +9,7 @@ mod init;
 mod rebuild;
 mod status;
 mod switch;
+mod why;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ enum Command {
     Extract(extract::Args),
     /// Show what is stored and how far each transcript was read.
     Status(status::Args),
+    /// The commits that own a file's lines (or a range of them), and their reasoning.
+    Why(why::Args),
     /// Make the decision graph (refs/agent-context) again from the notes.
     Rebuild(rebuild::Args),
     /// Set the default query backend (file, session, decision) for this clone.
@@ -99,6 +102,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
         Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
+        Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args),
@@ -127,7 +131,8 @@ fn claude_dir() -> Option<PathBuf> {
 
 /// Write a value as pretty JSON followed by a newline.
 fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> CmdResult {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(anyhow::Error::from)?;
+    // As an io::Error, so that a closed pipe (`| head`) ends the command quietly.
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::from)?;
     writeln!(out)?;
     Ok(())
 }

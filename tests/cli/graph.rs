@@ -10,9 +10,9 @@ use git_agent_context::store::graph::node::{DecisionNode, SessionNode};
 use crate::link::{bash_result, edit_turn, say, store};
 use crate::repo::TestRepo;
 
-/// A session at 10+`hour`:00 that edits `file` with `answer` as its reasoning, then commits
-/// it as `commit` (made beforehand by the test).
-fn session(
+/// The transcript of a session at 10+`hour`:00 that edits cache.py with `answer` as its
+/// reasoning, then commits it as `commit` (made beforehand by the test).
+pub fn session(
     repo: &TestRepo,
     id: &str,
     hour: u32,

@@ -10,3 +10,4 @@ mod graph;
 mod link;
 mod notes;
 mod repo;
+mod why;

@@ -1,0 +1,181 @@
+//! `why <path>[:<start>-<end>]`: the commits that own a file's lines, and their reasoning.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::anyhow;
+use serde_json::json;
+
+use crate::cli::{CmdResult, Failure, write_json};
+use crate::event::{Event, truncate_words};
+use crate::retrieve::why::{self, Error, Lines, Why};
+use crate::store::Store;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A file tracked at HEAD, optionally with a line range: `src/cache.rs:10-40`.
+    target: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
+    let target = why::parse_target(&args.target).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let path = repo_path(store, cwd, target.path)?;
+    let answer = why::why(store, &path, target.range).map_err(|e| match e {
+        Error::Store(e) => Failure::Failed(e.into()),
+        other => Failure::Usage(other.into()),
+    })?;
+    if args.json {
+        return write_json(
+            out,
+            &json!({
+                "schema_version": 1,
+                "path": answer.path,
+                "lines": answer.lines,
+                "range": answer.range,
+                "commits": answer.owners,
+                "unexplained_lines": answer.unexplained_lines,
+            }),
+        );
+    }
+    print_human(&answer, out)
+}
+
+/// `path` as git names it: relative to the top of the working tree, `/`-separated.
+fn repo_path(store: &Store, cwd: &Path, path: &str) -> Result<String, Failure> {
+    let workdir = store.workdir().ok_or_else(|| {
+        Failure::Usage(anyhow!(
+            "this repository has no working tree to find {path} in"
+        ))
+    })?;
+    let joined = cwd.join(path);
+    // The file may be gone from the working tree and still be tracked: resolve its folder.
+    let absolute = match (joined.parent(), joined.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or_else(|_| normalize(&joined)),
+        _ => normalize(&joined),
+    };
+    let relative = absolute.strip_prefix(workdir).map_err(|_| {
+        Failure::Usage(anyhow!(
+            "{path}: outside the repository at {}",
+            workdir.display()
+        ))
+    })?;
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Ok(parts.join("/"))
+}
+
+/// `.` and `..` taken out of a path without asking the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
+    let Lines { start, end } = answer.range;
+    let asked = if (start, end) == (1, answer.lines) {
+        format!(
+            "{} line{}",
+            answer.lines,
+            if answer.lines == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("lines {start}-{end} of {}", answer.lines)
+    };
+    if answer.owners.is_empty() {
+        writeln!(
+            out,
+            "{}: no reasoning recorded for its {asked}",
+            answer.path
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{} ({asked}): {} commit{} with reasoning, {} line{} without",
+        answer.path,
+        answer.owners.len(),
+        if answer.owners.len() == 1 { "" } else { "s" },
+        answer.unexplained_lines,
+        if answer.unexplained_lines == 1 {
+            ""
+        } else {
+            "s"
+        },
+    )?;
+    for owner in &answer.owners {
+        let ranges: Vec<String> = owner
+            .lines
+            .iter()
+            .map(|l| {
+                if l.start == l.end {
+                    l.start.to_string()
+                } else {
+                    format!("{}-{}", l.start, l.end)
+                }
+            })
+            .collect();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}  {}  {}",
+            &owner.commit[..7],
+            owner.date.get(..10).unwrap_or(&owner.date),
+            owner.subject
+        )?;
+        writeln!(out, "  lines {}", ranges.join(", "))?;
+        for s in &owner.sessions {
+            match s.request.as_str() {
+                "" => writeln!(out, "  session {}", s.id)?,
+                request => writeln!(out, "  session {}: {request}", s.id)?,
+            }
+        }
+        let several = owner.sessions.len() > 1;
+        // A prompt is shown when it changes; the session's request is shown already.
+        let mut last_prompt = match owner.sessions.as_slice() {
+            [only] => only.request.as_str(),
+            _ => "",
+        };
+        for e in &owner.events {
+            print_event(e, several, &mut last_prompt, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn print_event<'a>(
+    e: &'a Event,
+    several_sessions: bool,
+    last_prompt: &mut &'a str,
+    out: &mut dyn Write,
+) -> CmdResult {
+    if !e.prompt_context.is_empty() && e.prompt_context != *last_prompt {
+        writeln!(out, "  prompt: {}", truncate_words(&e.prompt_context, 100))?;
+        *last_prompt = &e.prompt_context;
+    }
+    let who = if several_sessions {
+        format!(" [{}]", e.session_id.chars().take(8).collect::<String>())
+    } else {
+        String::new()
+    };
+    writeln!(out, "  {}{who}: {}", e.kind, e.summary)?;
+    for alt in &e.alternatives {
+        writeln!(out, "    not taken: {alt}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,3 @@
+//! Retrieval: from git's own signals back to the reasoning (DESIGN §8).
+
+pub mod why;

@@ -1,0 +1,311 @@
+//! `why <path>[:<start>-<end>]`: which commits own the lines of a file at HEAD, and the
+//! reasoning attached to them — their notes, and the sessions they came from.
+//!
+//! Line ownership is git's blame (gix), exact. A later index of the lines each annotated commit
+//! added will answer without walking history (issue 4, §8); this is its reference.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::event::time::rfc3339;
+use crate::event::{Event, Kind};
+use crate::store::{self, Store, notes};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}: not a file tracked at HEAD")]
+    NotTracked(String),
+    #[error("{0}: binary file; no lines to explain")]
+    Binary(String),
+    #[error("{path}: lines {start}-{end} are outside the file ({lines} lines)")]
+    OutOfRange {
+        path: String,
+        start: u32,
+        end: u32,
+        lines: u32,
+    },
+    #[error("this repository has no commit yet")]
+    NoHead,
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// A 1-based, inclusive line range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Lines {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// A session an explained commit came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRef {
+    pub id: String,
+    /// Its first prompt, when known.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub request: String,
+}
+
+/// One commit that owns lines of the file, and its reasoning.
+#[derive(Debug, Clone, Serialize)]
+pub struct Owner {
+    pub commit: String,
+    pub date: String,
+    pub subject: String,
+    pub lines: Vec<Lines>,
+    pub sessions: Vec<SessionRef>,
+    /// Reasoning first (decisions, rejections, trade-offs), findings next, explorations last.
+    pub events: Vec<Event>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Why {
+    pub path: String,
+    /// Lines of the file at HEAD.
+    pub lines: u32,
+    /// The lines asked about.
+    pub range: Lines,
+    /// Commits with reasoning, newest first.
+    pub owners: Vec<Owner>,
+    /// Lines of the range owned by commits without reasoning.
+    pub unexplained_lines: u32,
+}
+
+/// The order events are shown in: what was decided and ruled out first, explorations last.
+fn rank(kind: Kind) -> Option<u8> {
+    Some(match kind {
+        Kind::Decision => 0,
+        Kind::Rejection => 1,
+        Kind::Tradeoff => 2,
+        Kind::Feature | Kind::Bugfix | Kind::Refactor => 3,
+        Kind::Discovery => 4,
+        Kind::Raw => 5,
+        Kind::Exploration => 6,
+        // Operations and the session summary are not reasons.
+        Kind::Read | Kind::Write | Kind::Search | Kind::ToolCall | Kind::Session => return None,
+    })
+}
+
+/// Explain `path` (relative to the top of the working tree, `/`-separated), or the lines
+/// `range` of it.
+pub fn why(store: &Store, path: &str, range: Option<(u32, u32)>) -> Result<Why, Error> {
+    let repo = store.repo();
+    let head = repo.head_id().map_err(|_| Error::NoHead)?.detach();
+    let tree = repo
+        .head_commit()
+        .and_then(|c| c.tree())
+        .map_err(store::git_error("read HEAD's tree"))?;
+    let entry = tree
+        .lookup_entry_by_path(path)
+        .map_err(store::git_error(format!("look up {path} at HEAD")))?
+        .filter(|e| e.mode().is_blob())
+        .ok_or_else(|| Error::NotTracked(path.to_owned()))?;
+    let blob = entry
+        .object()
+        .map_err(store::git_error(format!("read {path} at HEAD")))?;
+    if blob.data.iter().take(8000).any(|&b| b == 0) {
+        return Err(Error::Binary(path.to_owned()));
+    }
+    let lines = line_count(&blob.data);
+    let (start, end) = range.unwrap_or((1, lines.max(1)));
+    if lines == 0 && range.is_none() {
+        return Ok(Why {
+            path: path.to_owned(),
+            lines,
+            range: Lines { start: 1, end: 0 },
+            owners: Vec::new(),
+            unexplained_lines: 0,
+        });
+    }
+    if start == 0 || start > end || end > lines {
+        return Err(Error::OutOfRange {
+            path: path.to_owned(),
+            start,
+            end,
+            lines,
+        });
+    }
+    let ranges =
+        gix::blame::BlameRanges::from_one_based_inclusive_range(start..=end).map_err(|e| {
+            store::Error::Git {
+                action: format!("blame {path}"),
+                message: e.to_string(),
+            }
+        })?;
+    let options = gix::repository::blame_file::Options {
+        ranges,
+        ..Default::default()
+    };
+    let outcome = repo
+        .blame_file(path.into(), head, options)
+        .map_err(store::git_error(format!("blame {path}")))?;
+    let mut by_commit: BTreeMap<ObjectId, Vec<Lines>> = BTreeMap::new();
+    for e in &outcome.entries {
+        let first = e.start_in_blamed_file + 1;
+        by_commit.entry(e.commit_id).or_default().push(Lines {
+            start: first,
+            end: first + e.len.get() - 1,
+        });
+    }
+    let mut reader = notes::Reader::new(&repo)?;
+    let mut owners = Vec::new();
+    let mut unexplained_lines = 0;
+    for (commit, mut ranges) in by_commit {
+        let events = reader.events(commit)?;
+        let owned: u32 = ranges.iter().map(|l| l.end - l.start + 1).sum();
+        let mut reasons: Vec<Event> = events
+            .iter()
+            .filter(|e| rank(e.kind).is_some())
+            .cloned()
+            .collect();
+        if reasons.is_empty() {
+            unexplained_lines += owned;
+            continue;
+        }
+        reasons.sort_by(|a, b| {
+            (rank(a.kind), &a.timestamp, &a.id).cmp(&(rank(b.kind), &b.timestamp, &b.id))
+        });
+        let mut sessions: Vec<SessionRef> = Vec::new();
+        let known: BTreeSet<&str> = reasons.iter().map(|e| e.session_id.as_str()).collect();
+        for id in known {
+            let request = events
+                .iter()
+                .find(|e| e.kind == Kind::Session && e.session_id == id)
+                .map(|e| e.summary.clone())
+                .unwrap_or_default();
+            sessions.push(SessionRef {
+                id: id.to_owned(),
+                request,
+            });
+        }
+        ranges.sort_by_key(|l| l.start);
+        let (date, subject, seconds) = describe(&repo, commit);
+        owners.push((
+            seconds,
+            Owner {
+                commit: commit.to_string(),
+                date,
+                subject,
+                lines: merge_ranges(ranges),
+                sessions,
+                events: reasons,
+            },
+        ));
+    }
+    owners.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.commit.cmp(&b.1.commit)));
+    Ok(Why {
+        path: path.to_owned(),
+        lines,
+        range: Lines { start, end },
+        owners: owners.into_iter().map(|(_, o)| o).collect(),
+        unexplained_lines,
+    })
+}
+
+fn line_count(data: &[u8]) -> u32 {
+    let newlines = data.iter().filter(|&&b| b == b'\n').count() as u32;
+    if data.last().is_some_and(|&b| b != b'\n') {
+        newlines + 1
+    } else {
+        newlines
+    }
+}
+
+/// Adjacent ranges made one.
+fn merge_ranges(ranges: Vec<Lines>) -> Vec<Lines> {
+    let mut out: Vec<Lines> = Vec::new();
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end + 1 => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// A commit's date (committer, UTC), subject and time in seconds.
+fn describe(repo: &gix::Repository, commit: ObjectId) -> (String, String, i64) {
+    let Ok(c) = repo.find_commit(commit) else {
+        return (String::new(), String::new(), 0);
+    };
+    let seconds = c.time().map(|t| t.seconds).unwrap_or(0);
+    let subject = c
+        .message()
+        .map(|m| m.summary().to_string())
+        .unwrap_or_default();
+    (rfc3339(seconds), subject, seconds)
+}
+
+/// What `why` is asked about: a path and maybe a line range (1-based, inclusive).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Target<'a> {
+    pub path: &'a str,
+    pub range: Option<(u32, u32)>,
+}
+
+/// `path[:start[-end]]` split into the path and the range, if one is given and well formed.
+pub fn parse_target(target: &str) -> Result<Target<'_>, String> {
+    let whole = Target {
+        path: target,
+        range: None,
+    };
+    let Some((path, lines)) = target.rsplit_once(':') else {
+        return Ok(whole);
+    };
+    if lines.is_empty() || !lines.chars().all(|c| c.is_ascii_digit() || c == '-') {
+        // A colon that is part of the file name.
+        return Ok(whole);
+    }
+    let bad = || format!("{target:?}: a line range is <start>-<end>, counting from 1");
+    let (start, end) = match lines.split_once('-') {
+        Some((s, e)) => (s.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?),
+        None => {
+            let n = lines.parse().map_err(|_| bad())?;
+            (n, n)
+        }
+    };
+    Ok(Target {
+        path,
+        range: Some((start, end)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_with_and_without_a_range() {
+        let target = |path, range| Ok(Target { path, range });
+        assert_eq!(parse_target("src/a.rs"), target("src/a.rs", None));
+        assert_eq!(
+            parse_target("src/a.rs:3-9"),
+            target("src/a.rs", Some((3, 9)))
+        );
+        assert_eq!(parse_target("src/a.rs:7"), target("src/a.rs", Some((7, 7))));
+        assert_eq!(
+            parse_target("notes:draft.md"),
+            target("notes:draft.md", None)
+        );
+        assert!(parse_target("src/a.rs:3-").is_err());
+        assert!(parse_target("src/a.rs:-4").is_err());
+    }
+
+    #[test]
+    fn lines_are_counted_like_git_and_ranges_merged() {
+        assert_eq!(line_count(b""), 0);
+        assert_eq!(line_count(b"a\nb\n"), 2);
+        assert_eq!(line_count(b"a\nb"), 2);
+        let merged = merge_ranges(vec![
+            Lines { start: 1, end: 2 },
+            Lines { start: 3, end: 5 },
+            Lines { start: 8, end: 8 },
+        ]);
+        assert_eq!(
+            merged,
+            [Lines { start: 1, end: 5 }, Lines { start: 8, end: 8 }]
+        );
+    }
+}
