@@ -182,6 +182,10 @@ pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usi
             batches.entry(*new).or_default().extend(events);
         }
     }
+    // The index first: if this run dies, later versions of the events already go to the new
+    // commits, and merging them into a note git did not copy puts them there.
+    let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().copied().collect();
+    link::rewrite_index(store, &moved)?;
     let batches: Vec<_> = batches.into_iter().collect();
     let carried = notes::attach_all(store, &batches)?;
     let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
@@ -191,8 +195,6 @@ pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usi
         }
     }
     graph::update(store, &touched)?;
-    let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().copied().collect();
-    link::rewrite_index(store, &moved)?;
     Ok(carried.added + carried.updated)
 }
 
