@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use super::{Result, Store, graph, io_error, notes, pending, write_atomic};
+use super::{Result, Store, graph, history, io_error, notes, pending, write_atomic};
 use crate::event::time::unix_seconds;
 use crate::event::{Event, Kind, Origin};
 
@@ -77,14 +77,7 @@ fn write_index(store: &Store, session: &str, index: &HashMap<String, ObjectId>) 
 
 /// Point the attached index at rewritten commits (`moved`: old → new), for every session.
 pub fn rewrite_index(store: &Store, moved: &BTreeMap<ObjectId, ObjectId>) -> Result<()> {
-    let dir = store.dir().join(DIR);
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_error("cannot list", &dir)(e)),
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
+    for path in store.files_in(DIR, "jsonl")? {
         let Some(session) = path.file_stem().and_then(|s| s.to_str()) else {
             continue;
         };
@@ -143,28 +136,23 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
         by_session.entry(e.session_id.clone()).or_default().push(e);
     }
     let mut rest = Vec::new();
-    let mut updated = 0;
+    let mut batches: Vec<(ObjectId, Vec<Event>)> = Vec::new();
     let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
     for (session, events) in by_session {
         let index = read_index(store, &session)?;
-        if index.is_empty() {
-            rest.extend(events);
-            continue;
-        }
-        let mut to_notes: BTreeMap<ObjectId, Vec<Event>> = BTreeMap::new();
         for e in events {
             match index.get(&e.id) {
-                Some(commit) => to_notes.entry(*commit).or_default().push(e),
+                Some(commit) => {
+                    // The graph is brought up to date even when the note already was: a writer
+                    // killed between the two leaves this to the next run.
+                    touched.entry(session.clone()).or_default().insert(*commit);
+                    place(&mut batches, *commit, e);
+                }
                 None => rest.push(e),
             }
         }
-        for (commit, events) in to_notes {
-            // The graph is brought up to date even when the note already was: a writer killed
-            // between the two leaves this to the next run.
-            touched.entry(session.clone()).or_default().insert(commit);
-            updated += notes::attach_to(store, commit, &events)?.updated;
-        }
     }
+    let updated = notes::attach_all(store, &batches)?.updated;
     graph::update(store, &touched)?;
     Ok((updated, rest))
 }
@@ -296,10 +284,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     // it says, never to a second commit.
     for e in std::mem::take(&mut events) {
         match index.get(&e.id) {
-            Some(commit) => match batches.iter_mut().find(|(c, _)| c == commit) {
-                Some((_, placed)) => placed.push(e),
-                None => batches.push((*commit, vec![e])),
-            },
+            Some(commit) => place(&mut batches, *commit, e),
             None => events.push(e),
         }
     }
@@ -382,6 +367,14 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     Ok(linked)
 }
 
+/// Add `event` to the batch of `commit`, starting one if there is none.
+fn place(batches: &mut Vec<(ObjectId, Vec<Event>)>, commit: ObjectId, event: Event) {
+    match batches.iter_mut().find(|(c, _)| *c == commit) {
+        Some((_, events)) => events.push(event),
+        None => batches.push((commit, vec![event])),
+    }
+}
+
 /// The files `events` changed.
 fn written(events: &[Event]) -> BTreeSet<&str> {
     events
@@ -414,10 +407,11 @@ fn by_time_and_files(
     let Ok(head) = repo.head_id() else {
         return Vec::new();
     };
-    let mut candidates: Vec<(i64, ObjectId)> = commits_since(repo, head.detach(), first)
-        .into_iter()
-        .filter(|(time, id)| *time <= last + grace && !named.contains(id))
-        .collect();
+    let mut candidates: Vec<(i64, ObjectId)> =
+        history::since(repo, head.detach(), first, WINDOW_COMMITS_MAX)
+            .into_iter()
+            .filter(|(time, id)| *time <= last + grace && !named.contains(id))
+            .collect();
     candidates.sort();
     let mut out = Vec::new();
     for (time, commit) in candidates {
@@ -430,28 +424,6 @@ fn by_time_and_files(
             continue;
         }
         out.push((commit, events.drain(..led_to).collect()));
-    }
-    out
-}
-
-/// Commits reachable from `head` whose committer time is `since` or later, with their times.
-fn commits_since(repo: &gix::Repository, head: ObjectId, since: i64) -> Vec<(i64, ObjectId)> {
-    let mut out = Vec::new();
-    let mut seen: HashSet<ObjectId> = HashSet::new();
-    let mut queue = vec![head];
-    while let Some(id) = queue.pop() {
-        if !seen.insert(id) || seen.len() > WINDOW_COMMITS_MAX {
-            continue;
-        }
-        let Ok(commit) = repo.find_commit(id) else {
-            continue;
-        };
-        let Ok(time) = commit.time() else { continue };
-        if time.seconds < since {
-            continue;
-        }
-        out.push((time.seconds, id));
-        queue.extend(commit.parent_ids().map(|p| p.detach()));
     }
     out
 }

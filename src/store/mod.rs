@@ -6,6 +6,7 @@
 
 pub mod git_config;
 pub mod graph;
+mod history;
 pub mod link;
 pub mod log;
 pub mod notes;
@@ -199,6 +200,24 @@ impl Store {
             fs::create_dir_all(&path).map_err(io_error("cannot create", &path))?;
         }
         Ok(!existed)
+    }
+
+    /// The files of the store folder `sub` whose names end in `.ext`, sorted; none when the
+    /// folder does not exist.
+    pub(crate) fn files_in(&self, sub: &str, ext: &str) -> Result<Vec<PathBuf>> {
+        let dir = self.dir.join(sub);
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_error("cannot list", &dir)(e)),
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .collect();
+        paths.sort();
+        Ok(paths)
     }
 
     /// Hold the store's write lock until the guard is dropped (waits for other writers, as

@@ -132,7 +132,7 @@ pub struct Summary {
 
 pub fn summary(store: &Store) -> Result<Summary> {
     let mut s = Summary::default();
-    for path in files(store)? {
+    for path in store.files_in(DIR, "jsonl")? {
         let queue = read(&path)?;
         s.sessions += 1;
         s.events += queue.events.len();
@@ -147,20 +147,4 @@ pub fn summary(store: &Store) -> Result<Summary> {
 /// All pending events of one session, in time order.
 pub fn session_events(store: &Store, session: &str) -> Result<Vec<Event>> {
     Ok(read(&file_for(store, session))?.events)
-}
-
-fn files(store: &Store) -> Result<Vec<PathBuf>> {
-    let dir = store.dir().join(DIR);
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_error("cannot list", &dir)(e)),
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    paths.sort();
-    Ok(paths)
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Error, Result, Store, io_error, pending, write_atomic};
+use super::{Error, Result, Store, pending, write_atomic};
 
 pub const DIR: &str = "sessions";
 
@@ -70,15 +70,10 @@ pub fn record(store: &Store, session: &str, transcript: &Path, cwd: &str) -> Res
 
 /// Every readable registry entry.
 pub fn all(store: &Store) -> Result<Vec<Session>> {
-    let dir = store.dir().join(DIR);
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_error("cannot list", &dir)(e)),
-    };
-    let mut out: Vec<Session> = entries
-        .flatten()
-        .filter_map(|e| serde_json::from_slice(&fs::read(e.path()).ok()?).ok())
+    let mut out: Vec<Session> = store
+        .files_in(DIR, "json")?
+        .into_iter()
+        .filter_map(|path| serde_json::from_slice(&fs::read(path).ok()?).ok())
         .collect();
     out.sort_by(|a, b| a.session_id.cmp(&b.session_id));
     Ok(out)

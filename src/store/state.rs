@@ -50,17 +50,9 @@ pub fn save<T: Serialize>(store: &Store, transcript: &Path, value: &T) -> Result
 
 /// Every saved state (for `status`); unreadable files are returned as errors.
 pub fn all<T: DeserializeOwned>(store: &Store) -> Vec<Result<T>> {
-    let dir = store.dir().join(DIR);
-    let Ok(entries) = fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
-    paths
+    store
+        .files_in(DIR, "json")
+        .unwrap_or_default()
         .into_iter()
         .map(|path| {
             let bytes = fs::read(&path).map_err(io_error("cannot read", &path))?;

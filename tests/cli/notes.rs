@@ -1,6 +1,5 @@
 //! Events as git notes: written with gix, checked with git, and the reverse.
 
-use std::io::Write;
 use std::process::{Command, Stdio};
 
 use git_agent_context::event::note::encode;
@@ -142,19 +141,7 @@ fn notes_git_wrote_in_a_fanned_out_tree_are_read_and_extended() {
             String::from_utf8(line).unwrap()
         ));
     }
-    let mut child = Command::new("git")
-        .args(["fast-import", "--quiet"])
-        .current_dir(&repo.root)
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    repo.git_with_input(&["fast-import", "--quiet"], stream.as_bytes());
     let top = repo.git(&["ls-tree", "--name-only", notes::REF]);
     assert!(
         top.lines().all(|l| l.len() == 2),
@@ -273,11 +260,11 @@ fn attaching_to_something_that_is_not_a_commit_of_this_repository_fails_cleanly(
         notes::attach(&store(&repo), &tree, &[e]).is_err(),
         "a tree is not a commit"
     );
-    let notes_ref = Command::new("git")
-        .args(["rev-parse", "--verify", "--quiet", notes::REF])
-        .current_dir(&repo.root)
-        .output()
-        .unwrap();
+    let notes_ref = repo.git_output(
+        &repo.root,
+        &["rev-parse", "--verify", "--quiet", notes::REF],
+        &[],
+    );
     assert!(
         !notes_ref.status.success(),
         "nothing was written to {}",

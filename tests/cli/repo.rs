@@ -4,8 +4,9 @@
 
 use std::cell::Cell;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -92,16 +93,32 @@ impl TestRepo {
 
     /// Run git in `dir` with extra environment variables, whatever the outcome.
     pub fn git_output(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        self.git_command(dir, args, vars)
+            .output()
+            .expect("git runs")
+    }
+
+    /// Run git in the repository with `input` on its stdin; panics unless it succeeds.
+    pub fn git_with_input(&self, args: &[&str], input: &[u8]) {
+        let mut child = self
+            .git_command(&self.root, args, &[])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("git runs");
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        assert!(child.wait().unwrap().success(), "git {args:?} failed");
+    }
+
+    fn git_command(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new("git");
         self.env(&mut cmd);
         let n = self.commits.get();
         cmd.env("GIT_AUTHOR_DATE", nth_date(n))
-            .env("GIT_COMMITTER_DATE", nth_date(n));
-        cmd.args(args)
+            .env("GIT_COMMITTER_DATE", nth_date(n))
+            .args(args)
             .current_dir(dir)
-            .envs(vars.iter().copied())
-            .output()
-            .expect("git runs")
+            .envs(vars.iter().copied());
+        cmd
     }
 
     /// Copy the shipped `git-hooks/` into the repository's hooks folder; with the binary's

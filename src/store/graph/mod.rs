@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, backoff, git_error, notes, pending, signature};
+use super::{Error, Result, Store, backoff, git_error, history, notes, pending, signature};
 use crate::event::Event;
 use node::{DecisionNode, SessionEvents, SessionNode};
 
@@ -416,25 +416,12 @@ impl<'r> Ancestry<'r> {
         Some(self.repo.find_commit(id).ok()?.time().ok()?.seconds)
     }
 
-    /// `from` and the commits it descends from, back to those made before `since` (at most
-    /// [`WALK_MAX`] of them).
+    /// `from` and the commits it descends from, back to those made before `since`.
     fn reachable(&self, from: ObjectId, since: i64) -> HashSet<ObjectId> {
-        let mut seen = HashSet::new();
-        let mut queue = vec![from];
-        while let Some(id) = queue.pop() {
-            if seen.len() >= WALK_MAX || seen.contains(&id) {
-                continue;
-            }
-            let Ok(commit) = self.repo.find_commit(id) else {
-                continue;
-            };
-            seen.insert(id);
-            if commit.time().map(|t| t.seconds < since).unwrap_or(true) {
-                continue;
-            }
-            queue.extend(commit.parent_ids().map(|p| p.detach()));
-        }
-        seen
+        history::since(self.repo, from, since, WALK_MAX)
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect()
     }
 }
 
