@@ -217,6 +217,7 @@ fn plan(
     touched: &BTreeMap<String, BTreeSet<ObjectId>>,
 ) -> Result<(Edits, String, Updated)> {
     let mut reader = notes::Reader::new(repo)?;
+    let files_index = snapshot.lines(FILES_INDEX)?;
     let mut built = Vec::new();
     for (session, commits) in touched {
         // No event of the session on any commit (a hook named a session that left none): no
@@ -239,7 +240,7 @@ fn plan(
         .collect();
     if let Some(earliest) = earliest {
         let mut later: BTreeSet<String> = BTreeSet::new();
-        for line in snapshot.lines(FILES_INDEX)? {
+        for line in &files_index {
             let mut parts = line.split('\t');
             let (Some(path), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next())
             else {
@@ -273,6 +274,7 @@ fn plan(
     let mut sessions = Vec::new();
     let mut decisions = Vec::new();
     let mut edits = Edits::default();
+    let mut old_decisions: BTreeSet<&str> = BTreeSet::new();
     for (old, session, events) in &built {
         let input = SessionEvents {
             session: session.as_str(),
@@ -282,6 +284,7 @@ fn plan(
         if let Some(old) = old {
             for id in &old.decisions {
                 edits.remove(decision_path(id));
+                old_decisions.insert(id.as_str());
             }
         }
         sessions.push(node);
@@ -296,7 +299,7 @@ fn plan(
         .flat_map(|d| d.files.iter().map(String::as_str))
         .collect();
     let mut known: Vec<DecisionNode> = Vec::new();
-    for line in snapshot.lines(FILES_INDEX)? {
+    for line in &files_index {
         let mut parts = line.split('\t');
         let (Some(path), Some("decision"), Some(id)) = (parts.next(), parts.next(), parts.next())
         else {
@@ -313,7 +316,13 @@ fn plan(
     let mut ancestry = Ancestry::new(repo);
     node::link_decisions(&mut decisions, &known, &mut |a, b| ancestry.check(a, b));
 
-    let index = edits.index(snapshot, &sessions, &decisions)?;
+    let index = edits.index(
+        snapshot,
+        &files_index,
+        &old_decisions,
+        &sessions,
+        &decisions,
+    )?;
     for session in &mut sessions {
         session.built_on = built_on(&mut ancestry, &index, session);
     }
@@ -470,24 +479,19 @@ impl Edits {
         self.remove.insert(path);
     }
 
-    /// Replace the index lines of `sessions` (and their old decisions) by their new ones;
-    /// returns the indexes as they will be.
+    /// Replace the index lines of `sessions` (and of their `old_decisions`) by their new
+    /// ones, given the files index as it was; returns the indexes as they will be.
     fn index(
         &mut self,
         snapshot: &Snapshot<'_>,
+        files_index: &[String],
+        old_decisions: &BTreeSet<&str>,
         sessions: &[SessionNode],
         decisions: &[DecisionNode],
     ) -> Result<Index> {
         let names: BTreeSet<&str> = sessions.iter().map(|s| s.session.as_str()).collect();
-        let mut old_decisions: BTreeSet<String> = BTreeSet::new();
-        for s in sessions {
-            if let Some(old) = snapshot.toml::<SessionNode>(&session_path(&s.session))? {
-                old_decisions.extend(old.decisions);
-            }
-        }
-        let mut files: BTreeSet<String> = snapshot
-            .lines(FILES_INDEX)?
-            .into_iter()
+        let mut files: BTreeSet<String> = files_index
+            .iter()
             .filter(|l| {
                 let mut parts = l.split('\t').skip(1);
                 match (parts.next(), parts.next()) {
@@ -496,6 +500,7 @@ impl Edits {
                     _ => false,
                 }
             })
+            .cloned()
             .collect();
         for s in sessions {
             files.extend(
