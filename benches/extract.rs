@@ -57,6 +57,9 @@ fn main() {
     let cold = start.elapsed();
     let cpu = cpu_start.zip(cpu_seconds()).map(|(a, b)| b - a);
     let peak = memory_kib("VmHWM");
+    // A run that read nothing, or could not read the lines, measures nothing.
+    assert!(report.events_added > 0, "the transcript yields events");
+    assert_eq!(report.lines.skipped(), 0, "every line is read");
 
     let start = Instant::now();
     let again = ingest::transcript(&store, &transcript, ingest::Options::default()).unwrap();

@@ -262,7 +262,7 @@ fn post_commit_hook(repo: &Path, home: &Path) {
         &["notes", "--ref=agent-context", "show", head.trim()],
     );
     assert!(
-        note.contains("round 29"),
+        note.contains("flat module for round 29"),
         "the last round's reasoning is on HEAD"
     );
     let ms = |d: &Duration| d.as_secs_f64() * 1e3;

@@ -338,7 +338,8 @@ impl<'w> Extractor<'w> {
             .unwrap_or_default();
         let id = text(&block.id).unwrap_or("").to_owned();
         let op = op_of(&name);
-        let file = file_of(&input).map(|f| self.relative(&f));
+        // Redacted as it enters: the path goes into event sources and the saved state too.
+        let file = file_of(&input).map(|f| redact(&self.relative(&f)).into_owned());
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
         match name.as_str() {
             "TodoWrite" => self.todo_write(&input, side, &timestamp),

@@ -7,12 +7,14 @@
 //! the `cwd` recorded inside its transcripts lies in the repository.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::record::{Entry, parse_line, text};
 
 const MAX_DIR_NAME: usize = 200;
+/// How much of a transcript's head is read to find its `cwd` or session id.
+const HEAD_BYTES_MAX: u64 = 4 << 20;
 
 /// The folder name Claude Code uses for a session started in `cwd`. Claude Code replaces each
 /// UTF-16 code unit, so a character outside the BMP (an emoji) becomes two dashes.
@@ -169,7 +171,8 @@ fn first_field(
     path: &Path,
     field: impl for<'a> Fn(&'a Entry<'_>) -> Option<&'a str>,
 ) -> Option<String> {
-    let file = fs::File::open(path).ok()?;
+    // The field is in the first lines; a huge first line is not read whole to find it.
+    let file = fs::File::open(path).ok()?.take(HEAD_BYTES_MAX);
     BufReader::new(file)
         .split(b'\n')
         .take(100)

@@ -760,7 +760,17 @@ fn secrets_never_reach_any_file_of_the_store_even_where_text_is_cut() {
         "I'll go with the token-based client because {} and the token is {token}",
         "x".repeat(70)
     );
-    let content = user("p1", &format!("Deploy with {token} please"))
+    // A finished turn wrote a file whose path holds the token: the path is in events, in
+    // their source, and in the session's list of files written.
+    let content = user("p0", "Save the key")
+        + &tool_use(
+            "m0",
+            "w0",
+            "Write",
+            serde_json::json!({"file_path": format!("/w/keys/{token}.txt"), "content": "x"}),
+        )
+        + &tool_result("w0", "ok", serde_json::json!({}))
+        + &user("p1", &format!("Deploy with {token} please"))
         + &block_line(
             "m1",
             "u1",
