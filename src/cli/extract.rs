@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::cli::{CmdResult, Failure, claude_dir, display_path, write_json};
 use crate::ingest::{self, TranscriptReport};
+use crate::retrieve::index;
 use crate::store::Store;
 use crate::transcript::locate;
 
@@ -27,7 +28,7 @@ pub struct Args {
 /// `cwd` is where the command runs (after `-C`): relative paths are taken from there.
 pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let paths = transcripts(store, cwd, &args)?;
-    let _lock = store.lock()?;
+    let lock = store.lock()?;
     let mut reports = Vec::new();
     for path in &paths {
         match ingest::transcript(store, path, ingest::Options::default()) {
@@ -43,6 +44,8 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             Err(e) => return Err(e.into()),
         }
     }
+    drop(lock);
+    index::refresh(store)?;
     if args.json {
         return print_json(&reports, out);
     }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::cli::{CmdResult, claude_dir};
 use crate::ingest::commit::{self, Environment, PostCommit};
+use crate::retrieve::index;
 use crate::store::{self, Store, log};
 
 /// How long a git hook waits for another writer before leaving its work to the next run.
@@ -30,7 +31,7 @@ pub fn run(cwd: &Path, args: Args) -> CmdResult {
     let store = match Store::discover(cwd) {
         Ok(store) => store.with_patience(PATIENCE),
         // Nowhere to log it: say it once.
-        Err(e @ store::Error::Config(_)) => {
+        Err(e @ (store::Error::Config(_) | store::Error::Reftable { .. })) => {
             eprintln!("git-agent-context: {what}: {e}");
             return Ok(());
         }
@@ -47,6 +48,14 @@ pub fn run(cwd: &Path, args: Args) -> CmdResult {
                 .unwrap_or_default();
             Err(format!("internal error: {why}"))
         });
+    // The retrieval index follows the notes; a busy store leaves that to the next reader.
+    let outcome = outcome.and_then(|done| match index::refresh(&store) {
+        Ok(()) | Err(store::Error::Busy) => Ok(done),
+        Err(e) => Err(format!(
+            "{} but the index was not updated: {e}",
+            done.unwrap_or_default()
+        )),
+    });
     match outcome {
         Ok(Some(done)) => {
             let _ = log::append(&store, &what, &done);

@@ -6,13 +6,14 @@
 mod extract;
 mod hook;
 mod init;
+mod query;
 mod rebuild;
 mod status;
 mod switch;
 mod why;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +46,8 @@ enum Command {
     Status(status::Args),
     /// The commits that own a file's lines (or a range of them), and their reasoning.
     Why(why::Args),
+    /// The recorded reasoning that bears on a prompt, packed into a token budget.
+    Query(query::Args),
     /// Make the decision graph (refs/agent-context) again from the notes.
     Rebuild(rebuild::Args),
     /// Set the default query backend (file, session, decision) for this clone.
@@ -103,6 +106,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
         Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, out),
+        Command::Query(args) => query::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args),
@@ -114,6 +118,7 @@ fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
     Store::discover(cwd).map_err(|e| match e {
         store::Error::NotARepository { .. }
         | store::Error::Open { .. }
+        | store::Error::Reftable { .. }
         | store::Error::Config(_) => Failure::Usage(e.into()),
         other => Failure::Failed(other.into()),
     })
@@ -145,4 +150,47 @@ fn display_path(path: &std::path::Path) -> String {
         return format!("~/{}", rest.display());
     }
     path.display().to_string()
+}
+
+/// `path` as git names it: relative to the top of the working tree, `/`-separated.
+pub(crate) fn repo_path(store: &Store, cwd: &Path, path: &str) -> Result<String, Failure> {
+    let workdir = store.workdir().ok_or_else(|| {
+        Failure::Usage(anyhow::anyhow!(
+            "this repository has no working tree to find {path} in"
+        ))
+    })?;
+    let joined = cwd.join(path);
+    // The file may be gone from the working tree and still be tracked: resolve its folder.
+    let absolute = match (joined.parent(), joined.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or_else(|_| normalize(&joined)),
+        _ => normalize(&joined),
+    };
+    let relative = absolute.strip_prefix(workdir).map_err(|_| {
+        Failure::Usage(anyhow::anyhow!(
+            "{path}: outside the repository at {}",
+            workdir.display()
+        ))
+    })?;
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Ok(parts.join("/"))
+}
+
+/// `.` and `..` taken out of a path without asking the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }

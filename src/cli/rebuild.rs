@@ -5,6 +5,7 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::cli::{CmdResult, write_json};
+use crate::retrieve::index;
 use crate::store::{Store, graph};
 
 #[derive(Debug, clap::Args)]
@@ -17,6 +18,7 @@ pub struct Args {
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let _lock = store.lock()?;
     let updated = graph::rebuild(store)?;
+    index::rebuild(store)?;
     report(&updated, args.json, out)
 }
 

@@ -1,12 +1,12 @@
 //! `why <path>[:<start>-<end>]`: the commits that own a file's lines, and their reasoning.
 
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::{CmdResult, Failure, write_json};
+use crate::cli::{CmdResult, Failure, repo_path, write_json};
 use crate::event::{Event, truncate_words};
 use crate::retrieve::why::{self, Error, Lines, Why};
 use crate::store::Store;
@@ -15,6 +15,10 @@ use crate::store::Store;
 pub struct Args {
     /// A file tracked at HEAD, optionally with a line range: `src/cache.rs:10-40`.
     target: String,
+    /// Attribute lines with a full blame of the file's history (as `git blame` does) rather
+    /// than the index of the lines annotated commits added: slower, and exact.
+    #[arg(long)]
+    exact: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -23,7 +27,7 @@ pub struct Args {
 pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let target = why::parse_target(&args.target).map_err(|e| Failure::Usage(anyhow!(e)))?;
     let path = repo_path(store, cwd, target.path)?;
-    let answer = why::why(store, &path, target.range).map_err(|e| match e {
+    let answer = why::why(store, &path, target.range, args.exact).map_err(|e| match e {
         Error::Store(e) => Failure::Failed(e.into()),
         other => Failure::Usage(other.into()),
     })?;
@@ -37,53 +41,11 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
                 "range": answer.range,
                 "commits": answer.owners,
                 "unexplained_lines": answer.unexplained_lines,
+                "uncommitted": answer.uncommitted,
             }),
         );
     }
     print_human(&answer, out)
-}
-
-/// `path` as git names it: relative to the top of the working tree, `/`-separated.
-fn repo_path(store: &Store, cwd: &Path, path: &str) -> Result<String, Failure> {
-    let workdir = store.workdir().ok_or_else(|| {
-        Failure::Usage(anyhow!(
-            "this repository has no working tree to find {path} in"
-        ))
-    })?;
-    let joined = cwd.join(path);
-    // The file may be gone from the working tree and still be tracked: resolve its folder.
-    let absolute = match (joined.parent(), joined.file_name()) {
-        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-            .map(|d| d.join(name))
-            .unwrap_or_else(|_| normalize(&joined)),
-        _ => normalize(&joined),
-    };
-    let relative = absolute.strip_prefix(workdir).map_err(|_| {
-        Failure::Usage(anyhow!(
-            "{path}: outside the repository at {}",
-            workdir.display()
-        ))
-    })?;
-    let parts: Vec<String> = relative
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    Ok(parts.join("/"))
-}
-
-/// `.` and `..` taken out of a path without asking the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
@@ -103,7 +65,7 @@ fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
             "{}: no reasoning recorded for its {asked}",
             answer.path
         )?;
-        return Ok(());
+        return print_uncommitted(answer, out);
     }
     writeln!(
         out,
@@ -154,6 +116,34 @@ fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
         for e in &owner.events {
             print_event(e, several, &mut last_prompt, out)?;
         }
+    }
+    print_uncommitted(answer, out)
+}
+
+/// The working tree's changes to the file, and the pending reasoning behind them.
+fn print_uncommitted(answer: &Why, out: &mut dyn Write) -> CmdResult {
+    let Some(u) = &answer.uncommitted else {
+        return Ok(());
+    };
+    writeln!(out)?;
+    writeln!(
+        out,
+        "uncommitted: {} line{} changed in the working tree{}",
+        u.lines,
+        if u.lines == 1 { "" } else { "s" },
+        if u.events.is_empty() {
+            ", by no session this repository knows of"
+        } else {
+            ""
+        }
+    )?;
+    let several = u.sessions.len() > 1;
+    for s in &u.sessions {
+        writeln!(out, "  session {}", s.id)?;
+    }
+    let mut last_prompt = "";
+    for e in &u.events {
+        print_event(e, several, &mut last_prompt, out)?;
     }
     Ok(())
 }

@@ -33,6 +33,11 @@ pub enum Error {
     NotARepository { path: PathBuf },
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
+    #[error(
+        "{path} keeps its refs in reftable (extensions.refStorage), which gitoxide cannot read yet; \
+         `git refs migrate --ref-format=files` converts it"
+    )]
+    Reftable { path: PathBuf },
     #[error("{action} {path}")]
     Io {
         action: &'static str,
@@ -116,6 +121,15 @@ impl Store {
                 }
             }
         })?;
+        let reftable = repo
+            .config_snapshot()
+            .string("extensions.refStorage")
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"reftable"));
+        if reftable {
+            return Err(Error::Reftable {
+                path: absolute(repo.common_dir()),
+            });
+        }
         let common_dir = absolute(repo.common_dir());
         let workdir = repo.workdir().map(absolute);
         let dir = common_dir.join(DIR);
@@ -279,7 +293,18 @@ impl Store {
     /// Remove the temporary files of writers that died before renaming them: every write
     /// happens under the lock, so with the lock held, any temporary file is such a leftover.
     fn sweep_temporary_files(&self) {
-        for sub in ["", pending::DIR, state::DIR, link::DIR, sessions::DIR] {
+        for sub in [
+            "",
+            pending::DIR,
+            state::DIR,
+            link::DIR,
+            sessions::DIR,
+            "index",
+            "index/terms",
+            "index/files",
+            "index/symbols",
+            "index/commits",
+        ] {
             let Ok(entries) = fs::read_dir(self.dir.join(sub)) else {
                 continue;
             };

@@ -39,7 +39,7 @@ fn commit_id(repo: &gix::Repository, hex: &str) -> Result<ObjectId> {
 }
 
 /// The notes ref's commit, if the ref exists.
-fn tip(repo: &gix::Repository) -> Result<Option<ObjectId>> {
+pub(crate) fn tip(repo: &gix::Repository) -> Result<Option<ObjectId>> {
     let reference = repo
         .try_find_reference(REF)
         .map_err(git_error(format!("read {REF}")))?;
@@ -135,7 +135,18 @@ impl<'r> Reader<'r> {
 
 /// Every commit that has a note, whatever fan-out the notes tree uses.
 pub(crate) fn annotated(repo: &gix::Repository) -> Result<Vec<ObjectId>> {
-    let Some(tip) = tip(repo)? else {
+    Ok(notes_at(repo, tip(repo)?)?
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect())
+}
+
+/// Every note of the notes ref at `tip`: the commit and the note's blob.
+pub(crate) fn notes_at(
+    repo: &gix::Repository,
+    tip: Option<ObjectId>,
+) -> Result<Vec<(ObjectId, ObjectId)>> {
+    let Some(tip) = tip else {
         return Ok(Vec::new());
     };
     let tree = repo
@@ -152,7 +163,7 @@ pub(crate) fn annotated(repo: &gix::Repository) -> Result<Vec<ObjectId>> {
         .filter(|e| e.mode.is_blob())
         .filter_map(|e| {
             let hex: Vec<u8> = e.filepath.iter().copied().filter(|&b| b != b'/').collect();
-            ObjectId::from_hex(&hex).ok()
+            Some((ObjectId::from_hex(&hex).ok()?, e.oid))
         })
         .collect())
 }

@@ -148,3 +148,18 @@ pub fn summary(store: &Store) -> Result<Summary> {
 pub fn session_events(store: &Store, session: &str) -> Result<Vec<Event>> {
     Ok(read(&file_for(store, session))?.events)
 }
+
+/// The pending events, of every session, that changed `path` (relative to the top of the
+/// working tree).
+pub fn touching(store: &Store, path: &str) -> Result<Vec<Event>> {
+    let mut out = Vec::new();
+    for file in store.files_in(DIR, "jsonl")? {
+        out.extend(
+            read(&file)?
+                .events
+                .into_iter()
+                .filter(|e| e.files_affected.iter().any(|f| f == path)),
+        );
+    }
+    Ok(out)
+}

@@ -9,5 +9,7 @@ mod git_hooks;
 mod graph;
 mod link;
 mod notes;
+mod query;
 mod repo;
+mod scenario;
 mod why;

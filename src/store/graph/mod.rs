@@ -123,6 +123,70 @@ impl<'r> Snapshot<'r> {
     }
 }
 
+/// Read access to the graph at the ref's tip, for retrieval: nodes read once each.
+pub struct View<'r> {
+    snapshot: Snapshot<'r>,
+    files: Option<Vec<(String, String, String)>>,
+    decisions: HashMap<String, Option<DecisionNode>>,
+    sessions: HashMap<String, Option<SessionNode>>,
+}
+
+impl<'r> View<'r> {
+    pub fn open(repo: &'r gix::Repository) -> Result<View<'r>> {
+        Ok(View {
+            snapshot: Snapshot::at_tip(repo)?,
+            files: None,
+            decisions: HashMap::new(),
+            sessions: HashMap::new(),
+        })
+    }
+
+    pub fn decision(&mut self, id: &str) -> Result<Option<DecisionNode>> {
+        if let Some(d) = self.decisions.get(id) {
+            return Ok(d.clone());
+        }
+        let d: Option<DecisionNode> = self.snapshot.toml(&decision_path(id))?;
+        self.decisions.insert(id.to_owned(), d.clone());
+        Ok(d)
+    }
+
+    pub fn session(&mut self, id: &str) -> Result<Option<SessionNode>> {
+        if let Some(s) = self.sessions.get(id) {
+            return Ok(s.clone());
+        }
+        let s: Option<SessionNode> = self.snapshot.toml(&session_path(id))?;
+        self.sessions.insert(id.to_owned(), s.clone());
+        Ok(s)
+    }
+
+    /// The sessions (`"session"`) and decisions (`"decision"`) of `path`: `(kind, id)` pairs.
+    pub fn of_file(&mut self, path: &str) -> Result<Vec<(String, String)>> {
+        if self.files.is_none() {
+            let lines = self.snapshot.lines(FILES_INDEX)?;
+            self.files = Some(
+                lines
+                    .iter()
+                    .filter_map(|l| {
+                        let mut f = l.split('\t');
+                        Some((
+                            f.next()?.to_owned(),
+                            f.next()?.to_owned(),
+                            f.next()?.to_owned(),
+                        ))
+                    })
+                    .collect(),
+            );
+        }
+        let files = self.files.as_deref().unwrap_or_default();
+        let first = files.partition_point(|(p, _, _)| p.as_str() < path);
+        Ok(files[first..]
+            .iter()
+            .take_while(|(p, _, _)| p == path)
+            .map(|(_, k, id)| (k.clone(), id.clone()))
+            .collect())
+    }
+}
+
 /// Recompute the nodes of the sessions in `touched` — each with commits whose notes now carry
 /// its events, besides those the graph already lists — and commit the result to the ref.
 pub fn update(store: &Store, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> Result<Updated> {

@@ -1,0 +1,75 @@
+//! `query "<prompt>"`: the recorded reasoning that bears on a prompt, as a hook would inject it.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::anyhow;
+use serde_json::json;
+
+use crate::cli::{CmdResult, Failure, repo_path, write_json};
+use crate::config::Backend;
+use crate::retrieve::query::{self, Request};
+use crate::store::Store;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The prompt, as the user would give it to Claude Code.
+    prompt: String,
+    /// Files the prompt is about, besides those it names and those changed in the working tree.
+    #[arg(long, num_args = 1.., value_name = "path")]
+    files: Vec<String>,
+    /// The most tokens the answer may take (an estimate: 3.5 characters a token).
+    #[arg(long, default_value_t = 2000, value_name = "tokens")]
+    budget: usize,
+    /// How the decision graph is searched: file, session or decision (default: `query.backend`).
+    #[arg(long, value_parser = ["file", "session", "decision"])]
+    backend: Option<String>,
+    /// Print JSON: every item with its provenance, liveness and score.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
+    if args.prompt.trim().is_empty() {
+        return Err(Failure::Usage(anyhow!("the prompt is empty")));
+    }
+    let mut files = Vec::new();
+    for f in &args.files {
+        files.push(repo_path(store, cwd, f)?);
+    }
+    let backend = match &args.backend {
+        Some(name) => Backend::parse(name).expect("clap checked the name"),
+        None => store.config().backend(),
+    };
+    let answer = query::query(
+        store,
+        &Request {
+            prompt: &args.prompt,
+            files,
+            budget: args.budget,
+            backend,
+        },
+    )?;
+    if args.json {
+        return write_json(
+            out,
+            &json!({
+                "schema_version": 1,
+                "backend": backend.as_str(),
+                "budget": args.budget,
+                "tokens": answer.tokens,
+                "tokenizer": "estimate: 3.5 ASCII characters a token, 1 per other character",
+                "hinted_files": answer.hinted,
+                "items": answer.items,
+                "left_out": answer.left_out,
+                "text": answer.text,
+            }),
+        );
+    }
+    if answer.items.is_empty() {
+        writeln!(out, "no recorded reasoning bears on this prompt")?;
+        return Ok(());
+    }
+    write!(out, "{}", answer.text)?;
+    Ok(())
+}

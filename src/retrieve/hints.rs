@@ -1,0 +1,164 @@
+//! The files a prompt is about (DESIGN §8): paths it names — whole, by a tail of the path or by
+//! bare file name — files defining the symbols it names, and the files changed in the working
+//! tree. Matched against the tree at HEAD and the paths the index knows, never a walk of the
+//! tree.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use crate::retrieve::index::Index;
+use crate::store::Store;
+
+/// Why a file is hinted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hint {
+    /// Given with `--files` (or by the caller).
+    Given,
+    /// Named in the prompt.
+    Named,
+    /// Defines a symbol named in the prompt.
+    Symbol,
+    /// Changed in the working tree.
+    Changed,
+}
+
+/// The words of a prompt that may name files or symbols: split on white space and quotes,
+/// with surrounding punctuation taken off.
+fn words(prompt: &str) -> impl Iterator<Item = &str> {
+    prompt
+        .split(|c: char| c.is_whitespace() || "`'\"()[]{}<>,;".contains(c))
+        .map(|w| w.trim_matches(|c: char| ".:!?*".contains(c)))
+        .map(|w| w.trim_start_matches("./"))
+        .filter(|w| !w.is_empty())
+}
+
+/// Whether a word looks like a file name or path: a folder separator, or a short extension.
+fn looks_like_path(word: &str) -> bool {
+    if word.contains("://") {
+        return false;
+    }
+    if word.contains('/') {
+        return true;
+    }
+    match word.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+                && !ext.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// Whether a word looks like a code identifier: `snake_case`, `camelCase`, `Type::method`.
+fn looks_like_symbol(word: &str) -> Option<&str> {
+    let word = word.trim_end_matches("()");
+    let word = word.rsplit("::").next().unwrap_or(word);
+    let ident = word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && word.len() >= 3
+        && !word.as_bytes()[0].is_ascii_digit();
+    let shaped = word.contains('_')
+        || word
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    (ident && shaped).then_some(word)
+}
+
+/// The hinted files of a prompt, each with why, in order of trust.
+pub fn hinted(store: &Store, index: &Index, prompt: &str, given: &[String]) -> Vec<(String, Hint)> {
+    let mut out: Vec<(String, Hint)> = given.iter().map(|p| (p.clone(), Hint::Given)).collect();
+    let known = index.paths();
+    let repo = store.repo();
+    let head_tree = repo.head_commit().ok().and_then(|c| c.tree().ok());
+    let tracked = |path: &str| {
+        head_tree
+            .as_ref()
+            .and_then(|t| t.lookup_entry_by_path(path).ok().flatten())
+            .is_some_and(|e| e.mode().is_blob())
+    };
+    let mut named: BTreeSet<String> = BTreeSet::new();
+    for word in words(prompt) {
+        if looks_like_path(word) {
+            if tracked(word) {
+                named.insert(word.to_owned());
+                continue;
+            }
+            let tail = format!("/{word}");
+            named.extend(
+                known
+                    .iter()
+                    .filter(|p| p.ends_with(&tail) && tracked(p))
+                    .cloned(),
+            );
+        }
+    }
+    out.extend(named.into_iter().map(|p| (p, Hint::Named)));
+    let mut defined: BTreeSet<String> = BTreeSet::new();
+    for word in words(prompt) {
+        if let Some(symbol) = looks_like_symbol(word) {
+            defined.extend(
+                index
+                    .symbol_paths(symbol)
+                    .into_iter()
+                    .filter(|p| tracked(p)),
+            );
+        }
+    }
+    out.extend(defined.into_iter().map(|p| (p, Hint::Symbol)));
+    out.extend(changed(store).into_iter().map(|p| (p, Hint::Changed)));
+    let mut seen = BTreeSet::new();
+    out.retain(|(p, _)| seen.insert(p.clone()));
+    out
+}
+
+/// Files changed in the working tree or the index against HEAD (`git diff --name-only HEAD`).
+fn changed(store: &Store) -> Vec<String> {
+    let Some(workdir) = store.workdir() else {
+        return Vec::new();
+    };
+    let Ok(out) = Command::new("git")
+        .arg("-C")
+        .arg(workdir)
+        .args([
+            "--no-optional-locks",
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "HEAD",
+            "--",
+        ])
+        .output()
+    else {
+        return Vec::new();
+    };
+    if !out.status.success() {
+        return Vec::new();
+    }
+    out.stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_symbols_in_prompts() {
+        let paths: Vec<&str> =
+            words("Why does `src/cache.rs` use a map? See cache.py, v1.2 and https://x.io/a.")
+                .filter(|w| looks_like_path(w))
+                .collect();
+        assert_eq!(paths, ["src/cache.rs", "cache.py"]);
+        let symbols: Vec<&str> = words("Fix parse_range() and Cache::evictOld, not the cache")
+            .filter_map(looks_like_symbol)
+            .collect();
+        assert_eq!(symbols, ["parse_range", "evictOld"]);
+    }
+}

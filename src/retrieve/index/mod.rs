@@ -1,0 +1,459 @@
+//! The retrieval index: a local cache in `$GIT_COMMON_DIR/agent-context/index/`, derived from
+//! the notes and kept up to date incrementally, so that a query reads a few small files instead
+//! of every note or any history (issue 4, DESIGN §8, §11).
+//!
+//! ```text
+//! state                 format, the notes commit it reflects, document count and length
+//! notes.tsv             <commit> TAB <note blob>: the notes it was made from
+//! terms/<xx>.tsv        <term> TAB <commit> TAB <event> TAB <tf> TAB <length>   keyword postings
+//! files/<xx>.tsv        <path> TAB <commit> TAB <time> TAB <line hashes>        lines added
+//! symbols/<xx>.tsv      <symbol> TAB <commit> TAB <path>                         names defined
+//! commits/<xx>.tsv      <commit> TAB <path>                                      files changed
+//! paths.tsv             <path> TAB <annotated commits that changed it>
+//! ```
+//!
+//! `<xx>` is a bucket: the first byte of the XXH3-64 of the key, in hex. Every line has the
+//! commit first or second, so a commit's lines can be taken out when its note changes. The index is
+//! brought up to the notes ref's tip before it is read ([`open`]) and after writes: notes that
+//! changed since (compared by blob) have their old postings dropped and new ones added, and a
+//! newly annotated commit's diff is hashed once. Fetching notes from another clone is caught up
+//! the same way. The result is the same as building it from nothing ([`rebuild`]).
+
+pub mod lines;
+pub mod terms;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::event::Event;
+use crate::event::note::decode;
+use crate::store::{self, Result, Store, io_error, notes};
+use lines::{Entry, LineHash};
+
+const DIR: &str = "index";
+const FORMAT: &str = "git-agent-context index 1";
+
+/// A keyword posting: `tf` occurrences of a term in an event of `len` terms on `commit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Posting {
+    pub commit: ObjectId,
+    pub event: String,
+    pub tf: u32,
+    pub len: u32,
+}
+
+/// The index as of one notes commit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct State {
+    notes: Option<ObjectId>,
+    docs: u64,
+    length: u64,
+}
+
+impl State {
+    fn read(dir: &Path) -> Option<State> {
+        let text = fs::read_to_string(dir.join("state")).ok()?;
+        let mut lines = text.lines();
+        if lines.next()? != FORMAT {
+            return None;
+        }
+        let mut state = State::default();
+        for line in lines {
+            let (key, value) = line.split_once(' ')?;
+            match key {
+                "notes" => state.notes = Some(ObjectId::from_hex(value.as_bytes()).ok()?),
+                "docs" => state.docs = value.parse().ok()?,
+                "length" => state.length = value.parse().ok()?,
+                _ => {}
+            }
+        }
+        Some(state)
+    }
+
+    fn encode(&self) -> String {
+        let mut text = format!("{FORMAT}\n");
+        if let Some(n) = self.notes {
+            text.push_str(&format!("notes {n}\n"));
+        }
+        text.push_str(&format!("docs {}\nlength {}\n", self.docs, self.length));
+        text
+    }
+}
+
+/// Read access to the index.
+#[derive(Debug)]
+pub struct Index {
+    dir: PathBuf,
+    state: State,
+}
+
+/// The index, brought up to the notes ref first. When another process holds the store for
+/// longer than the store's patience, the index is read as it is (at worst one update behind).
+pub fn open(store: &Store) -> Result<Index> {
+    match refresh(store) {
+        Ok(()) | Err(store::Error::Busy) => {}
+        Err(e) => return Err(e),
+    }
+    let dir = store.dir().join(DIR);
+    let state = State::read(&dir).unwrap_or_default();
+    Ok(Index { dir, state })
+}
+
+/// Make the index again from nothing; the caller holds the store lock.
+pub fn rebuild(store: &Store) -> Result<()> {
+    let dir = store.dir().join(DIR);
+    remove_dir(&dir)?;
+    update(store, &dir)
+}
+
+/// Bring the index up to the notes ref, if it is behind: what every command that writes notes
+/// does once it has let go of the store lock.
+pub fn refresh(store: &Store) -> Result<()> {
+    let dir = store.dir().join(DIR);
+    let tip = notes::tip(&store.repo())?;
+    if State::read(&dir).is_some_and(|s| s.notes == tip) || (tip.is_none() && !dir.exists()) {
+        return Ok(());
+    }
+    let _lock = store.lock()?;
+    update(store, &dir)
+}
+
+fn remove_dir(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("cannot remove", dir)(e)),
+        _ => Ok(()),
+    }
+}
+
+/// Lines to take out of (by commit) and put into one bucket file.
+#[derive(Default)]
+struct BucketEdit {
+    drop: HashSet<ObjectId>,
+    add: Vec<String>,
+}
+
+/// Edits to the index's files, by file (relative to the index folder).
+#[derive(Default)]
+struct Edits(BTreeMap<String, BucketEdit>);
+
+impl Edits {
+    fn drop(&mut self, kind: &str, key: &str, commit: ObjectId) {
+        self.0
+            .entry(bucket(kind, key))
+            .or_default()
+            .drop
+            .insert(commit);
+    }
+
+    fn add(&mut self, kind: &str, key: &str, line: String) {
+        self.0.entry(bucket(kind, key)).or_default().add.push(line);
+    }
+}
+
+fn bucket(kind: &str, key: &str) -> String {
+    let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
+    format!("{kind}/{:02x}.tsv", hash >> 56)
+}
+
+/// Under the store lock: catch the index up with the notes ref (from nothing when it has no
+/// usable state).
+fn update(store: &Store, dir: &Path) -> Result<()> {
+    let repo = store.repo();
+    let tip = notes::tip(&repo)?;
+    let mut state = match State::read(dir) {
+        Some(s) if s.notes == tip => return Ok(()),
+        Some(s) => s,
+        None => {
+            remove_dir(dir)?;
+            State::default()
+        }
+    };
+    let previous: BTreeMap<ObjectId, ObjectId> = read_lines(&dir.join("notes.tsv"))
+        .iter()
+        .filter_map(|l| {
+            let (c, b) = l.split_once('\t')?;
+            Some((
+                ObjectId::from_hex(c.as_bytes()).ok()?,
+                ObjectId::from_hex(b.as_bytes()).ok()?,
+            ))
+        })
+        .collect();
+    let current: BTreeMap<ObjectId, ObjectId> = notes::notes_at(&repo, tip)?.into_iter().collect();
+    let commits: BTreeSet<ObjectId> = previous.keys().chain(current.keys()).copied().collect();
+    let mut edits = Edits::default();
+    let mut paths: BTreeMap<String, i64> = BTreeMap::new();
+    for commit in commits {
+        let (old, new) = (previous.get(&commit), current.get(&commit));
+        if old == new {
+            continue;
+        }
+        if let Some(&blob) = old {
+            let Some(events) = note_events(&repo, blob) else {
+                // The old note is gone from the object store: start again from nothing.
+                remove_dir(dir)?;
+                return update(store, dir);
+            };
+            for (terms, _) in documents(&events) {
+                let len: u32 = terms.values().sum();
+                state.docs = state.docs.saturating_sub(1);
+                state.length = state.length.saturating_sub(u64::from(len));
+                for term in terms.keys() {
+                    edits.drop("terms", term, commit);
+                }
+            }
+        }
+        if let Some(&blob) = new {
+            let events = note_events(&repo, blob).unwrap_or_default();
+            for (terms, e) in documents(&events) {
+                let len: u32 = terms.values().sum();
+                state.docs += 1;
+                state.length += u64::from(len);
+                for (term, tf) in terms {
+                    let line = format!("{term}\t{commit}\t{}\t{tf}\t{len}", e.id);
+                    edits.add("terms", &term, line);
+                }
+            }
+        }
+        // What the commit added does not change with its note: hashed when it is first
+        // annotated, taken out when its note goes.
+        if old.is_some() != new.is_some() {
+            let seconds = repo
+                .find_commit(commit)
+                .ok()
+                .and_then(|c| c.time().ok())
+                .map_or(0, |t| t.seconds);
+            // A note on a commit this clone does not have explains no line of it.
+            let added = lines::added_by(&repo, commit).unwrap_or_default();
+            let sign = if new.is_some() { 1 } else { -1 };
+            for a in added {
+                *paths.entry(a.path.clone()).or_default() += sign;
+                let hex = commit.to_string();
+                if sign < 0 {
+                    edits.drop("commits", &hex, commit);
+                    edits.drop("files", &a.path, commit);
+                    for s in &a.symbols {
+                        edits.drop("symbols", s, commit);
+                    }
+                    continue;
+                }
+                let hashes: Vec<String> = a.lines.iter().map(|h| h.encode()).collect();
+                let line = format!("{}\t{commit}\t{seconds}\t{}", a.path, hashes.join(" "));
+                edits.add("files", &a.path, line);
+                edits.add("commits", &hex, format!("{hex}\t{}", a.path));
+                for s in &a.symbols {
+                    edits.add("symbols", s, format!("{s}\t{commit}\t{}", a.path));
+                }
+            }
+        }
+    }
+    for (file, edit) in edits.0 {
+        let path = dir.join(&file);
+        let mut kept: Vec<String> = read_lines(&path)
+            .into_iter()
+            .filter(|l| {
+                !l.split('\t')
+                    .take(2)
+                    .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
+                    .any(|c| edit.drop.contains(&c))
+            })
+            .collect();
+        kept.extend(edit.add);
+        write_lines(&path, kept)?;
+    }
+    if !paths.is_empty() {
+        let file = dir.join("paths.tsv");
+        let mut counts: BTreeMap<String, i64> = read_lines(&file)
+            .iter()
+            .filter_map(|l| {
+                let (p, n) = l.split_once('\t')?;
+                Some((p.to_owned(), n.parse().ok()?))
+            })
+            .collect();
+        for (path, delta) in paths {
+            *counts.entry(path).or_default() += delta;
+        }
+        let lines = counts
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(p, n)| format!("{p}\t{n}"))
+            .collect();
+        write_lines(&file, lines)?;
+    }
+    let notes_lines = current.iter().map(|(c, b)| format!("{c}\t{b}")).collect();
+    write_lines(&dir.join("notes.tsv"), notes_lines)?;
+    state.notes = tip;
+    write_file(&dir.join("state"), state.encode().as_bytes())
+}
+
+/// The events of a note blob; `None` when the blob cannot be read.
+fn note_events(repo: &gix::Repository, blob: ObjectId) -> Option<Vec<Event>> {
+    let data = repo.find_blob(blob).ok()?;
+    Some(decode(&data.data).0)
+}
+
+/// The keyword documents of a note: each reasoning event with its term frequencies.
+fn documents(events: &[Event]) -> Vec<(BTreeMap<String, u32>, &Event)> {
+    events
+        .iter()
+        .filter(|e| terms::indexed(e.kind))
+        .map(|e| {
+            let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+            for t in terms::event_terms(e) {
+                *tf.entry(t).or_default() += 1;
+            }
+            (tf, e)
+        })
+        .collect()
+}
+
+fn read_lines(path: &Path) -> Vec<String> {
+    fs::read_to_string(path)
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Write a bucket sorted and without repeats; an empty one is removed.
+fn write_lines(path: &Path, mut lines: Vec<String>) -> Result<()> {
+    if lines.is_empty() {
+        return match fs::remove_file(path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(io_error("cannot remove", path)(e))
+            }
+            _ => Ok(()),
+        };
+    }
+    lines.sort();
+    lines.dedup();
+    let mut text = lines.join("\n");
+    text.push('\n');
+    write_file(path, text.as_bytes())
+}
+
+/// Replace a cache file (temporary file, then rename; no sync: the index can be made again).
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().expect("index files live in a folder");
+    fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
+        std::process::id()
+    ));
+    fs::write(&tmp, bytes).map_err(io_error("cannot write", &tmp))?;
+    fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
+}
+
+impl Index {
+    /// Events indexed.
+    pub fn docs(&self) -> u64 {
+        self.state.docs
+    }
+
+    /// The average length of an indexed event, in terms.
+    pub fn average_length(&self) -> f64 {
+        self.state.length as f64 / self.state.docs.max(1) as f64
+    }
+
+    /// The lines of the bucket for `key` that start with `key` and a tab.
+    fn lines_for(&self, kind: &str, key: &str) -> Vec<String> {
+        let prefix = format!("{key}\t");
+        read_lines(&self.dir.join(bucket(kind, key)))
+            .into_iter()
+            .filter(|l| l.starts_with(&prefix))
+            .collect()
+    }
+
+    /// Where `term` occurs.
+    pub fn postings(&self, term: &str) -> Vec<Posting> {
+        self.lines_for("terms", term)
+            .iter()
+            .filter_map(|l| {
+                let mut f = l.split('\t').skip(1);
+                Some(Posting {
+                    commit: ObjectId::from_hex(f.next()?.as_bytes()).ok()?,
+                    event: f.next()?.to_owned(),
+                    tf: f.next()?.parse().ok()?,
+                    len: f.next()?.parse().ok()?,
+                })
+            })
+            .collect()
+    }
+
+    /// The annotated commits that changed `path`, with the lines each added.
+    pub fn entries(&self, path: &str) -> Vec<Entry> {
+        self.lines_for("files", path)
+            .iter()
+            .filter_map(|l| {
+                let mut f = l.split('\t').skip(1);
+                Some(Entry {
+                    commit: ObjectId::from_hex(f.next()?.as_bytes()).ok()?,
+                    seconds: f.next()?.parse().ok()?,
+                    lines: f
+                        .next()
+                        .unwrap_or("")
+                        .split(' ')
+                        .filter_map(LineHash::decode)
+                        .collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// The files `commit` changed, if it is annotated.
+    pub fn paths_of(&self, commit: ObjectId) -> Vec<String> {
+        self.lines_for("commits", &commit.to_string())
+            .iter()
+            .filter_map(|l| l.split_once('\t').map(|(_, p)| p.to_owned()))
+            .collect()
+    }
+
+    /// Paths whose annotated history defines `symbol`.
+    pub fn symbol_paths(&self, symbol: &str) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .lines_for("symbols", symbol)
+            .iter()
+            .filter_map(|l| l.rsplit('\t').next().map(str::to_owned))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    /// Every path some annotated commit changed.
+    pub fn paths(&self) -> Vec<String> {
+        read_lines(&self.dir.join("paths.tsv"))
+            .iter()
+            .filter_map(|l| l.split_once('\t').map(|(p, _)| p.to_owned()))
+            .collect()
+    }
+}
+
+/// Who owns the lines of a file at HEAD, by the index: the file's lines hashed, and per line
+/// the annotated commit that owns it.
+#[derive(Debug, Default)]
+pub struct Ownership {
+    pub entries: Vec<Entry>,
+    /// Per line of the file at HEAD, an index into `entries`.
+    pub owners: Vec<Option<usize>>,
+}
+
+impl Ownership {
+    pub fn of(index: &Index, path: &str, head: &[u8]) -> Option<Ownership> {
+        let hashes = lines::hash_lines(head)?;
+        let entries = index.entries(path);
+        let owners = lines::owners(&hashes, &entries);
+        Some(Ownership { entries, owners })
+    }
+
+    /// Lines at HEAD each commit owns.
+    pub fn counts(&self) -> HashMap<ObjectId, u32> {
+        let mut counts: HashMap<ObjectId, u32> = HashMap::new();
+        for e in self.owners.iter().flatten() {
+            *counts.entry(self.entries[*e].commit).or_default() += 1;
+        }
+        counts
+    }
+}

@@ -1,0 +1,641 @@
+//! `query "<prompt>"`: the reasoning that bears on a prompt, ranked and packed into a token
+//! budget (DESIGN §8).
+//!
+//! Candidates come from three places: the annotated commits of the hinted files (weighted by
+//! the lines each still owns at HEAD), the decision graph through the chosen backend, and the
+//! keyword index. Each candidate's liveness is checked against HEAD by the index's line hashes;
+//! stale reasoning is ranked down and kept out unless nothing live matches, and a decision a
+//! later one superseded is shown only under the later one. The result is rendered through
+//! `templates/query.md.j2`.
+//!
+//! Tokens are a calibrated estimate, not a tokenizer: one per 3.5 ASCII characters (Anthropic's
+//! rule of thumb for English), one per other character. The one final `output_tokens` count in
+//! our Claude Code fixtures measures 4.3 characters a token, so the estimate counts high and a
+//! budget is not overrun.
+
+use std::collections::{BTreeSet, HashMap};
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::config::Backend;
+use crate::event::time::unix_seconds;
+use crate::event::{Event, Kind, truncate_words};
+use crate::retrieve::hints::{self, Hint};
+use crate::retrieve::index::{self, Index, Ownership, terms};
+use crate::store::graph::View;
+use crate::store::graph::node::DecisionNode;
+use crate::store::{self, Store, notes};
+
+/// The template queries are rendered through.
+pub const TEMPLATE: &str = include_str!("../../templates/query.md.j2");
+
+/// Candidates kept from each source before ranking.
+const KEYWORD_HITS: usize = 40;
+/// Annotated commits of a hinted file looked at (those owning most lines, then newest).
+const FILE_COMMITS: usize = 25;
+/// Items below this share of the best score are not worth their tokens.
+const RELATIVE_FLOOR: f64 = 0.4;
+/// Characters of a rationale shown.
+const RATIONALE_CHARS: usize = 400;
+
+pub struct Request<'a> {
+    pub prompt: &'a str,
+    /// Files given by the caller, relative to the top of the working tree.
+    pub files: Vec<String>,
+    pub budget: usize,
+    pub backend: Backend,
+}
+
+/// Whether an item's lines are still at HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum Liveness {
+    /// Its commit still owns `lines` lines of the files it concerns.
+    Live { lines: u32 },
+    /// None of its lines survive at HEAD.
+    Stale,
+    /// Its commit changed no text file this clone can look at.
+    Unknown,
+}
+
+/// A decision shown under the one that superseded it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Replaced {
+    pub id: String,
+    pub summary: String,
+    pub commit: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Item {
+    pub id: String,
+    pub kind: Kind,
+    pub summary: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub rationale: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    pub commit: String,
+    pub session: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub prompt: String,
+    pub timestamp: String,
+    pub liveness: Liveness,
+    /// What found it: `file`, `keyword`, `graph`.
+    pub found_by: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<Replaced>,
+    pub score: f64,
+}
+
+impl Item {
+    fn new(
+        commit: ObjectId,
+        event: Event,
+        liveness: Liveness,
+        found_by: Vec<&'static str>,
+        score: f64,
+    ) -> Item {
+        Item {
+            id: event.id,
+            kind: event.kind,
+            summary: event.summary,
+            rationale: truncate_words(&event.rationale, RATIONALE_CHARS),
+            alternatives: event.alternatives,
+            files: event.files_affected,
+            commit: commit.to_string(),
+            session: event.session_id,
+            prompt: truncate_words(&event.prompt_context, 200),
+            timestamp: event.timestamp,
+            liveness,
+            found_by,
+            supersedes: Vec::new(),
+            score,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct LeftOut {
+    pub stale: usize,
+    pub superseded: usize,
+    pub over_budget: usize,
+    pub weak: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Answer {
+    pub hinted: Vec<HintedFile>,
+    /// What is injected, best first.
+    pub items: Vec<Item>,
+    pub left_out: LeftOut,
+    /// Estimated tokens of `text`.
+    pub tokens: usize,
+    /// The rendered context.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HintedFile {
+    pub path: String,
+    pub hint: Hint,
+}
+
+/// Estimated tokens of `text` (see the module's documentation).
+pub fn estimate_tokens(text: &str) -> usize {
+    let ascii = text.bytes().filter(u8::is_ascii).count();
+    let other = text.chars().filter(|c| !c.is_ascii()).count();
+    (ascii * 2).div_ceil(7) + other
+}
+
+/// A candidate while ranking.
+#[derive(Default)]
+struct Candidate {
+    commit: Option<ObjectId>,
+    keyword: f64,
+    file: f64,
+    graph: f64,
+    found_by: BTreeSet<&'static str>,
+}
+
+struct Gather<'r> {
+    repo: &'r gix::Repository,
+    index: Index,
+    reader: notes::Reader<'r>,
+    view: View<'r>,
+    notes: HashMap<ObjectId, Vec<Event>>,
+    ownership: HashMap<String, Option<Ownership>>,
+    candidates: HashMap<String, Candidate>,
+}
+
+impl<'r> Gather<'r> {
+    fn events(&mut self, commit: ObjectId) -> store::Result<&[Event]> {
+        if !self.notes.contains_key(&commit) {
+            let events = self.reader.events(commit)?;
+            self.notes.insert(commit, events);
+        }
+        Ok(&self.notes[&commit])
+    }
+
+    fn event(&mut self, commit: ObjectId, id: &str) -> store::Result<Option<Event>> {
+        Ok(self.events(commit)?.iter().find(|e| e.id == id).cloned())
+    }
+
+    /// Who owns the lines of `path` at HEAD, by the index; `None` when it is not a text file
+    /// at HEAD.
+    fn ownership(&mut self, path: &str) -> Option<&Ownership> {
+        if !self.ownership.contains_key(path) {
+            let owned =
+                head_blob(self.repo, path).and_then(|data| Ownership::of(&self.index, path, &data));
+            self.ownership.insert(path.to_owned(), owned);
+        }
+        self.ownership[path].as_ref()
+    }
+
+    fn candidate(&mut self, id: &str, commit: ObjectId, by: &'static str) -> &mut Candidate {
+        let c = self.candidates.entry(id.to_owned()).or_default();
+        c.commit.get_or_insert(commit);
+        c.found_by.insert(by);
+        c
+    }
+
+    /// Keyword candidates: BM25 over the index, scores scaled to at most 1.
+    fn keywords(&mut self, prompt: &str) {
+        let mut query: Vec<String> = terms::terms(prompt);
+        query.sort();
+        query.dedup();
+        let docs = self.index.docs();
+        let average = self.index.average_length();
+        let mut scores: HashMap<(ObjectId, String), f64> = HashMap::new();
+        for term in &query {
+            let postings = self.index.postings(term);
+            let df = postings.len();
+            for p in postings {
+                *scores.entry((p.commit, p.event)).or_default() +=
+                    terms::bm25(p.tf, p.len, df, docs, average);
+            }
+        }
+        let mut ranked: Vec<((ObjectId, String), f64)> = scores.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let best = ranked.first().map_or(1.0, |r| r.1);
+        for ((commit, id), score) in ranked.into_iter().take(KEYWORD_HITS) {
+            let c = self.candidate(&id, commit, "keyword");
+            c.keyword = c.keyword.max(score / best);
+        }
+    }
+
+    /// File candidates: the reasoning of the annotated commits of `path`, those that own most
+    /// of it at HEAD first.
+    fn file(&mut self, path: &str, weight: f64) -> store::Result<()> {
+        let Some(owned) = self.ownership(path) else {
+            return Ok(());
+        };
+        let counts = owned.counts();
+        let mut commits: Vec<(u32, i64, ObjectId)> = owned
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    counts.get(&e.commit).copied().unwrap_or(0),
+                    e.seconds,
+                    e.commit,
+                )
+            })
+            .collect();
+        commits.sort_by(|a, b| b.cmp(a));
+        commits.dedup_by_key(|c| c.2);
+        for (lines, _, commit) in commits.into_iter().take(FILE_COMMITS) {
+            let score = weight * (1.0 + 0.1 * f64::from(lines).ln_1p());
+            let events: Vec<(String, bool)> = self
+                .events(commit)?
+                .iter()
+                .filter(|e| terms::indexed(e.kind))
+                .map(|e| {
+                    let concerns =
+                        e.files_affected.is_empty() || e.files_affected.iter().any(|f| f == path);
+                    (e.id.clone(), concerns)
+                })
+                .collect();
+            for (id, concerns) in events {
+                let c = self.candidate(&id, commit, "file");
+                c.file = c.file.max(if concerns { score } else { score / 2.0 });
+            }
+        }
+        Ok(())
+    }
+
+    /// A decision node as a candidate, on the first of its commits that carries it.
+    fn decision(&mut self, id: &str, weight: f64) -> store::Result<()> {
+        let Some(node) = self.view.decision(id)? else {
+            return Ok(());
+        };
+        for commit in node
+            .commits
+            .iter()
+            .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
+        {
+            if self.event(commit, id)?.is_some() {
+                let c = self.candidate(id, commit, "graph");
+                c.graph = c.graph.max(weight);
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// `file`: the decisions of the hinted files, directly and through their sessions.
+    fn file_backend(&mut self, files: &[String]) -> store::Result<()> {
+        for path in files {
+            for (kind, id) in self.view.of_file(path)? {
+                match kind.as_str() {
+                    "decision" => self.decision(&id, 0.6)?,
+                    _ => {
+                        let decisions = self
+                            .view
+                            .session(&id)?
+                            .map(|s| s.decisions)
+                            .unwrap_or_default();
+                        for d in decisions {
+                            self.decision(&d, 0.3)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `session`: the sessions of the hinted files and of the best keyword hits, newest first,
+    /// and the sessions they built on; their decisions, weighed by the session's rank.
+    fn session_backend(&mut self, files: &[String]) -> store::Result<()> {
+        let mut sessions: BTreeSet<String> = BTreeSet::new();
+        for path in files {
+            for (kind, id) in self.view.of_file(path)? {
+                if kind == "session" {
+                    sessions.insert(id);
+                }
+            }
+        }
+        let hits: Vec<(ObjectId, String)> = self
+            .candidates
+            .iter()
+            .filter(|(_, c)| c.keyword > 0.5)
+            .filter_map(|(id, c)| Some((c.commit?, id.clone())))
+            .collect();
+        for (commit, id) in hits {
+            if let Some(e) = self.event(commit, &id)? {
+                sessions.insert(e.session_id);
+            }
+        }
+        let mut nodes = Vec::new();
+        for s in sessions {
+            if let Some(node) = self.view.session(&s)? {
+                nodes.push(node);
+            }
+        }
+        nodes.sort_by(|a, b| b.start.cmp(&a.start));
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        for (rank, node) in nodes.into_iter().take(5).enumerate() {
+            let weight = 0.5 / (rank as f64 + 1.0).sqrt();
+            let mut layer = vec![(node, weight)];
+            for built_on in layer[0].0.built_on.clone() {
+                if let Some(older) = self.view.session(&built_on)? {
+                    layer.push((older, weight / 2.0));
+                }
+            }
+            for (node, weight) in layer {
+                if !seen.insert(node.session.clone()) {
+                    continue;
+                }
+                for d in &node.decisions {
+                    self.decision(d, weight)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `decision`: from the decisions found so far, along their edges to depth 2.
+    fn decision_backend(&mut self) -> store::Result<()> {
+        let mut seeds: Vec<(f64, String)> = self
+            .candidates
+            .iter()
+            .map(|(id, c)| (c.keyword + c.file, id.clone()))
+            .collect();
+        seeds.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut frontier: Vec<String> = Vec::new();
+        for (_, id) in seeds.into_iter().take(10) {
+            if self.view.decision(&id)?.is_some() {
+                frontier.push(id);
+            }
+        }
+        let mut seen: BTreeSet<String> = frontier.iter().cloned().collect();
+        for depth in 1..=2 {
+            let mut next = Vec::new();
+            for id in &frontier {
+                let Some(node) = self.view.decision(id)? else {
+                    continue;
+                };
+                for neighbour in node
+                    .depends_on
+                    .iter()
+                    .chain(&node.supersedes)
+                    .chain(&node.conflicts_with)
+                {
+                    if seen.insert(neighbour.clone()) {
+                        next.push(neighbour.clone());
+                    }
+                }
+            }
+            for id in &next {
+                self.decision(id, 0.5 / f64::from(depth))?;
+            }
+            frontier = next;
+        }
+        Ok(())
+    }
+
+    /// Whether the event on `commit` still has lines at HEAD, in the files it concerns.
+    fn liveness(&mut self, commit: ObjectId, event: &Event) -> Liveness {
+        let changed = self.index.paths_of(commit);
+        let concerned: Vec<String> = match changed
+            .iter()
+            .filter(|p| event.files_affected.contains(p))
+            .cloned()
+            .collect::<Vec<_>>()
+        {
+            some if !some.is_empty() => some,
+            _ => changed,
+        };
+        if concerned.is_empty() {
+            return Liveness::Unknown;
+        }
+        let mut lines = 0;
+        for path in &concerned {
+            if let Some(owned) = self.ownership(path) {
+                lines += owned.counts().get(&commit).copied().unwrap_or(0);
+            }
+        }
+        if lines > 0 {
+            Liveness::Live { lines }
+        } else {
+            Liveness::Stale
+        }
+    }
+
+    /// The decision that supersedes `node`, if one does: found among the decisions of its files.
+    fn superseded_by(&mut self, node: &DecisionNode) -> store::Result<Option<DecisionNode>> {
+        let mut later: Option<DecisionNode> = None;
+        for path in &node.files {
+            for (kind, id) in self.view.of_file(path)? {
+                if kind != "decision" || id == node.id {
+                    continue;
+                }
+                if let Some(d) = self.view.decision(&id)?
+                    && d.supersedes.contains(&node.id)
+                    && later.as_ref().is_none_or(|l| d.timestamp > l.timestamp)
+                {
+                    later = Some(d);
+                }
+            }
+        }
+        Ok(later)
+    }
+}
+
+/// The blob of `path` at HEAD.
+fn head_blob(repo: &gix::Repository, path: &str) -> Option<Vec<u8>> {
+    let tree = repo.head_commit().ok()?.tree().ok()?;
+    let entry = tree.lookup_entry_by_path(path).ok()??;
+    if !entry.mode().is_blob() {
+        return None;
+    }
+    Some(entry.object().ok()?.detach().data)
+}
+
+/// How much a kind of event is worth injecting: what was decided and ruled out first.
+fn kind_weight(kind: Kind) -> f64 {
+    match kind {
+        Kind::Decision => 1.0,
+        Kind::Rejection => 0.95,
+        Kind::Tradeoff => 0.9,
+        Kind::Bugfix | Kind::Feature | Kind::Refactor => 0.75,
+        Kind::Discovery => 0.7,
+        Kind::Raw => 0.6,
+        Kind::Exploration => 0.5,
+        _ => 0.3,
+    }
+}
+
+/// Answer a prompt.
+pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
+    let repo = store.repo();
+    let index = index::open(store)?;
+    let hinted = hints::hinted(store, &index, request.prompt, &request.files);
+    let mut g = Gather {
+        repo: &repo,
+        index,
+        reader: notes::Reader::new(&repo)?,
+        view: View::open(&repo)?,
+        notes: HashMap::new(),
+        ownership: HashMap::new(),
+        candidates: HashMap::new(),
+    };
+    g.keywords(request.prompt);
+    for (path, hint) in &hinted {
+        let weight = match hint {
+            Hint::Given | Hint::Named => 1.0,
+            Hint::Symbol => 0.8,
+            Hint::Changed => 0.6,
+        };
+        g.file(path, weight)?;
+    }
+    let files: Vec<String> = hinted.iter().map(|(p, _)| p.clone()).collect();
+    match request.backend {
+        Backend::File => g.file_backend(&files)?,
+        Backend::Session => g.session_backend(&files)?,
+        Backend::Decision => g.decision_backend()?,
+    }
+
+    // Score every candidate.
+    let mut items: Vec<Item> = Vec::new();
+    let candidates: Vec<(String, Candidate)> = g.candidates.drain().collect();
+    for (id, c) in candidates {
+        let Some(commit) = c.commit else { continue };
+        let Some(event) = g.event(commit, &id)? else {
+            continue;
+        };
+        let liveness = g.liveness(commit, &event);
+        let mut score = (c.keyword + c.file + c.graph) * kind_weight(event.kind);
+        if liveness == Liveness::Stale {
+            score *= 0.3;
+        }
+        let found_by = c.found_by.into_iter().collect();
+        items.push(Item::new(commit, event, liveness, found_by, score));
+    }
+    // Recency: a little, relative to the newest candidate, so that answers do not depend on
+    // the day they are asked.
+    let newest = items
+        .iter()
+        .filter_map(|i| unix_seconds(&i.timestamp))
+        .max()
+        .unwrap_or(0);
+    for item in &mut items {
+        let age_days = (newest - unix_seconds(&item.timestamp).unwrap_or(newest)) as f64 / 86400.0;
+        item.score *= 0.85 + 0.15 * (-age_days / 180.0).exp();
+    }
+    items.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+
+    let mut left_out = LeftOut::default();
+    // A superseded decision goes under the decision that replaced it, never alone.
+    let mut kept: Vec<Item> = Vec::new();
+    let mut replaced: Vec<(String, Replaced)> = Vec::new();
+    for item in items {
+        let later = match g.view.decision(&item.id)? {
+            Some(node) => g.superseded_by(&node)?,
+            None => None,
+        };
+        match later {
+            Some(later) => {
+                left_out.superseded += 1;
+                replaced.push((
+                    later.id.clone(),
+                    Replaced {
+                        id: item.id.clone(),
+                        summary: item.summary.clone(),
+                        commit: item.commit.clone(),
+                    },
+                ));
+                if !kept.iter().any(|k| k.id == later.id) {
+                    g.decision(&later.id, item.score)?;
+                }
+                if let Some(c) = g.candidates.remove(&later.id)
+                    && let Some(commit) = c.commit
+                    && let Some(event) = g.event(commit, &later.id)?
+                {
+                    let liveness = g.liveness(commit, &event);
+                    kept.push(Item::new(
+                        commit,
+                        event,
+                        liveness,
+                        vec!["graph"],
+                        item.score,
+                    ));
+                }
+            }
+            None if kept.iter().any(|k| k.id == item.id) => {}
+            None => kept.push(item),
+        }
+    }
+    for (later, old) in replaced {
+        if let Some(k) = kept.iter_mut().find(|k| k.id == later) {
+            k.supersedes.push(old);
+        }
+    }
+    // Stale reasoning only when nothing live matches as well (its score is cut already).
+    let best_live = kept
+        .iter()
+        .filter(|i| i.liveness != Liveness::Stale)
+        .map(|i| i.score)
+        .fold(0.0, f64::max);
+    let before = kept.len();
+    kept.retain(|i| i.liveness != Liveness::Stale || i.score > best_live);
+    left_out.stale = before - kept.len();
+    kept.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    let best = kept.first().map_or(0.0, |i| i.score);
+    let before = kept.len();
+    kept.retain(|i| i.score >= best * RELATIVE_FLOOR);
+    left_out.weak = before - kept.len();
+
+    // Pack into the budget: best first, each item in if the whole still fits.
+    let mut chosen: Vec<Item> = Vec::new();
+    let mut text = render(&chosen);
+    for item in kept {
+        chosen.push(item);
+        let attempt = render(&chosen);
+        if estimate_tokens(&attempt) <= request.budget {
+            text = attempt;
+        } else {
+            chosen.pop();
+            left_out.over_budget += 1;
+        }
+    }
+    Ok(Answer {
+        hinted: hinted
+            .into_iter()
+            .map(|(path, hint)| HintedFile { path, hint })
+            .collect(),
+        tokens: estimate_tokens(&text),
+        items: chosen,
+        left_out,
+        text,
+    })
+}
+
+/// The context a prompt gets: the items through the template.
+fn render(items: &[Item]) -> String {
+    let env = minijinja::Environment::new();
+    let ctx = minijinja::Value::from(minijinja::value::Serde(serde_json::json!({
+        "items": items,
+    })));
+    // The template is part of the binary, and the tests render it.
+    env.render_str(TEMPLATE, ctx)
+        .expect("templates/query.md.j2 renders")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_estimate_counts_high_for_prose() {
+        let prose = "Use a TTL map instead of an LRU because entries expire by time.";
+        // 63 characters: a tokenizer gives about 15 tokens.
+        assert_eq!(estimate_tokens(prose), 18);
+        assert_eq!(estimate_tokens("é"), 1);
+        assert_eq!(estimate_tokens(""), 0);
+    }
+}
