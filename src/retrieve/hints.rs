@@ -4,7 +4,7 @@
 //! tree.
 
 use std::collections::BTreeSet;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 use crate::retrieve::index::Index;
 use crate::store::Store;
@@ -67,7 +67,8 @@ fn looks_like_symbol(word: &str) -> Option<&str> {
     (ident && shaped).then_some(word)
 }
 
-/// The hinted files of a prompt, each with why, in order of trust.
+/// The hinted files of a prompt, each with why, in order of trust (files changed in the
+/// working tree come from [`Changed`]).
 pub fn hinted(store: &Store, index: &Index, prompt: &str, given: &[String]) -> Vec<(String, Hint)> {
     let mut out: Vec<(String, Hint)> = given.iter().map(|p| (p.clone(), Hint::Given)).collect();
     let known = index.paths();
@@ -108,41 +109,52 @@ pub fn hinted(store: &Store, index: &Index, prompt: &str, given: &[String]) -> V
         }
     }
     out.extend(defined.into_iter().map(|p| (p, Hint::Symbol)));
-    out.extend(changed(store).into_iter().map(|p| (p, Hint::Changed)));
-    let mut seen = BTreeSet::new();
-    out.retain(|(p, _)| seen.insert(p.clone()));
     out
 }
 
-/// Files changed in the working tree or the index against HEAD (`git diff --name-only HEAD`).
-fn changed(store: &Store) -> Vec<String> {
-    let Some(workdir) = store.workdir() else {
-        return Vec::new();
-    };
-    let Ok(out) = Command::new("git")
-        .arg("-C")
-        .arg(workdir)
-        .args([
-            "--no-optional-locks",
-            "diff",
-            "--name-only",
-            "-z",
-            "--no-renames",
-            "HEAD",
-            "--",
-        ])
-        .output()
-    else {
-        return Vec::new();
-    };
-    if !out.status.success() {
-        return Vec::new();
+/// Files changed in the working tree or the index against HEAD, asked of git (`git diff
+/// --name-only HEAD`) in the background while the rest of the query runs.
+pub struct Changed(Option<Child>);
+
+impl Changed {
+    pub fn start(store: &Store) -> Changed {
+        let Some(workdir) = store.workdir() else {
+            return Changed(None);
+        };
+        let child = Command::new("git")
+            .arg("-C")
+            .arg(workdir)
+            .args([
+                "--no-optional-locks",
+                "diff",
+                "--name-only",
+                "-z",
+                "--no-renames",
+                "HEAD",
+                "--",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok();
+        Changed(child)
     }
-    out.stdout
-        .split(|&b| b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect()
+
+    /// The files, once git has answered; none if it could not.
+    pub fn files(self) -> Vec<String> {
+        let Some(Ok(out)) = self.0.map(Child::wait_with_output) else {
+            return Vec::new();
+        };
+        if !out.status.success() {
+            return Vec::new();
+        }
+        out.stdout
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect()
+    }
 }
 
 #[cfg(test)]

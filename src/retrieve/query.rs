@@ -31,9 +31,14 @@ use crate::store::{self, Store, notes};
 pub const TEMPLATE: &str = include_str!("../../templates/query.md.j2");
 
 /// Candidates kept from each source before ranking.
-const KEYWORD_HITS: usize = 40;
+const KEYWORD_HITS: usize = 30;
 /// Annotated commits of a hinted file looked at (those owning most lines, then newest).
-const FILE_COMMITS: usize = 25;
+const FILE_COMMITS: usize = 15;
+/// Graph nodes read per hinted file, and sessions followed.
+const NODES_PER_FILE: usize = 10;
+const SESSIONS_PER_FILE: usize = 5;
+/// Candidates read in full, checked against HEAD and ranked.
+const EVALUATED: usize = 15;
 /// Items below this share of the best score are not worth their tokens.
 const RELATIVE_FLOOR: f64 = 0.4;
 /// Characters of a rationale shown.
@@ -169,6 +174,8 @@ struct Gather<'r> {
     notes: HashMap<ObjectId, Vec<Event>>,
     ownership: HashMap<String, Option<Ownership>>,
     candidates: HashMap<String, Candidate>,
+    /// Sessions by the weight of their commits on the hinted files.
+    file_sessions: HashMap<String, f64>,
 }
 
 impl<'r> Gather<'r> {
@@ -249,17 +256,20 @@ impl<'r> Gather<'r> {
         commits.dedup_by_key(|c| c.2);
         for (lines, _, commit) in commits.into_iter().take(FILE_COMMITS) {
             let score = weight * (1.0 + 0.1 * f64::from(lines).ln_1p());
-            let events: Vec<(String, bool)> = self
+            let events: Vec<(String, bool, String)> = self
                 .events(commit)?
                 .iter()
                 .filter(|e| terms::indexed(e.kind))
                 .map(|e| {
                     let concerns =
                         e.files_affected.is_empty() || e.files_affected.iter().any(|f| f == path);
-                    (e.id.clone(), concerns)
+                    (e.id.clone(), concerns, e.session_id.clone())
                 })
                 .collect();
-            for (id, concerns) in events {
+            for (id, concerns, session) in events {
+                if lines > 0 {
+                    *self.file_sessions.entry(session).or_default() += score;
+                }
                 let c = self.candidate(&id, commit, "file");
                 c.file = c.file.max(if concerns { score } else { score / 2.0 });
             }
@@ -286,22 +296,43 @@ impl<'r> Gather<'r> {
         Ok(())
     }
 
-    /// `file`: the decisions of the hinted files, directly and through their sessions.
+    /// The sessions of `path` that own most of it at HEAD, best first, at most `n`.
+    fn owning_sessions(&mut self, path: &str, n: usize) -> store::Result<Vec<String>> {
+        let mut ranked: Vec<(f64, String)> = self
+            .view
+            .of_file(path)?
+            .into_iter()
+            .filter(|(kind, _)| kind == "session")
+            .filter_map(|(_, s)| Some((*self.file_sessions.get(&s)?, s)))
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(ranked.into_iter().take(n).map(|(_, s)| s).collect())
+    }
+
+    /// `file`: the decisions of the hinted files, directly and through the sessions that own
+    /// most of them. On a file with thousands of decisions, those already found come first and
+    /// a bounded number is read.
     fn file_backend(&mut self, files: &[String]) -> store::Result<()> {
         for path in files {
-            for (kind, id) in self.view.of_file(path)? {
-                match kind.as_str() {
-                    "decision" => self.decision(&id, 0.6)?,
-                    _ => {
-                        let decisions = self
-                            .view
-                            .session(&id)?
-                            .map(|s| s.decisions)
-                            .unwrap_or_default();
-                        for d in decisions {
-                            self.decision(&d, 0.3)?;
-                        }
-                    }
+            let mut decisions: Vec<String> = self
+                .view
+                .of_file(path)?
+                .into_iter()
+                .filter(|(kind, _)| kind == "decision")
+                .map(|(_, id)| id)
+                .collect();
+            decisions.sort_by_key(|id| !self.candidates.contains_key(id));
+            for id in decisions.into_iter().take(NODES_PER_FILE) {
+                self.decision(&id, 0.6)?;
+            }
+            for session in self.owning_sessions(path, SESSIONS_PER_FILE)? {
+                let decisions = self
+                    .view
+                    .session(&session)?
+                    .map(|s| s.decisions)
+                    .unwrap_or_default();
+                for d in decisions.into_iter().take(NODES_PER_FILE) {
+                    self.decision(&d, 0.3)?;
                 }
             }
         }
@@ -313,19 +344,16 @@ impl<'r> Gather<'r> {
     fn session_backend(&mut self, files: &[String]) -> store::Result<()> {
         let mut sessions: BTreeSet<String> = BTreeSet::new();
         for path in files {
-            for (kind, id) in self.view.of_file(path)? {
-                if kind == "session" {
-                    sessions.insert(id);
-                }
-            }
+            sessions.extend(self.owning_sessions(path, SESSIONS_PER_FILE)?);
         }
-        let hits: Vec<(ObjectId, String)> = self
+        let mut hits: Vec<(f64, ObjectId, String)> = self
             .candidates
             .iter()
             .filter(|(_, c)| c.keyword > 0.5)
-            .filter_map(|(id, c)| Some((c.commit?, id.clone())))
+            .filter_map(|(id, c)| Some((c.keyword, c.commit?, id.clone())))
             .collect();
-        for (commit, id) in hits {
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
+        for (_, commit, id) in hits.into_iter().take(SESSIONS_PER_FILE) {
             if let Some(e) = self.event(commit, &id)? {
                 sessions.insert(e.session_id);
             }
@@ -426,23 +454,18 @@ impl<'r> Gather<'r> {
         }
     }
 
-    /// The decision that supersedes `node`, if one does: found among the decisions of its files.
-    fn superseded_by(&mut self, node: &DecisionNode) -> store::Result<Option<DecisionNode>> {
-        let mut later: Option<DecisionNode> = None;
-        for path in &node.files {
-            for (kind, id) in self.view.of_file(path)? {
-                if kind != "decision" || id == node.id {
-                    continue;
-                }
-                if let Some(d) = self.view.decision(&id)?
-                    && d.supersedes.contains(&node.id)
-                    && later.as_ref().is_none_or(|l| d.timestamp > l.timestamp)
-                {
-                    later = Some(d);
-                }
-            }
+    /// The newest decision that supersedes decision `id`, if one does.
+    fn superseded_by(&mut self, id: &str) -> store::Result<Option<DecisionNode>> {
+        let newest = self
+            .view
+            .edges_to(id)?
+            .into_iter()
+            .filter(|(edge, _, _)| edge == "supersedes")
+            .max_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)));
+        match newest {
+            Some((_, _, later)) => self.view.decision(&later),
+            None => Ok(None),
         }
-        Ok(later)
     }
 }
 
@@ -472,9 +495,10 @@ fn kind_weight(kind: Kind) -> f64 {
 
 /// Answer a prompt.
 pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
+    let changed = hints::Changed::start(store);
     let repo = store.repo();
     let index = index::open(store)?;
-    let hinted = hints::hinted(store, &index, request.prompt, &request.files);
+    let mut hinted = hints::hinted(store, &index, request.prompt, &request.files);
     let mut g = Gather {
         repo: &repo,
         index,
@@ -483,15 +507,21 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         notes: HashMap::new(),
         ownership: HashMap::new(),
         candidates: HashMap::new(),
+        file_sessions: HashMap::new(),
     };
     g.keywords(request.prompt);
+    let mut seen = BTreeSet::new();
+    hinted.retain(|(p, _)| seen.insert(p.clone()));
+    // The files the prompt names while git looks at the working tree, then those it changed.
     for (path, hint) in &hinted {
-        let weight = match hint {
-            Hint::Given | Hint::Named => 1.0,
-            Hint::Symbol => 0.8,
-            Hint::Changed => 0.6,
-        };
+        let weight = if *hint == Hint::Symbol { 0.8 } else { 1.0 };
         g.file(path, weight)?;
+    }
+    for path in changed.files() {
+        if seen.insert(path.clone()) {
+            g.file(&path, 0.6)?;
+            hinted.push((path, Hint::Changed));
+        }
     }
     let files: Vec<String> = hinted.iter().map(|(p, _)| p.clone()).collect();
     match request.backend {
@@ -500,9 +530,17 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         Backend::Decision => g.decision_backend()?,
     }
 
-    // Score every candidate.
+    // Score the candidates.
+    let mut left_out = LeftOut::default();
     let mut items: Vec<Item> = Vec::new();
-    let candidates: Vec<(String, Candidate)> = g.candidates.drain().collect();
+    // Only the best are read in full and checked against HEAD.
+    let mut candidates: Vec<(String, Candidate)> = g.candidates.drain().collect();
+    candidates.sort_by(|a, b| {
+        let raw = |c: &Candidate| c.keyword + c.file + c.graph;
+        raw(&b.1).total_cmp(&raw(&a.1)).then_with(|| a.0.cmp(&b.0))
+    });
+    left_out.weak += candidates.len().saturating_sub(EVALUATED);
+    candidates.truncate(EVALUATED);
     for (id, c) in candidates {
         let Some(commit) = c.commit else { continue };
         let Some(event) = g.event(commit, &id)? else {
@@ -529,15 +567,11 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     }
     items.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
 
-    let mut left_out = LeftOut::default();
     // A superseded decision goes under the decision that replaced it, never alone.
     let mut kept: Vec<Item> = Vec::new();
     let mut replaced: Vec<(String, Replaced)> = Vec::new();
     for item in items {
-        let later = match g.view.decision(&item.id)? {
-            Some(node) => g.superseded_by(&node)?,
-            None => None,
-        };
+        let later = g.superseded_by(&item.id)?;
         match later {
             Some(later) => {
                 left_out.superseded += 1;
@@ -590,18 +624,34 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     kept.retain(|i| i.score >= best * RELATIVE_FLOOR);
     left_out.weak = before - kept.len();
 
-    // Pack into the budget: best first, each item in if the whole still fits.
+    // Pack into the budget: best first, each item in if the whole still fits. An item costs
+    // what it adds to the rendered text.
+    let env = minijinja::Environment::new();
+    let template = env
+        .template_from_str(TEMPLATE)
+        .expect("templates/query.md.j2 compiles");
+    let header = header_tokens(&template);
     let mut chosen: Vec<Item> = Vec::new();
-    let mut text = render(&chosen);
+    let mut used = 0;
     for item in kept {
-        chosen.push(item);
-        let attempt = render(&chosen);
-        if estimate_tokens(&attempt) <= request.budget {
-            text = attempt;
+        let alone = estimate_tokens(&render(&template, std::slice::from_ref(&item)));
+        let cost = if chosen.is_empty() {
+            alone
         } else {
-            chosen.pop();
+            alone.saturating_sub(header)
+        };
+        if used + cost <= request.budget {
+            used += cost;
+            chosen.push(item);
+        } else {
             left_out.over_budget += 1;
         }
+    }
+    // The estimate of the whole may round differently from the sum of its parts.
+    let mut text = render(&template, &chosen);
+    while estimate_tokens(&text) > request.budget && chosen.pop().is_some() {
+        left_out.over_budget += 1;
+        text = render(&template, &chosen);
     }
     Ok(Answer {
         hinted: hinted
@@ -615,15 +665,36 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     })
 }
 
+/// The tokens of what the template prints before its items: one item's rendering without the
+/// item's own lines.
+fn header_tokens(template: &minijinja::Template<'_, '_>) -> usize {
+    let empty = Item {
+        id: String::new(),
+        kind: Kind::Decision,
+        summary: String::new(),
+        rationale: String::new(),
+        alternatives: Vec::new(),
+        files: Vec::new(),
+        commit: String::new(),
+        session: String::new(),
+        prompt: String::new(),
+        timestamp: String::new(),
+        liveness: Liveness::Unknown,
+        found_by: Vec::new(),
+        supersedes: Vec::new(),
+        score: 0.0,
+    };
+    let text = render(template, &[empty]);
+    estimate_tokens(text.split("\n- ").next().unwrap_or(&text))
+}
+
 /// The context a prompt gets: the items through the template.
-fn render(items: &[Item]) -> String {
-    let env = minijinja::Environment::new();
+fn render(template: &minijinja::Template<'_, '_>, items: &[Item]) -> String {
     let ctx = minijinja::Value::from(minijinja::value::Serde(serde_json::json!({
         "items": items,
     })));
     // The template is part of the binary, and the tests render it.
-    env.render_str(TEMPLATE, ctx)
-        .expect("templates/query.md.j2 renders")
+    template.render(ctx).expect("templates/query.md.j2 renders")
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //!                            depends_on / supersedes / conflicts_with
 //! index/files.tsv            <path> TAB session|decision TAB <id>, sorted
 //! index/commits.tsv          <commit> TAB <session>, sorted
+//! index/edges.tsv            <earlier decision> TAB <edge> TAB <time> TAB <later decision>
 //! ```
 //!
 //! Everything in it is derived from the notes, so [`rebuild`] can always make it again; writers
@@ -18,7 +19,8 @@
 
 pub mod node;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
@@ -33,6 +35,7 @@ const ATTEMPTS: usize = 100;
 const WALK_MAX: usize = 100_000;
 const FILES_INDEX: &str = "index/files.tsv";
 const COMMITS_INDEX: &str = "index/commits.tsv";
+const EDGES_INDEX: &str = "index/edges.tsv";
 
 const README: &str = "\
 # refs/agent-context
@@ -44,7 +47,8 @@ recorded from its Claude Code sessions. Derived from the notes on refs/notes/age
 - sessions/<session>.toml: what a session was asked, its prompts, commits, files and decisions
 - decisions/<id>.toml: a decision, its rationale, the alternatives rejected, and its edges
   (depends_on, supersedes, conflicts_with)
-- index/files.tsv: file -> sessions and decisions; index/commits.tsv: commit -> session
+- index/files.tsv: file -> sessions and decisions; index/commits.tsv: commit -> session;
+  index/edges.tsv: decision -> the later decisions with an edge to it
 
 Format: docs/format.md of git-agent-context.
 ";
@@ -74,6 +78,9 @@ struct Snapshot<'r> {
     repo: &'r gix::Repository,
     tip: Option<ObjectId>,
     tree: ObjectId,
+    /// The entries of each folder read so far, by name: the `decisions` folder of a large
+    /// graph is a tree of thousands of entries, decoded once rather than per node.
+    folders: RefCell<HashMap<String, HashMap<String, ObjectId>>>,
 }
 
 impl<'r> Snapshot<'r> {
@@ -90,22 +97,59 @@ impl<'r> Snapshot<'r> {
                 .detach(),
             None => ObjectId::empty_tree(repo.object_hash()),
         };
-        Ok(Snapshot { repo, tip, tree })
+        Ok(Snapshot::of(repo, tip, tree))
     }
 
-    fn file(&self, path: &str) -> Result<Option<String>> {
-        let tree = self
+    fn of(repo: &'r gix::Repository, tip: Option<ObjectId>, tree: ObjectId) -> Snapshot<'r> {
+        Snapshot {
+            repo,
+            tip,
+            tree,
+            folders: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The blobs of the top-level folder `dir` (or of the root, for ""), by name.
+    fn folder(&self, dir: &str) -> Result<()> {
+        if self.folders.borrow().contains_key(dir) {
+            return Ok(());
+        }
+        let root = self
             .repo
             .find_tree(self.tree)
             .map_err(git_error(format!("read {REF}")))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(path)
-            .map_err(git_error(format!("read {REF}:{path}")))?
-        else {
+        let tree = match dir {
+            "" => Some(root),
+            _ => root
+                .lookup_entry_by_path(dir)
+                .map_err(git_error(format!("read {REF}:{dir}")))?
+                .filter(|e| e.mode().is_tree())
+                .map(|e| e.object().map(|o| o.into_tree()))
+                .transpose()
+                .map_err(git_error(format!("read {REF}:{dir}")))?,
+        };
+        let mut entries = HashMap::new();
+        if let Some(tree) = tree {
+            let decoded = tree
+                .decode()
+                .map_err(git_error(format!("read {REF}:{dir}")))?;
+            for e in decoded.entries.iter().filter(|e| e.mode.is_blob()) {
+                entries.insert(e.filename.to_string(), e.oid.to_owned());
+            }
+        }
+        self.folders.borrow_mut().insert(dir.to_owned(), entries);
+        Ok(())
+    }
+
+    fn file(&self, path: &str) -> Result<Option<String>> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        self.folder(dir)?;
+        let Some(id) = self.folders.borrow()[dir].get(name).copied() else {
             return Ok(None);
         };
-        let blob = entry
-            .object()
+        let blob = self
+            .repo
+            .find_blob(id)
             .map_err(git_error(format!("read {REF}:{path}")))?;
         Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
     }
@@ -126,7 +170,8 @@ impl<'r> Snapshot<'r> {
 /// Read access to the graph at the ref's tip, for retrieval: nodes read once each.
 pub struct View<'r> {
     snapshot: Snapshot<'r>,
-    files: Option<Vec<(String, String, String)>>,
+    files: Option<String>,
+    edges: Option<String>,
     decisions: HashMap<String, Option<DecisionNode>>,
     sessions: HashMap<String, Option<SessionNode>>,
 }
@@ -136,6 +181,7 @@ impl<'r> View<'r> {
         Ok(View {
             snapshot: Snapshot::at_tip(repo)?,
             files: None,
+            edges: None,
             decisions: HashMap::new(),
             sessions: HashMap::new(),
         })
@@ -162,29 +208,48 @@ impl<'r> View<'r> {
     /// The sessions (`"session"`) and decisions (`"decision"`) of `path`: `(kind, id)` pairs.
     pub fn of_file(&mut self, path: &str) -> Result<Vec<(String, String)>> {
         if self.files.is_none() {
-            let lines = self.snapshot.lines(FILES_INDEX)?;
-            self.files = Some(
-                lines
-                    .iter()
-                    .filter_map(|l| {
-                        let mut f = l.split('\t');
-                        Some((
-                            f.next()?.to_owned(),
-                            f.next()?.to_owned(),
-                            f.next()?.to_owned(),
-                        ))
-                    })
-                    .collect(),
-            );
+            self.files = Some(self.snapshot.file(FILES_INDEX)?.unwrap_or_default());
         }
-        let files = self.files.as_deref().unwrap_or_default();
-        let first = files.partition_point(|(p, _, _)| p.as_str() < path);
-        Ok(files[first..]
-            .iter()
-            .take_while(|(p, _, _)| p == path)
-            .map(|(_, k, id)| (k.clone(), id.clone()))
+        Ok(lookup(self.files.as_deref().unwrap_or_default(), path)
+            .filter_map(|rest| {
+                let (kind, id) = rest.split_once('\t')?;
+                Some((kind.to_owned(), id.to_owned()))
+            })
             .collect())
     }
+
+    /// The later decisions with an edge to decision `id`: `(edge, timestamp, id)`, the edge
+    /// being `supersedes`, `conflicts_with` or `depends_on`.
+    pub fn edges_to(&mut self, id: &str) -> Result<Vec<(String, String, String)>> {
+        if self.edges.is_none() {
+            self.edges = Some(self.snapshot.file(EDGES_INDEX)?.unwrap_or_default());
+        }
+        Ok(lookup(self.edges.as_deref().unwrap_or_default(), id)
+            .filter_map(|rest| {
+                let mut f = rest.split('\t');
+                Some((
+                    f.next()?.to_owned(),
+                    f.next()?.to_owned(),
+                    f.next()?.to_owned(),
+                ))
+            })
+            .collect())
+    }
+}
+
+/// In sorted tab-separated lines, what follows `key` and a tab on the lines that start so:
+/// found with one substring search, without splitting the file (it has a line per decision).
+fn lookup<'t>(text: &'t str, key: &str) -> impl Iterator<Item = &'t str> {
+    let needle = format!("\n{key}\t");
+    let start = if text.starts_with(&needle[1..]) {
+        Some(0)
+    } else {
+        memchr::memmem::find(text.as_bytes(), needle.as_bytes()).map(|i| i + 1)
+    };
+    let prefix = needle[1..].to_owned();
+    text[start.unwrap_or(text.len())..]
+        .lines()
+        .map_while(move |l| l.strip_prefix(prefix.as_str()))
 }
 
 /// Recompute the nodes of the sessions in `touched` — each with commits whose notes now carry
@@ -378,6 +443,13 @@ fn plan(
         }
     }
     let mut ancestry = Ancestry::new(repo);
+    ancestry.prepare(
+        decisions
+            .iter()
+            .chain(&known)
+            .filter_map(|d| d.commits.first())
+            .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+    );
     node::link_decisions(&mut decisions, &known, &mut |a, b| ancestry.check(a, b));
 
     let index = edits.index(
@@ -387,8 +459,19 @@ fn plan(
         &sessions,
         &decisions,
     )?;
-    for session in &mut sessions {
-        session.built_on = built_on(&mut ancestry, &index, session);
+    let theirs: Vec<Vec<(String, String)>> = sessions
+        .iter()
+        .map(|s| built_on_candidates(&index, s))
+        .collect();
+    ancestry.prepare(
+        sessions
+            .iter()
+            .filter_map(|s| s.commits.first())
+            .chain(theirs.iter().flatten().map(|(_, c)| c))
+            .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+    );
+    for (session, theirs) in sessions.iter_mut().zip(theirs) {
+        session.built_on = built_on(&mut ancestry, session, theirs);
     }
     let message = describe(&sessions, &decisions);
     for d in &decisions {
@@ -405,9 +488,9 @@ fn plan(
     Ok((edits, message, updated))
 }
 
-/// Sessions whose commits `session`'s first commit descends from and that touched one of its
-/// files: the work it built on.
-fn built_on(ancestry: &mut Ancestry<'_>, index: &Index, session: &SessionNode) -> Vec<String> {
+/// The sessions `session` may have built on, with their commits: those that touched one of
+/// its files.
+fn built_on_candidates(index: &Index, session: &SessionNode) -> Vec<(String, String)> {
     let Some(first) = session.commits.first() else {
         return Vec::new();
     };
@@ -421,38 +504,47 @@ fn built_on(ancestry: &mut Ancestry<'_>, index: &Index, session: &SessionNode) -
             candidates.insert(id);
         }
     }
-    let theirs: Vec<(&str, ObjectId)> = index
+    index
         .commits
         .iter()
         .filter_map(|l| {
             let (commit, s) = l.split_once('\t')?;
-            let id = ObjectId::from_hex(commit.as_bytes()).ok()?;
-            (candidates.contains(s) && commit != first).then_some((s, id))
+            (candidates.contains(s) && commit != first).then(|| (s.to_owned(), commit.to_owned()))
         })
-        .collect();
-    // One walk back from the first commit, as far as the oldest of theirs, answers for all.
-    let Some(since) = theirs.iter().filter_map(|(_, c)| ancestry.time(*c)).min() else {
+        .collect()
+}
+
+/// Of the candidates, the sessions whose commits `session`'s first commit descends from: the
+/// work it built on.
+fn built_on(
+    ancestry: &mut Ancestry<'_>,
+    session: &SessionNode,
+    theirs: Vec<(String, String)>,
+) -> Vec<String> {
+    let Some(first) = session.commits.first() else {
         return Vec::new();
     };
-    let Ok(first) = ObjectId::from_hex(first.as_bytes()) else {
-        return Vec::new();
-    };
-    let before = ancestry.reachable(first, since);
     let mut out: Vec<String> = theirs
-        .iter()
-        .filter(|(_, c)| before.contains(c))
-        .map(|(s, _)| s.to_string())
+        .into_iter()
+        .filter(|(_, c)| ancestry.check(c, first))
+        .map(|(s, _)| s)
         .collect();
     out.sort();
     out.dedup();
     out
 }
 
-/// Whether one commit descends from another, walking history back from the younger one no
-/// further than the older one's time; answers are remembered.
+/// Whether one commit descends from another. [`Ancestry::prepare`] answers for a whole set of
+/// commits with one walk of the history between them: each commit visited is painted with the
+/// set of prepared commits it is reachable from (children before parents). Other questions walk
+/// back from the younger commit no further than the older one's time; answers are remembered.
 struct Ancestry<'r> {
     repo: &'r gix::Repository,
     known: HashMap<(String, String), bool>,
+    /// The prepared commits, each with its bit.
+    bit: HashMap<ObjectId, usize>,
+    /// Per prepared commit: the bits of the prepared commits that descend from it.
+    descendants: HashMap<ObjectId, Vec<u64>>,
 }
 
 impl<'r> Ancestry<'r> {
@@ -460,13 +552,90 @@ impl<'r> Ancestry<'r> {
         Ancestry {
             repo,
             known: HashMap::new(),
+            bit: HashMap::new(),
+            descendants: HashMap::new(),
         }
+    }
+
+    /// Answer every question about `commits` (and those prepared before) from one walk.
+    fn prepare(&mut self, commits: impl IntoIterator<Item = ObjectId>) {
+        let mut all: Vec<ObjectId> = self.bit.keys().copied().collect();
+        let before = all.len();
+        all.extend(commits.into_iter().filter(|c| !self.bit.contains_key(c)));
+        if all.len() == before {
+            return;
+        }
+        all.sort();
+        all.dedup();
+        let Some(since) = all.iter().filter_map(|c| self.time(*c)).min() else {
+            return;
+        };
+        // The history between them: each commit once, with its parents.
+        let mut parents: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
+        let mut queue: Vec<ObjectId> = all.clone();
+        while let Some(id) = queue.pop() {
+            if parents.len() >= WALK_MAX || parents.contains_key(&id) {
+                continue;
+            }
+            let Ok(commit) = self.repo.find_commit(id) else {
+                continue;
+            };
+            if commit.time().map_or(true, |t| t.seconds < since) {
+                continue;
+            }
+            let ps: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+            queue.extend(ps.iter().copied());
+            parents.insert(id, ps);
+        }
+        let words = all.len().div_ceil(64);
+        let bit: HashMap<ObjectId, usize> = all.iter().enumerate().map(|(i, c)| (*c, i)).collect();
+        // Children first: a commit is painted once all its children (in the walk) are.
+        let mut children: HashMap<ObjectId, usize> = HashMap::new();
+        for ps in parents.values() {
+            for p in ps.iter().filter(|p| parents.contains_key(*p)) {
+                *children.entry(*p).or_default() += 1;
+            }
+        }
+        let mut paint: HashMap<ObjectId, Vec<u64>> = HashMap::new();
+        let mut ready: Vec<ObjectId> = parents
+            .keys()
+            .filter(|c| !children.contains_key(*c))
+            .copied()
+            .collect();
+        let mut descendants = HashMap::new();
+        while let Some(id) = ready.pop() {
+            let mut bits = paint.remove(&id).unwrap_or_else(|| vec![0; words]);
+            if let Some(&i) = bit.get(&id) {
+                bits[i / 64] |= 1 << (i % 64);
+                descendants.insert(id, bits.clone());
+            }
+            for p in parents[&id].iter().filter(|p| parents.contains_key(*p)) {
+                let theirs = paint.entry(*p).or_insert_with(|| vec![0; words]);
+                for (t, b) in theirs.iter_mut().zip(&bits) {
+                    *t |= b;
+                }
+                let left = children.get_mut(p).expect("counted above");
+                *left -= 1;
+                if *left == 0 {
+                    ready.push(*p);
+                }
+            }
+        }
+        self.bit = bit;
+        self.descendants = descendants;
     }
 
     /// Whether `b` is `a` or descends from it.
     fn check(&mut self, a: &str, b: &str) -> bool {
         if a == b {
             return true;
+        }
+        if let (Ok(x), Ok(y)) = (
+            ObjectId::from_hex(a.as_bytes()),
+            ObjectId::from_hex(b.as_bytes()),
+        ) && let (Some(bits), Some(&i)) = (self.descendants.get(&x), self.bit.get(&y))
+        {
+            return bits[i / 64] & (1 << (i % 64)) != 0;
         }
         let key = (a.to_owned(), b.to_owned());
         if let Some(&answer) = self.known.get(&key) {
@@ -481,20 +650,16 @@ impl<'r> Ancestry<'r> {
         let a = ObjectId::from_hex(a.as_bytes()).ok()?;
         let b = ObjectId::from_hex(b.as_bytes()).ok()?;
         let since = self.time(a)?;
-        Some(self.reachable(b, since).contains(&a))
+        Some(
+            history::since(self.repo, b, since, WALK_MAX)
+                .iter()
+                .any(|(_, id)| *id == a),
+        )
     }
 
     /// The commit time of `id`.
     fn time(&self, id: ObjectId) -> Option<i64> {
         Some(self.repo.find_commit(id).ok()?.time().ok()?.seconds)
-    }
-
-    /// `from` and the commits it descends from, back to those made before `since`.
-    fn reachable(&self, from: ObjectId, since: i64) -> HashSet<ObjectId> {
-        history::since(self.repo, from, since, WALK_MAX)
-            .into_iter()
-            .map(|(_, id)| id)
-            .collect()
     }
 }
 
@@ -584,8 +749,31 @@ impl Edits {
         for s in sessions {
             commits.extend(s.commits.iter().map(|c| format!("{c}\t{}", s.session)));
         }
+        // Edges are kept on the later decision; this is the reverse view.
+        let mut edges: BTreeSet<String> = snapshot
+            .lines(EDGES_INDEX)?
+            .into_iter()
+            .filter(|l| {
+                l.rsplit('\t')
+                    .next()
+                    .is_some_and(|from| !old_decisions.contains(from))
+            })
+            .collect();
+        for d in decisions {
+            for (kind, to) in [
+                ("supersedes", &d.supersedes),
+                ("conflicts_with", &d.conflicts_with),
+                ("depends_on", &d.depends_on),
+            ] {
+                edges.extend(
+                    to.iter()
+                        .map(|t| format!("{t}\t{kind}\t{}\t{}", d.timestamp, d.id)),
+                );
+            }
+        }
         self.put(FILES_INDEX.to_owned(), lines(&files));
         self.put(COMMITS_INDEX.to_owned(), lines(&commits));
+        self.put(EDGES_INDEX.to_owned(), lines(&edges));
         self.put("README.md".to_owned(), README.to_owned());
         Ok(Index { files, commits })
     }
@@ -613,11 +801,8 @@ fn write(
     for attempt in 0..ATTEMPTS {
         let tip = Snapshot::at_tip(&repo)?;
         let snapshot = match start {
-            Start::Tip => Snapshot { ..tip },
-            Start::Empty => Snapshot {
-                tree: ObjectId::empty_tree(repo.object_hash()),
-                ..tip
-            },
+            Start::Tip => tip,
+            Start::Empty => Snapshot::of(&repo, tip.tip, ObjectId::empty_tree(repo.object_hash())),
         };
         let (edits, mut message, mut updated) = plan(&repo, &snapshot, touched)?;
         if let Start::Empty = start {

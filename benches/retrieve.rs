@@ -1,0 +1,121 @@
+//! Retrieval on a large repository (`benches/common/bigrepo.rs`: 50,000 commits, four
+//! long-lived files edited thousands of times, 5,000 notes), whole process each time:
+//!
+//! 1. `git agent-context why <long-lived file>` against `git blame --porcelain <file>`, run in
+//!    turn, medians and their ratio (git has a commit-graph with changed-path filters);
+//!    `why --exact` (gix's blame) a few times for reference.
+//! 2. `git agent-context query "<prompt>"`: median and 95th percentile over prompts that name
+//!    files, symbols, or neither.
+//!
+//! Run: `cargo bench --bench retrieve` (`-- --runs N` for the why/blame rounds, `--queries N`
+//! for the query runs). The repository is built on the first run and kept under `target/tmp/`.
+
+#[path = "common/bigrepo.rs"]
+mod bigrepo;
+
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
+
+fn main() {
+    let mut runs = 10;
+    let mut queries = 200;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = || args.next().and_then(|v| v.parse().ok()).expect("a number");
+        match arg.as_str() {
+            "--runs" => runs = number(),
+            "--queries" => queries = number(),
+            _ => {}
+        }
+    }
+    let repo = bigrepo::get(BIN);
+    let time = |program: &str, args: &[&str]| -> (Duration, usize) {
+        let start = Instant::now();
+        let out = repo.command(program).args(args).output().unwrap();
+        let took = start.elapsed();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (took, out.stdout.len())
+    };
+
+    println!("why against git blame --porcelain, {runs} rounds each, in turn:");
+    for path in &bigrepo::LONG_LIVED[..2] {
+        let edits = repo
+            .git(&["rev-list", "--count", "HEAD", "--", path])
+            .trim()
+            .to_owned();
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        let mut sizes = (0, 0);
+        for _ in 0..runs {
+            let (t, n) = time("git", &["blame", "--porcelain", path]);
+            theirs.push(t);
+            sizes.1 = n;
+            let (t, n) = time(BIN, &["why", path]);
+            ours.push(t);
+            sizes.0 = n;
+        }
+        let (ours, theirs) = (median(&mut ours), median(&mut theirs));
+        println!(
+            "  {path} ({edits} commits touch it): why {} ({} bytes out), git blame {} ({} bytes); ratio {:.3}",
+            ms(ours),
+            sizes.0,
+            ms(theirs),
+            sizes.1,
+            ours.as_secs_f64() / theirs.as_secs_f64()
+        );
+    }
+    let path = bigrepo::LONG_LIVED[0];
+    let mut exact: Vec<Duration> = (0..3)
+        .map(|_| time(BIN, &["why", "--exact", path]).0)
+        .collect();
+    println!(
+        "  why --exact {path} (gix blame): {}",
+        ms(median(&mut exact))
+    );
+
+    let mut rng = bigrepo::Rng::new(7);
+    let prompts: Vec<String> = (0..20)
+        .map(|i| {
+            let topic = rng.pick(&bigrepo::TOPICS);
+            let other = rng.pick(&bigrepo::TOPICS);
+            let file = bigrepo::LONG_LIVED[i % 4].rsplit('/').next().unwrap();
+            match i % 4 {
+                0 => format!("Why does {file} keep the {topic} this way?"),
+                1 => format!("Make the {topic} faster without hurting the {other}"),
+                2 => format!("Refactor {topic}_step_{} in {file}", 1000 + i),
+                _ => format!("Should the {topic} use a ring buffer instead of a hash map?"),
+            }
+        })
+        .collect();
+    let mut times = Vec::with_capacity(queries);
+    let mut empty = 0;
+    for q in 0..queries {
+        let prompt = &prompts[q % prompts.len()];
+        let (t, n) = time(BIN, &["query", prompt]);
+        times.push(t);
+        if n < 100 {
+            empty += 1;
+        }
+    }
+    times.sort();
+    let p95 = times[(times.len() * 95).div_ceil(100) - 1];
+    println!(
+        "query, {queries} runs over {} prompts: median {}, p95 {} ({empty} answered with nothing)",
+        prompts.len(),
+        ms(median(&mut times)),
+        ms(p95)
+    );
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
