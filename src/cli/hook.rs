@@ -16,6 +16,8 @@ use crate::store::{self, Store, log};
 
 /// How long a git hook waits for another writer before leaving its work to the next run.
 const PATIENCE: Duration = Duration::from_millis(200);
+/// The most changed notes a hook indexes.
+const HOOK_INDEX_MOST: usize = 20;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -48,9 +50,11 @@ pub fn run(cwd: &Path, args: Args) -> CmdResult {
                 .unwrap_or_default();
             Err(format!("internal error: {why}"))
         });
-    // The retrieval index follows the notes; a busy store leaves that to the next reader.
-    let outcome = outcome.and_then(|done| match index::refresh(&store) {
-        Ok(()) | Err(store::Error::Busy) => Ok(done),
+    // The retrieval index follows the notes; a busy store, or more than a few notes to index
+    // (a first build), is left to the next command that reads it.
+    let refreshed = index::refresh_within(&store, Some(HOOK_INDEX_MOST));
+    let outcome = outcome.and_then(|done| match refreshed {
+        Ok(_) | Err(store::Error::Busy) => Ok(done),
         Err(e) => Err(format!(
             "{} but the index was not updated: {e}",
             done.unwrap_or_default()

@@ -278,8 +278,9 @@ fn files_changed_in_the_working_tree_are_hints() {
     assert_eq!(answer["hinted_files"][0]["hint"], "changed");
 }
 
-/// The index's files, by name.
-fn index_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+/// The index's files, by name, each as its lines in order (the order lines were appended in
+/// is not part of the format).
+fn index_files(dir: &Path) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
@@ -289,7 +290,13 @@ fn index_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
                 stack.push(path);
             } else {
                 let name = path.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(name, fs::read(&path).unwrap());
+                let mut lines: Vec<String> = fs::read_to_string(&path)
+                    .unwrap()
+                    .lines()
+                    .map(str::to_owned)
+                    .collect();
+                lines.sort();
+                out.insert(name, lines);
             }
         }
     }
@@ -324,6 +331,15 @@ fn the_index_kept_up_incrementally_equals_a_rebuild() {
     s.repo.ok(&["rebuild"]);
     assert_eq!(incremental, index_files(&dir));
     assert!(incremental.contains_key("state"));
+
+    // An update cut short (marked in `state`) is made again from nothing by the next reader.
+    let state = dir.join("state");
+    let text = fs::read_to_string(&state).unwrap();
+    fs::write(&state, format!("{text}dirty\n")).unwrap();
+    fs::write(dir.join("terms/00.tsv"), "half a li").unwrap();
+    let answer = s.repo.json(&["query", "doubling backoff"]);
+    assert_eq!(answer["items"][0]["id"], s.ids["retry.backoff"].as_str());
+    assert_eq!(incremental, index_files(&dir));
 }
 
 #[test]

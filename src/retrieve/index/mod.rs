@@ -4,7 +4,6 @@
 //!
 //! ```text
 //! state                 format, the notes commit it reflects, document count and length
-//! notes.tsv             <commit> TAB <note blob>: the notes it was made from
 //! terms/<xx>.tsv        <term> TAB <commit> TAB <event> TAB <tf> TAB <length>   keyword postings
 //! files/<xx>.tsv        <path> TAB <commit> TAB <time> TAB <line hashes>        lines added
 //! symbols/<xx>.tsv      <symbol> TAB <commit> TAB <path>                         names defined
@@ -14,17 +13,18 @@
 //!
 //! `<xx>` is a bucket: the first byte of the XXH3-64 of the key, in hex. Every line has the
 //! commit first or second, so a commit's lines can be taken out when its note changes. The index is
-//! brought up to the notes ref's tip before it is read ([`open`]) and after writes: notes that
-//! changed since (compared by blob) have their old postings dropped and new ones added, and a
-//! newly annotated commit's diff is hashed once. Fetching notes from another clone is caught up
+//! brought up to the notes ref's tip before it is read ([`open`]) and after writes: the notes
+//! that changed since (a diff of the two notes trees, which visits only the changed fan-out
+//! folders) have their old postings dropped and new ones added, and a newly annotated commit's
+//! diff is hashed once. Fetching notes from another clone is caught up
 //! the same way. The result is the same as building it from nothing ([`rebuild`]).
 
 pub mod lines;
 pub mod terms;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -36,6 +36,8 @@ use lines::{Entry, LineHash};
 
 const DIR: &str = "index";
 const FORMAT: &str = "git-agent-context index 1";
+/// The line that marks an index being written: it is not to be trusted.
+const DIRTY: &str = "dirty";
 
 /// A keyword posting: `tf` occurrences of a term in an event of `len` terms on `commit`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,19 +109,26 @@ pub fn open(store: &Store) -> Result<Index> {
 pub fn rebuild(store: &Store) -> Result<()> {
     let dir = store.dir().join(DIR);
     remove_dir(&dir)?;
-    update(store, &dir)
+    update(store, &dir, None).map(|_| ())
 }
 
 /// Bring the index up to the notes ref, if it is behind: what every command that writes notes
 /// does once it has let go of the store lock.
 pub fn refresh(store: &Store) -> Result<()> {
+    refresh_within(store, None).map(|_| ())
+}
+
+/// [`refresh`], unless more than `most` notes changed (a first build, a large fetch): what a
+/// hook does, which must stay fast and leaves large updates to the next command that reads.
+/// False when it left the update.
+pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
     let dir = store.dir().join(DIR);
     let tip = notes::tip(&store.repo())?;
     if State::read(&dir).is_some_and(|s| s.notes == tip) || (tip.is_none() && !dir.exists()) {
-        return Ok(());
+        return Ok(true);
     }
     let _lock = store.lock()?;
-    update(store, &dir)
+    update(store, &dir, most)
 }
 
 fn remove_dir(dir: &Path) -> Result<()> {
@@ -161,41 +170,43 @@ fn bucket(kind: &str, key: &str) -> String {
 
 /// Under the store lock: catch the index up with the notes ref (from nothing when it has no
 /// usable state).
-fn update(store: &Store, dir: &Path) -> Result<()> {
+fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
     let repo = store.repo();
     let tip = notes::tip(&repo)?;
-    let mut state = match State::read(dir) {
-        Some(s) if s.notes == tip => return Ok(()),
+    let state = State::read(dir);
+    if most.is_some() && state.is_none() {
+        return Ok(false);
+    }
+    let mut state = match state {
+        Some(s) if s.notes == tip => return Ok(true),
         Some(s) => s,
         None => {
             remove_dir(dir)?;
             State::default()
         }
     };
-    let previous: BTreeMap<ObjectId, ObjectId> = read_lines(&dir.join("notes.tsv"))
-        .iter()
-        .filter_map(|l| {
-            let (c, b) = l.split_once('\t')?;
-            Some((
-                ObjectId::from_hex(c.as_bytes()).ok()?,
-                ObjectId::from_hex(b.as_bytes()).ok()?,
-            ))
-        })
-        .collect();
-    let current: BTreeMap<ObjectId, ObjectId> = notes::notes_at(&repo, tip)?.into_iter().collect();
-    let commits: BTreeSet<ObjectId> = previous.keys().chain(current.keys()).copied().collect();
+    let old_state = state.clone();
+    let changes = match notes_changed(&repo, state.notes, tip) {
+        Some(changes) => changes,
+        // The notes the index was made from are gone from the object store (a forced update
+        // and a gc): start again from nothing.
+        None => {
+            remove_dir(dir)?;
+            return update(store, dir, most);
+        }
+    };
+    if most.is_some_and(|most| changes.len() > most) {
+        return Ok(false);
+    }
     let mut edits = Edits::default();
     let mut paths: BTreeMap<String, i64> = BTreeMap::new();
-    for commit in commits {
-        let (old, new) = (previous.get(&commit), current.get(&commit));
-        if old == new {
-            continue;
-        }
+    for (commit, (old, new)) in changes {
+        let (old, new) = (old.as_ref(), new.as_ref());
         if let Some(&blob) = old {
             let Some(events) = note_events(&repo, blob) else {
                 // The old note is gone from the object store: start again from nothing.
                 remove_dir(dir)?;
-                return update(store, dir);
+                return update(store, dir, most);
             };
             for (terms, _) in documents(&events) {
                 let len: u32 = terms.values().sum();
@@ -250,8 +261,18 @@ fn update(store: &Store, dir: &Path) -> Result<()> {
             }
         }
     }
+    // Buckets are appended to in place: until the new state is written, a crash leaves the
+    // index marked, and the next update makes it again from nothing.
+    write_file(
+        &dir.join("state"),
+        format!("{}{DIRTY}\n", old_state.encode()).as_bytes(),
+    )?;
     for (file, edit) in edits.0 {
         let path = dir.join(&file);
+        if edit.drop.is_empty() {
+            append_lines(&path, &edit.add)?;
+            continue;
+        }
         let mut kept: Vec<String> = read_lines(&path)
             .into_iter()
             .filter(|l| {
@@ -283,10 +304,82 @@ fn update(store: &Store, dir: &Path) -> Result<()> {
             .collect();
         write_lines(&file, lines)?;
     }
-    let notes_lines = current.iter().map(|(c, b)| format!("{c}\t{b}")).collect();
-    write_lines(&dir.join("notes.tsv"), notes_lines)?;
     state.notes = tip;
-    write_file(&dir.join("state"), state.encode().as_bytes())
+    write_file(&dir.join("state"), state.encode().as_bytes())?;
+    Ok(true)
+}
+
+/// A commit's note blob before and after (`None`: no note).
+type NoteChange = (Option<ObjectId>, Option<ObjectId>);
+
+/// The notes that differ between the notes ref at `old` and at `new`, by commit; `None` when
+/// the old notes cannot be read.
+fn notes_changed(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+) -> Option<BTreeMap<ObjectId, NoteChange>> {
+    let mut out: BTreeMap<ObjectId, NoteChange> = BTreeMap::new();
+    let Some(old) = old else {
+        for (commit, blob) in notes::notes_at(repo, new).ok()? {
+            out.insert(commit, (None, Some(blob)));
+        }
+        return Some(out);
+    };
+    let tree = |tip: ObjectId| repo.find_commit(tip).ok()?.tree().ok();
+    let old_tree = tree(old)?;
+    let new_tree = match new {
+        Some(n) => Some(tree(n)?),
+        None => None,
+    };
+    let options = gix::diff::Options::default().with_rewrites(None);
+    let changes = repo
+        .diff_tree_to_tree(&old_tree, new_tree.as_ref(), options)
+        .ok()?;
+    let commit_of = |path: &gix::bstr::BStr| {
+        let hex: Vec<u8> = path.iter().copied().filter(|&b| b != b'/').collect();
+        ObjectId::from_hex(&hex).ok()
+    };
+    for change in changes {
+        use gix::object::tree::diff::ChangeDetached as C;
+        // A note's path may move between fan-outs: its removal and addition meet by commit.
+        match change {
+            C::Addition {
+                location,
+                entry_mode,
+                id,
+                ..
+            } if entry_mode.is_blob() => {
+                if let Some(c) = commit_of(location.as_ref()) {
+                    out.entry(c).or_default().1 = Some(id);
+                }
+            }
+            C::Deletion {
+                location,
+                entry_mode,
+                id,
+                ..
+            } if entry_mode.is_blob() => {
+                if let Some(c) = commit_of(location.as_ref()) {
+                    out.entry(c).or_default().0 = Some(id);
+                }
+            }
+            C::Modification {
+                location,
+                previous_id,
+                id,
+                entry_mode,
+                ..
+            } if entry_mode.is_blob() => {
+                if let Some(c) = commit_of(location.as_ref()) {
+                    *out.entry(c).or_default() = (Some(previous_id), Some(id));
+                }
+            }
+            _ => {}
+        }
+    }
+    out.retain(|_, (before, after)| before != after);
+    Some(out)
 }
 
 /// The events of a note blob; `None` when the blob cannot be read.
@@ -316,8 +409,22 @@ fn read_lines(path: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Write a bucket sorted and without repeats; an empty one is removed.
-fn write_lines(path: &Path, mut lines: Vec<String>) -> Result<()> {
+/// Add lines at the end of a bucket.
+fn append_lines(path: &Path, lines: &[String]) -> Result<()> {
+    let dir = path.parent().expect("index files live in a folder");
+    fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
+    let mut text = lines.join("\n");
+    text.push('\n');
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(io_error("cannot write", path))
+}
+
+/// Replace a bucket; an empty one is removed.
+fn write_lines(path: &Path, lines: Vec<String>) -> Result<()> {
     if lines.is_empty() {
         return match fs::remove_file(path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
@@ -326,8 +433,6 @@ fn write_lines(path: &Path, mut lines: Vec<String>) -> Result<()> {
             _ => Ok(()),
         };
     }
-    lines.sort();
-    lines.dedup();
     let mut text = lines.join("\n");
     text.push('\n');
     write_file(path, text.as_bytes())
