@@ -45,7 +45,11 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         }
     }
     drop(lock);
-    index::refresh(store)?;
+    // The events are stored: an index that cannot follow is said, not fatal (the next read
+    // tries again).
+    if let Err(e) = index::refresh(store) {
+        eprintln!("warning: the retrieval index was not updated: {e}");
+    }
     if args.json {
         return print_json(&reports, out);
     }

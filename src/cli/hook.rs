@@ -41,24 +41,25 @@ pub fn run(cwd: &Path, args: Args) -> CmdResult {
     };
     // A panic is a failure like any other: reported in one line, never a crash.
     panic::set_hook(Box::new(|_| {}));
-    let outcome =
-        panic::catch_unwind(AssertUnwindSafe(|| dispatch(&store, &args))).unwrap_or_else(|p| {
-            let why = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(format!("internal error: {why}"))
-        });
-    // The retrieval index follows the notes; a busy store, or more than a few notes to index
-    // (a first build), is left to the next command that reads it.
-    let refreshed = index::refresh_within(&store, Some(HOOK_INDEX_MOST));
-    let outcome = outcome.and_then(|done| match refreshed {
-        Ok(_) | Err(store::Error::Busy) => Ok(done),
-        Err(e) => Err(format!(
-            "{} but the index was not updated: {e}",
-            done.unwrap_or_default()
-        )),
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        let done = dispatch(&store, &args)?;
+        // The retrieval index follows the notes; a busy store, or more than a few notes to
+        // index (a first build), is left to the next command that reads it.
+        match index::refresh_within(&store, Some(HOOK_INDEX_MOST)) {
+            Ok(_) | Err(store::Error::Busy) => Ok(done),
+            Err(e) => Err(format!(
+                "{} but the index was not updated: {e}",
+                done.unwrap_or_default()
+            )),
+        }
+    }))
+    .unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(format!("internal error: {why}"))
     });
     match outcome {
         Ok(Some(done)) => {

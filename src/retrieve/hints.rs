@@ -9,6 +9,11 @@ use std::process::{Child, Command, Stdio};
 use crate::retrieve::index::Index;
 use crate::store::Store;
 
+/// Files one name in a prompt may hint (`mod.rs` ends many paths).
+const MOST_PER_NAME: usize = 10;
+/// Files changed in the working tree taken as hints.
+pub const MOST_CHANGED: usize = 20;
+
 /// Why a file is hinted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -92,6 +97,7 @@ pub fn hinted(store: &Store, index: &Index, prompt: &str, given: &[String]) -> V
                 known
                     .iter()
                     .filter(|p| p.ends_with(&tail) && tracked(p))
+                    .take(MOST_PER_NAME)
                     .cloned(),
             );
         }

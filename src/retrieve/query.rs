@@ -517,7 +517,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         let weight = if *hint == Hint::Symbol { 0.8 } else { 1.0 };
         g.file(path, weight)?;
     }
-    for path in changed.files() {
+    for path in changed.files().into_iter().take(hints::MOST_CHANGED) {
         if seen.insert(path.clone()) {
             g.file(&path, 0.6)?;
             hinted.push((path, Hint::Changed));
@@ -571,7 +571,15 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let mut kept: Vec<Item> = Vec::new();
     let mut replaced: Vec<(String, Replaced)> = Vec::new();
     for item in items {
-        let later = g.superseded_by(&item.id)?;
+        // The end of a chain of supersessions: A under C when B replaced A and C replaced B.
+        let mut later = g.superseded_by(&item.id)?;
+        let mut seen: BTreeSet<String> = BTreeSet::from([item.id.clone()]);
+        while let Some(l) = &later {
+            match g.superseded_by(&l.id)? {
+                Some(next) if seen.insert(next.id.clone()) => later = Some(next),
+                _ => break,
+            }
+        }
         match later {
             Some(later) => {
                 left_out.superseded += 1;
@@ -622,7 +630,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let best = kept.first().map_or(0.0, |i| i.score);
     let before = kept.len();
     kept.retain(|i| i.score >= best * RELATIVE_FLOOR);
-    left_out.weak = before - kept.len();
+    left_out.weak += before - kept.len();
 
     // Pack into the budget: best first, each item in if the whole still fits. An item costs
     // what it adds to the rendered text.

@@ -205,7 +205,7 @@ pub fn why(
         lines,
         range: Lines { start, end },
         owners: owners.into_iter().map(|(_, o)| o).collect(),
-        unexplained_lines: end - start + 1 - explained_lines,
+        unexplained_lines: (end - start + 1).saturating_sub(explained_lines),
         uncommitted: uncommitted(store, path, &blob.data)?,
     })
 }

@@ -7,7 +7,7 @@
 //! terms/<xx>.tsv        <term> TAB <commit> TAB <event> TAB <tf> TAB <length>   keyword postings
 //! files/<xx>.tsv        <path> TAB <commit> TAB <time> TAB <line hashes>        lines added
 //! symbols/<xx>.tsv      <symbol> TAB <commit> TAB <path>                         names defined
-//! commits/<xx>.tsv      <commit> TAB <path>                                      files changed
+//! commits/<xx>.tsv      <commit> TAB <path> TAB <symbols>                        files changed
 //! paths.tsv             <path> TAB <annotated commits that changed it>
 //! ```
 //!
@@ -31,7 +31,7 @@ use gix::ObjectId;
 
 use crate::event::Event;
 use crate::event::note::decode;
-use crate::store::{self, Result, Store, io_error, notes};
+use crate::store::{self, Result, Store, git_error, io_error, notes};
 use lines::{Entry, LineHash};
 
 const DIR: &str = "index";
@@ -131,7 +131,15 @@ pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
     update(store, &dir, most)
 }
 
+/// Remove the index, its state first: a removal cut short leaves no index that looks whole.
 fn remove_dir(dir: &Path) -> Result<()> {
+    let state = dir.join("state");
+    match fs::remove_file(&state) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            return Err(io_error("cannot remove", &state)(e));
+        }
+        _ => {}
+    }
     match fs::remove_dir_all(dir) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("cannot remove", dir)(e)),
         _ => Ok(()),
@@ -186,7 +194,7 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         }
     };
     let old_state = state.clone();
-    let changes = match notes_changed(&repo, state.notes, tip) {
+    let changes = match notes_changed(&repo, state.notes, tip)? {
         Some(changes) => changes,
         // The notes the index was made from are gone from the object store (a forced update
         // and a gc): start again from nothing.
@@ -230,31 +238,37 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
             }
         }
         // What the commit added does not change with its note: hashed when it is first
-        // annotated, taken out when its note goes.
-        if old.is_some() != new.is_some() {
+        // annotated, taken out (as the index recorded it) when its note goes.
+        let hex = commit.to_string();
+        if new.is_none() {
+            edits.drop("commits", &hex, commit);
+            let prefix = format!("{hex}\t");
+            for line in read_lines(&dir.join(bucket("commits", &hex))) {
+                let Some(rest) = line.strip_prefix(&prefix) else {
+                    continue;
+                };
+                let mut fields = rest.split('\t');
+                let path = fields.next().unwrap_or_default();
+                *paths.entry(path.to_owned()).or_default() -= 1;
+                edits.drop("files", path, commit);
+                for symbol in fields.next().unwrap_or_default().split_whitespace() {
+                    edits.drop("symbols", symbol, commit);
+                }
+            }
+        } else if old.is_none() {
             let seconds = repo
                 .find_commit(commit)
                 .ok()
                 .and_then(|c| c.time().ok())
                 .map_or(0, |t| t.seconds);
             // A note on a commit this clone does not have explains no line of it.
-            let added = lines::added_by(&repo, commit).unwrap_or_default();
-            let sign = if new.is_some() { 1 } else { -1 };
-            for a in added {
-                *paths.entry(a.path.clone()).or_default() += sign;
-                let hex = commit.to_string();
-                if sign < 0 {
-                    edits.drop("commits", &hex, commit);
-                    edits.drop("files", &a.path, commit);
-                    for s in &a.symbols {
-                        edits.drop("symbols", s, commit);
-                    }
-                    continue;
-                }
+            for a in lines::added_by(&repo, commit).unwrap_or_default() {
+                *paths.entry(a.path.clone()).or_default() += 1;
                 let hashes: Vec<String> = a.lines.iter().map(|h| h.encode()).collect();
                 let line = format!("{}\t{commit}\t{seconds}\t{}", a.path, hashes.join(" "));
                 edits.add("files", &a.path, line);
-                edits.add("commits", &hex, format!("{hex}\t{}", a.path));
+                let line = format!("{hex}\t{}\t{}", a.path, a.symbols.join(" "));
+                edits.add("commits", &hex, line);
                 for s in &a.symbols {
                     edits.add("symbols", s, format!("{s}\t{commit}\t{}", a.path));
                 }
@@ -273,13 +287,15 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
             append_lines(&path, &edit.add)?;
             continue;
         }
-        let mut kept: Vec<String> = read_lines(&path)
+        let mut kept: Vec<String> = read_existing_lines(&path)?
             .into_iter()
             .filter(|l| {
+                // The commit is the first column of `commits/`, the second of the others.
+                let column = usize::from(!file.starts_with("commits/"));
                 !l.split('\t')
-                    .take(2)
-                    .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
-                    .any(|c| edit.drop.contains(&c))
+                    .nth(column)
+                    .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok())
+                    .is_some_and(|c| edit.drop.contains(&c))
             })
             .collect();
         kept.extend(edit.add);
@@ -287,7 +303,7 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
     }
     if !paths.is_empty() {
         let file = dir.join("paths.tsv");
-        let mut counts: BTreeMap<String, i64> = read_lines(&file)
+        let mut counts: BTreeMap<String, i64> = read_existing_lines(&file)?
             .iter()
             .filter_map(|l| {
                 let (p, n) = l.split_once('\t')?;
@@ -313,29 +329,34 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
 type NoteChange = (Option<ObjectId>, Option<ObjectId>);
 
 /// The notes that differ between the notes ref at `old` and at `new`, by commit; `None` when
-/// the old notes cannot be read.
+/// the old notes cannot be read any more (the index is then made again from nothing).
 fn notes_changed(
     repo: &gix::Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
-) -> Option<BTreeMap<ObjectId, NoteChange>> {
+) -> Result<Option<BTreeMap<ObjectId, NoteChange>>> {
     let mut out: BTreeMap<ObjectId, NoteChange> = BTreeMap::new();
     let Some(old) = old else {
-        for (commit, blob) in notes::notes_at(repo, new).ok()? {
+        for (commit, blob) in notes::notes_at(repo, new)? {
             out.insert(commit, (None, Some(blob)));
         }
-        return Some(out);
+        return Ok(Some(out));
     };
-    let tree = |tip: ObjectId| repo.find_commit(tip).ok()?.tree().ok();
-    let old_tree = tree(old)?;
+    let Some(old_tree) = repo.find_commit(old).ok().and_then(|c| c.tree().ok()) else {
+        return Ok(None);
+    };
     let new_tree = match new {
-        Some(n) => Some(tree(n)?),
+        Some(n) => Some(
+            repo.find_commit(n)
+                .and_then(|c| c.tree())
+                .map_err(git_error(format!("read {}", notes::REF)))?,
+        ),
         None => None,
     };
     let options = gix::diff::Options::default().with_rewrites(None);
     let changes = repo
         .diff_tree_to_tree(&old_tree, new_tree.as_ref(), options)
-        .ok()?;
+        .map_err(git_error(format!("diff the notes of {}", notes::REF)))?;
     let commit_of = |path: &gix::bstr::BStr| {
         let hex: Vec<u8> = path.iter().copied().filter(|&b| b != b'/').collect();
         ObjectId::from_hex(&hex).ok()
@@ -379,7 +400,7 @@ fn notes_changed(
         }
     }
     out.retain(|_, (before, after)| before != after);
-    Some(out)
+    Ok(Some(out))
 }
 
 /// The events of a note blob; `None` when the blob cannot be read.
@@ -401,6 +422,16 @@ fn documents(events: &[Event]) -> Vec<(BTreeMap<String, u32>, &Event)> {
             (tf, e)
         })
         .collect()
+}
+
+/// The lines of a file that must be read whole to be rewritten: any error but its absence is
+/// one.
+fn read_existing_lines(path: &Path) -> Result<Vec<String>> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(text.lines().map(str::to_owned).collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(io_error("cannot read", path)(e)),
+    }
 }
 
 fn read_lines(path: &Path) -> Vec<String> {
@@ -511,7 +542,7 @@ impl Index {
     pub fn paths_of(&self, commit: ObjectId) -> Vec<String> {
         self.lines_for("commits", &commit.to_string())
             .iter()
-            .filter_map(|l| l.split_once('\t').map(|(_, p)| p.to_owned()))
+            .filter_map(|l| l.split('\t').nth(1).map(str::to_owned))
             .collect()
     }
 
