@@ -64,6 +64,15 @@ impl Kind {
         Kind::Session,
     ];
 
+    /// Reasoning or an observation: what explains code, unlike operations and the session
+    /// summary.
+    pub fn is_reason(self) -> bool {
+        !matches!(
+            self,
+            Kind::Read | Kind::Write | Kind::Search | Kind::ToolCall | Kind::Session
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Decision => "decision",

@@ -175,9 +175,11 @@ fn cherry_picked_from(git_dir: &Path) -> Option<ObjectId> {
 /// stdin. Returns how many events were carried to new commits.
 pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usize, Error> {
     let _lock = store.lock()?;
+    let repo = store.repo();
+    let mut reader = notes::Reader::new(&repo)?;
     let mut batches: BTreeMap<ObjectId, Vec<Event>> = BTreeMap::new();
     for (old, new) in pairs {
-        let events = notes::read_id(store, *old)?;
+        let events = reader.events(*old)?;
         if !events.is_empty() {
             batches.entry(*new).or_default().extend(events);
         }

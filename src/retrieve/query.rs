@@ -24,7 +24,6 @@ use crate::event::{Event, Kind, truncate_words};
 use crate::retrieve::hints::{self, Hint};
 use crate::retrieve::index::{self, Index, Ownership, terms};
 use crate::store::graph::View;
-use crate::store::graph::node::DecisionNode;
 use crate::store::{self, Store, notes};
 
 /// The template queries are rendered through.
@@ -240,17 +239,10 @@ impl<'r> Gather<'r> {
         let Some(owned) = self.ownership(path) else {
             return Ok(());
         };
-        let counts = owned.counts();
         let mut commits: Vec<(u32, i64, ObjectId)> = owned
             .entries
             .iter()
-            .map(|e| {
-                (
-                    counts.get(&e.commit).copied().unwrap_or(0),
-                    e.seconds,
-                    e.commit,
-                )
-            })
+            .map(|e| (owned.lines_of(e.commit), e.seconds, e.commit))
             .collect();
         commits.sort_by(|a, b| b.cmp(a));
         commits.dedup_by_key(|c| c.2);
@@ -259,7 +251,7 @@ impl<'r> Gather<'r> {
             let events: Vec<(String, bool, String)> = self
                 .events(commit)?
                 .iter()
-                .filter(|e| terms::indexed(e.kind))
+                .filter(|e| e.kind.is_reason())
                 .map(|e| {
                     let concerns =
                         e.files_affected.is_empty() || e.files_affected.iter().any(|f| f == path);
@@ -277,21 +269,28 @@ impl<'r> Gather<'r> {
         Ok(())
     }
 
-    /// A decision node as a candidate, on the first of its commits that carries it.
-    fn decision(&mut self, id: &str, weight: f64) -> store::Result<()> {
+    /// A decision node's event, on the first of its commits that carries it.
+    fn decision_event(&mut self, id: &str) -> store::Result<Option<(ObjectId, Event)>> {
         let Some(node) = self.view.decision(id)? else {
-            return Ok(());
+            return Ok(None);
         };
         for commit in node
             .commits
             .iter()
             .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
         {
-            if self.event(commit, id)?.is_some() {
-                let c = self.candidate(id, commit, "graph");
-                c.graph = c.graph.max(weight);
-                return Ok(());
+            if let Some(event) = self.event(commit, id)? {
+                return Ok(Some((commit, event)));
             }
+        }
+        Ok(None)
+    }
+
+    /// A decision node as a candidate.
+    fn decision(&mut self, id: &str, weight: f64) -> store::Result<()> {
+        if let Some((commit, _)) = self.decision_event(id)? {
+            let c = self.candidate(id, commit, "graph");
+            c.graph = c.graph.max(weight);
         }
         Ok(())
     }
@@ -444,7 +443,7 @@ impl<'r> Gather<'r> {
         let mut lines = 0;
         for path in &concerned {
             if let Some(owned) = self.ownership(path) {
-                lines += owned.counts().get(&commit).copied().unwrap_or(0);
+                lines += owned.lines_of(commit);
             }
         }
         if lines > 0 {
@@ -455,17 +454,14 @@ impl<'r> Gather<'r> {
     }
 
     /// The newest decision that supersedes decision `id`, if one does.
-    fn superseded_by(&mut self, id: &str) -> store::Result<Option<DecisionNode>> {
-        let newest = self
+    fn superseded_by(&mut self, id: &str) -> store::Result<Option<String>> {
+        Ok(self
             .view
             .edges_to(id)?
             .into_iter()
             .filter(|(edge, _, _)| edge == "supersedes")
-            .max_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)));
-        match newest {
-            Some((_, _, later)) => self.view.decision(&later),
-            None => Ok(None),
-        }
+            .max_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)))
+            .map(|(_, _, later)| later))
     }
 }
 
@@ -575,8 +571,8 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         let mut later = g.superseded_by(&item.id)?;
         let mut seen: BTreeSet<String> = BTreeSet::from([item.id.clone()]);
         while let Some(l) = &later {
-            match g.superseded_by(&l.id)? {
-                Some(next) if seen.insert(next.id.clone()) => later = Some(next),
+            match g.superseded_by(l)? {
+                Some(next) if seen.insert(next.clone()) => later = Some(next),
                 _ => break,
             }
         }
@@ -584,19 +580,15 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
             Some(later) => {
                 left_out.superseded += 1;
                 replaced.push((
-                    later.id.clone(),
+                    later.clone(),
                     Replaced {
                         id: item.id.clone(),
                         summary: item.summary.clone(),
                         commit: item.commit.clone(),
                     },
                 ));
-                if !kept.iter().any(|k| k.id == later.id) {
-                    g.decision(&later.id, item.score)?;
-                }
-                if let Some(c) = g.candidates.remove(&later.id)
-                    && let Some(commit) = c.commit
-                    && let Some(event) = g.event(commit, &later.id)?
+                if !kept.iter().any(|k| k.id == later)
+                    && let Some((commit, event)) = g.decision_event(&later)?
                 {
                     let liveness = g.liveness(commit, &event);
                     kept.push(Item::new(
@@ -638,11 +630,15 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let template = env
         .template_from_str(TEMPLATE)
         .expect("templates/query.md.j2 compiles");
-    let header = header_tokens(&template);
     let mut chosen: Vec<Item> = Vec::new();
     let mut used = 0;
+    // What the template prints before its items, once.
+    let mut header: Option<usize> = None;
     for item in kept {
-        let alone = estimate_tokens(&render(&template, std::slice::from_ref(&item)));
+        let text = render(&template, std::slice::from_ref(&item));
+        let alone = estimate_tokens(&text);
+        let header =
+            *header.get_or_insert_with(|| estimate_tokens(text.split("\n- ").next().unwrap_or("")));
         let cost = if chosen.is_empty() {
             alone
         } else {
@@ -671,29 +667,6 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         left_out,
         text,
     })
-}
-
-/// The tokens of what the template prints before its items: one item's rendering without the
-/// item's own lines.
-fn header_tokens(template: &minijinja::Template<'_, '_>) -> usize {
-    let empty = Item {
-        id: String::new(),
-        kind: Kind::Decision,
-        summary: String::new(),
-        rationale: String::new(),
-        alternatives: Vec::new(),
-        files: Vec::new(),
-        commit: String::new(),
-        session: String::new(),
-        prompt: String::new(),
-        timestamp: String::new(),
-        liveness: Liveness::Unknown,
-        found_by: Vec::new(),
-        supersedes: Vec::new(),
-        score: 0.0,
-    };
-    let text = render(template, &[empty]);
-    estimate_tokens(text.split("\n- ").next().unwrap_or(&text))
 }
 
 /// The context a prompt gets: the items through the template.

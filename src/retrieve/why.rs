@@ -89,19 +89,27 @@ pub struct Uncommitted {
     pub events: Vec<Event>,
 }
 
-/// The order events are shown in: what was decided and ruled out first, explorations last.
-fn rank(kind: Kind) -> Option<u8> {
-    Some(match kind {
+/// The reasons among `events`, in the order they are shown: what was decided and ruled out
+/// first, explorations last, each kind in time order.
+fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
+    let rank = |kind: Kind| match kind {
         Kind::Decision => 0,
         Kind::Rejection => 1,
         Kind::Tradeoff => 2,
         Kind::Feature | Kind::Bugfix | Kind::Refactor => 3,
         Kind::Discovery => 4,
         Kind::Raw => 5,
-        Kind::Exploration => 6,
-        // Operations and the session summary are not reasons.
-        Kind::Read | Kind::Write | Kind::Search | Kind::ToolCall | Kind::Session => return None,
-    })
+        _ => 6,
+    };
+    let mut out: Vec<Event> = events
+        .into_iter()
+        .filter(|e| e.kind.is_reason())
+        .cloned()
+        .collect();
+    out.sort_by(|a, b| {
+        (rank(a.kind), &a.timestamp, &a.id).cmp(&(rank(b.kind), &b.timestamp, &b.id))
+    });
+    out
 }
 
 /// Explain `path` (relative to the top of the working tree, `/`-separated), or the lines
@@ -126,7 +134,7 @@ pub fn why(
     let blob = entry
         .object()
         .map_err(store::git_error(format!("read {path} at HEAD")))?;
-    if blob.data.iter().take(8000).any(|&b| b == 0) {
+    if !lines::is_text(&blob.data) {
         return Err(Error::Binary(path.to_owned()));
     }
     let lines = line_count(&blob.data);
@@ -160,18 +168,11 @@ pub fn why(
     for (commit, mut ranges) in by_commit {
         let events = reader.events(commit)?;
         let owned: u32 = ranges.iter().map(|l| l.end - l.start + 1).sum();
-        let mut reasons: Vec<Event> = events
-            .iter()
-            .filter(|e| rank(e.kind).is_some())
-            .cloned()
-            .collect();
+        let reasons = reasons(&events);
         if reasons.is_empty() {
             continue;
         }
         explained_lines += owned;
-        reasons.sort_by(|a, b| {
-            (rank(a.kind), &a.timestamp, &a.id).cmp(&(rank(b.kind), &b.timestamp, &b.id))
-        });
         let mut sessions: Vec<SessionRef> = Vec::new();
         let known: BTreeSet<&str> = reasons.iter().map(|e| e.session_id.as_str()).collect();
         for id in known {
@@ -282,13 +283,7 @@ fn uncommitted(store: &Store, path: &str, head: &[u8]) -> Result<Option<Uncommit
         return Ok(None);
     }
     let lines = lines::added_lines(head, &current).len() as u32;
-    let mut events: Vec<Event> = pending::touching(store, path)?
-        .into_iter()
-        .filter(|e| rank(e.kind).is_some())
-        .collect();
-    events.sort_by(|a, b| {
-        (rank(a.kind), &a.timestamp, &a.id).cmp(&(rank(b.kind), &b.timestamp, &b.id))
-    });
+    let events = reasons(&pending::touching(store, path)?);
     let mut sessions: Vec<SessionRef> = Vec::new();
     for e in &events {
         if !sessions.iter().any(|s| s.id == e.session_id) {

@@ -26,7 +26,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
@@ -179,9 +179,8 @@ enum Rest {
 /// commits that fit its time and files.
 pub fn session(store: &Store, session: &str) -> Result<Linked> {
     let mut linked = Linked::default();
-    let deferred = read_deferred(store);
-    if deferred.iter().any(|d| d.session == session) {
-        for d in deferred.iter().filter(|d| d.session == session) {
+    if let Some(claimed) = claim_deferred(store, session)? {
+        for d in claimed.iter().filter(|d| d.session == session) {
             let done = link(
                 store,
                 session,
@@ -194,12 +193,8 @@ pub fn session(store: &Store, session: &str) -> Result<Linked> {
             linked.commits += done.commits;
             linked.events += done.events;
         }
-        let rest: String = deferred
-            .iter()
-            .filter(|d| d.session != session)
-            .map(|d| format!("{} {} {}\n", d.session, d.commit, d.at))
-            .collect();
-        write_atomic(&store.dir().join(DEFERRED), rest.as_bytes())?;
+        let others: Vec<&Deferred> = claimed.iter().filter(|d| d.session != session).collect();
+        release_deferred(store, &others)?;
     }
     let rest = link(store, session, Rest::ByTimeAndFiles)?;
     linked.commits += rest.commits;
@@ -207,8 +202,35 @@ pub fn session(store: &Store, session: &str) -> Result<Linked> {
     Ok(linked)
 }
 
+/// Under the store lock: when `session` has deferred commits, take the whole file aside
+/// (hooks that find the store busy go on appending to a new one) and return its lines. A file
+/// left aside by a run that died is put back first.
+fn claim_deferred(store: &Store, session: &str) -> Result<Option<Vec<Deferred>>> {
+    let path = store.dir().join(DEFERRED);
+    let aside = store.dir().join(DEFERRED_CLAIMED);
+    if aside.exists() {
+        release_deferred(store, &read_deferred(&aside).iter().collect::<Vec<_>>())?;
+    }
+    if !read_deferred(&path).iter().any(|d| d.session == session) {
+        return Ok(None);
+    }
+    fs::rename(&path, &aside).map_err(io_error("cannot move", &path))?;
+    Ok(Some(read_deferred(&aside)))
+}
+
+/// Give back the claimed lines not dealt with (appended, as hooks do) and drop the claim.
+fn release_deferred(store: &Store, rest: &[&Deferred]) -> Result<()> {
+    for d in rest {
+        append_deferred(store, &d.session, d.commit, d.at)?;
+    }
+    let aside = store.dir().join(DEFERRED_CLAIMED);
+    fs::remove_file(&aside).map_err(io_error("cannot remove", &aside))
+}
+
 /// Where the commits a hook could not link wait, one `<session> <commit> <time>` line each.
 const DEFERRED: &str = "deferred";
+/// The deferred commits a run has taken to link.
+const DEFERRED_CLAIMED: &str = "deferred.claimed";
 
 /// A commit a hook could not link: `session` made `commit`, and the hook ran at `at` (seconds
 /// since the epoch): the events up to then led to it.
@@ -221,6 +243,13 @@ struct Deferred {
 /// Remember that `session` made `commit`, for the next run to link (a hook that found the store
 /// busy). Appends one short line, without the lock: such appends do not interleave.
 pub fn defer(store: &Store, session: &str, commit: ObjectId) -> Result<()> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    append_deferred(store, session, commit, now)
+}
+
+fn append_deferred(store: &Store, session: &str, commit: ObjectId, at: i64) -> Result<()> {
     use std::io::Write;
     let path = store.dir().join(DEFERRED);
     fs::create_dir_all(store.dir()).map_err(io_error("cannot create", store.dir()))?;
@@ -229,15 +258,12 @@ pub fn defer(store: &Store, session: &str, commit: ObjectId) -> Result<()> {
         .append(true)
         .open(&path)
         .map_err(io_error("cannot open", &path))?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    file.write_all(format!("{session} {commit} {now}\n").as_bytes())
+    file.write_all(format!("{session} {commit} {at}\n").as_bytes())
         .map_err(io_error("cannot write", &path))
 }
 
-fn read_deferred(store: &Store) -> Vec<Deferred> {
-    let text = fs::read_to_string(store.dir().join(DEFERRED)).unwrap_or_default();
+fn read_deferred(path: &Path) -> Vec<Deferred> {
+    let text = fs::read_to_string(path).unwrap_or_default();
     text.lines()
         .filter_map(|l| {
             let mut words = l.split_whitespace();

@@ -339,6 +339,15 @@ const TMP_SUFFIX: &str = ".tmp";
 
 /// Replace `path` with `bytes` atomically: readers see the old or the new file, never a mix.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace(path, bytes, true)
+}
+
+/// [`write_atomic`] for a cache that can be made again: not synced to disk.
+pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace(path, bytes, false)
+}
+
+fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     let dir = path.parent().expect("store files live in a folder");
     fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
     let tmp = dir.join(format!(
@@ -349,6 +358,8 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file = File::create(&tmp).map_err(io_error("cannot create", &tmp))?;
     file.write_all(bytes)
         .map_err(io_error("cannot write", &tmp))?;
-    file.sync_all().map_err(io_error("cannot sync", &tmp))?;
+    if sync {
+        file.sync_all().map_err(io_error("cannot sync", &tmp))?;
+    }
     fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
 }

@@ -220,6 +220,9 @@ fn rewrite(
     commits: &[ObjectId],
     mut edit: impl FnMut(usize, Vec<Event>) -> (Vec<Event>, Merged),
 ) -> Result<Merged> {
+    if commits.is_empty() {
+        return Ok(Merged::default());
+    }
     let mut repo = store.repo();
     let signature = signature(&mut repo)?;
     for attempt in 0..ATTEMPTS {

@@ -519,8 +519,12 @@ fn a_hook_waits_for_a_busy_store_only_briefly() {
     assert!(waited < std::time::Duration::from_secs(3), "{waited:?}");
     assert!(log(&repo).contains("busy"), "{}", log(&repo));
     drop(lock);
+    // A run that took the deferred commits aside and died: the next one puts them back.
+    let store = repo.root.join(".git/agent-context");
+    fs::rename(store.join("deferred"), store.join("deferred.claimed")).unwrap();
     // The next run does the work, on the commit the session made.
     repo.ok(&["extract"]);
+    assert!(!store.join("deferred.claimed").exists());
     assert_eq!(
         kinds_in_note(&repo, &head),
         ["decision", "session", "write"]

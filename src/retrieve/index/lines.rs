@@ -7,6 +7,7 @@
 //! the other lines their commit added.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use gix::ObjectId;
 use gix::diff::blob::{Algorithm, Diff, InternedInput, sources::byte_lines};
@@ -55,12 +56,19 @@ impl LineHash {
     }
 }
 
+/// Whether content is text, as git decides it: no NUL in its first 8,000 bytes.
+pub fn is_text(data: &[u8]) -> bool {
+    !data.iter().take(8000).any(|&b| b == 0)
+}
+
+/// Whether the index keeps the lines of this content: text, and not oversized.
+fn indexable(data: &[u8]) -> bool {
+    data.len() <= MAX_BLOB && is_text(data)
+}
+
 /// The lines of a text, hashed; `None` for binary or oversized content.
 pub fn hash_lines(data: &[u8]) -> Option<Vec<LineHash>> {
-    if data.len() > MAX_BLOB || data.iter().take(8000).any(|&b| b == 0) {
-        return None;
-    }
-    Some(byte_lines(data).map(LineHash::of).collect())
+    indexable(data).then(|| byte_lines(data).map(LineHash::of).collect())
 }
 
 /// What one commit did to one file: the lines it added, in file order.
@@ -93,7 +101,6 @@ pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<A
     let changes = repo
         .diff_tree_to_tree(parent_tree.as_ref(), &tree, options)
         .map_err(git_error(format!("diff {commit} with its parent")))?;
-    let symbols = symbol_pattern();
     let mut out = Vec::new();
     for change in changes {
         use gix::object::tree::diff::ChangeDetached as C;
@@ -122,7 +129,7 @@ pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<A
         let new_data = repo
             .find_blob(new)
             .map_err(git_error(format!("read {path} at {commit}")))?;
-        if hash_lines(&new_data.data).is_none() {
+        if !indexable(&new_data.data) {
             continue;
         }
         let old_data = match old {
@@ -142,7 +149,7 @@ pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<A
             .iter()
             .filter_map(|(text, _)| std::str::from_utf8(text).ok())
         {
-            for cap in symbols.captures_iter(line) {
+            for cap in SYMBOL.captures_iter(line) {
                 defined.push(cap[1].to_owned());
             }
         }
@@ -171,12 +178,12 @@ pub fn added_lines<'a>(before: &[u8], after: &'a [u8]) -> Vec<(&'a [u8], LineHas
 }
 
 /// Definitions in the common languages: a keyword, then the name it defines.
-fn symbol_pattern() -> regex::Regex {
+static SYMBOL: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(
         r"\b(?:fn|def|class|struct|enum|trait|type|interface|func|function|module|impl|const|static|macro_rules!)\s+([A-Za-z_][A-Za-z0-9_]{2,})",
     )
     .expect("the symbol pattern compiles")
-}
+});
 
 /// What the index knows of one annotated commit's work on a file.
 #[derive(Debug, Clone)]

@@ -31,7 +31,7 @@ use gix::ObjectId;
 
 use crate::event::Event;
 use crate::event::note::decode;
-use crate::store::{self, Result, Store, git_error, io_error, notes};
+use crate::store::{self, Result, Store, git_error, io_error, notes, write_cache};
 use lines::{Entry, LineHash};
 
 const DIR: &str = "index";
@@ -134,14 +134,14 @@ pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
 /// Remove the index, its state first: a removal cut short leaves no index that looks whole.
 fn remove_dir(dir: &Path) -> Result<()> {
     let state = dir.join("state");
-    match fs::remove_file(&state) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            return Err(io_error("cannot remove", &state)(e));
-        }
-        _ => {}
-    }
-    match fs::remove_dir_all(dir) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("cannot remove", dir)(e)),
+    gone(fs::remove_file(&state), &state)?;
+    gone(fs::remove_dir_all(dir), dir)
+}
+
+/// The outcome of removing `path`: already gone is as good as removed.
+fn gone(removal: io::Result<()>, path: &Path) -> Result<()> {
+    match removal {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("cannot remove", path)(e)),
         _ => Ok(()),
     }
 }
@@ -277,7 +277,7 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
     }
     // Buckets are appended to in place: until the new state is written, a crash leaves the
     // index marked, and the next update makes it again from nothing.
-    write_file(
+    write_cache(
         &dir.join("state"),
         format!("{}{DIRTY}\n", old_state.encode()).as_bytes(),
     )?;
@@ -321,7 +321,7 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         write_lines(&file, lines)?;
     }
     state.notes = tip;
-    write_file(&dir.join("state"), state.encode().as_bytes())?;
+    write_cache(&dir.join("state"), state.encode().as_bytes())?;
     Ok(true)
 }
 
@@ -413,7 +413,7 @@ fn note_events(repo: &gix::Repository, blob: ObjectId) -> Option<Vec<Event>> {
 fn documents(events: &[Event]) -> Vec<(BTreeMap<String, u32>, &Event)> {
     events
         .iter()
-        .filter(|e| terms::indexed(e.kind))
+        .filter(|e| e.kind.is_reason())
         .map(|e| {
             let mut tf: BTreeMap<String, u32> = BTreeMap::new();
             for t in terms::event_terms(e) {
@@ -434,10 +434,9 @@ fn read_existing_lines(path: &Path) -> Result<Vec<String>> {
     }
 }
 
+/// The lines of a file, none if it cannot be read: what a reader of the cache makes do with.
 fn read_lines(path: &Path) -> Vec<String> {
-    fs::read_to_string(path)
-        .map(|t| t.lines().map(str::to_owned).collect())
-        .unwrap_or_default()
+    read_existing_lines(path).unwrap_or_default()
 }
 
 /// Add lines at the end of a bucket.
@@ -457,29 +456,11 @@ fn append_lines(path: &Path, lines: &[String]) -> Result<()> {
 /// Replace a bucket; an empty one is removed.
 fn write_lines(path: &Path, lines: Vec<String>) -> Result<()> {
     if lines.is_empty() {
-        return match fs::remove_file(path) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                Err(io_error("cannot remove", path)(e))
-            }
-            _ => Ok(()),
-        };
+        return gone(fs::remove_file(path), path);
     }
     let mut text = lines.join("\n");
     text.push('\n');
-    write_file(path, text.as_bytes())
-}
-
-/// Replace a cache file (temporary file, then rename; no sync: the index can be made again).
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().expect("index files live in a folder");
-    fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    fs::write(&tmp, bytes).map_err(io_error("cannot write", &tmp))?;
-    fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
+    write_cache(path, text.as_bytes())
 }
 
 impl Index {
@@ -574,6 +555,8 @@ pub struct Ownership {
     pub entries: Vec<Entry>,
     /// Per line of the file at HEAD, an index into `entries`.
     pub owners: Vec<Option<usize>>,
+    /// Lines at HEAD each commit owns.
+    counts: HashMap<ObjectId, u32>,
 }
 
 impl Ownership {
@@ -581,15 +564,19 @@ impl Ownership {
         let hashes = lines::hash_lines(head)?;
         let entries = index.entries(path);
         let owners = lines::owners(&hashes, &entries);
-        Some(Ownership { entries, owners })
+        let mut counts: HashMap<ObjectId, u32> = HashMap::new();
+        for e in owners.iter().flatten() {
+            *counts.entry(entries[*e].commit).or_default() += 1;
+        }
+        Some(Ownership {
+            entries,
+            owners,
+            counts,
+        })
     }
 
-    /// Lines at HEAD each commit owns.
-    pub fn counts(&self) -> HashMap<ObjectId, u32> {
-        let mut counts: HashMap<ObjectId, u32> = HashMap::new();
-        for e in self.owners.iter().flatten() {
-            *counts.entry(self.entries[*e].commit).or_default() += 1;
-        }
-        counts
+    /// Lines at HEAD `commit` owns.
+    pub fn lines_of(&self, commit: ObjectId) -> u32 {
+        self.counts.get(&commit).copied().unwrap_or(0)
     }
 }

@@ -5,7 +5,7 @@
 //! themselves and as their parts: `parse_range` gives `parse_range`, `pars`, `rang`;
 //! `TtlCache` gives `ttlcache`, `ttl`, `cach`.
 
-use crate::event::{Event, Kind};
+use crate::event::Event;
 
 /// BM25's usual parameters.
 const K1: f64 = 1.2;
@@ -85,14 +85,6 @@ fn stem(word: &str) -> &str {
         }
     }
     word
-}
-
-/// Whether an event is reasoning the index should find.
-pub fn indexed(kind: Kind) -> bool {
-    !matches!(
-        kind,
-        Kind::Read | Kind::Write | Kind::Search | Kind::ToolCall | Kind::Session
-    )
 }
 
 /// The text of an event that the keyword index covers: its summary (twice: it is what the

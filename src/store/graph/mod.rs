@@ -20,7 +20,7 @@
 pub mod node;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
@@ -81,6 +81,9 @@ struct Snapshot<'r> {
     /// The entries of each folder read so far, by name: the `decisions` folder of a large
     /// graph is a tree of thousands of entries, decoded once rather than per node.
     folders: RefCell<HashMap<String, HashMap<String, ObjectId>>>,
+    /// Nodes read so far (`None`: not in the graph), each parsed once.
+    decisions: RefCell<HashMap<String, Option<DecisionNode>>>,
+    sessions: RefCell<HashMap<String, Option<SessionNode>>>,
 }
 
 impl<'r> Snapshot<'r> {
@@ -106,7 +109,31 @@ impl<'r> Snapshot<'r> {
             tip,
             tree,
             folders: RefCell::new(HashMap::new()),
+            decisions: RefCell::new(HashMap::new()),
+            sessions: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// The decision node `id`, if the graph has it.
+    fn decision(&self, id: &str) -> Result<Option<DecisionNode>> {
+        if let Some(d) = self.decisions.borrow().get(id) {
+            return Ok(d.clone());
+        }
+        let d: Option<DecisionNode> = self.toml(&decision_path(id))?;
+        self.decisions.borrow_mut().insert(id.to_owned(), d.clone());
+        Ok(d)
+    }
+
+    /// The session node of `session`, if the graph has it.
+    fn session(&self, session: &str) -> Result<Option<SessionNode>> {
+        if let Some(s) = self.sessions.borrow().get(session) {
+            return Ok(s.clone());
+        }
+        let s: Option<SessionNode> = self.toml(&session_path(session))?;
+        self.sessions
+            .borrow_mut()
+            .insert(session.to_owned(), s.clone());
+        Ok(s)
     }
 
     /// The blobs of the top-level folder `dir` (or of the root, for ""), by name.
@@ -172,8 +199,6 @@ pub struct View<'r> {
     snapshot: Snapshot<'r>,
     files: Option<String>,
     edges: Option<String>,
-    decisions: HashMap<String, Option<DecisionNode>>,
-    sessions: HashMap<String, Option<SessionNode>>,
 }
 
 impl<'r> View<'r> {
@@ -182,27 +207,15 @@ impl<'r> View<'r> {
             snapshot: Snapshot::at_tip(repo)?,
             files: None,
             edges: None,
-            decisions: HashMap::new(),
-            sessions: HashMap::new(),
         })
     }
 
     pub fn decision(&mut self, id: &str) -> Result<Option<DecisionNode>> {
-        if let Some(d) = self.decisions.get(id) {
-            return Ok(d.clone());
-        }
-        let d: Option<DecisionNode> = self.snapshot.toml(&decision_path(id))?;
-        self.decisions.insert(id.to_owned(), d.clone());
-        Ok(d)
+        self.snapshot.decision(id)
     }
 
     pub fn session(&mut self, id: &str) -> Result<Option<SessionNode>> {
-        if let Some(s) = self.sessions.get(id) {
-            return Ok(s.clone());
-        }
-        let s: Option<SessionNode> = self.snapshot.toml(&session_path(id))?;
-        self.sessions.insert(id.to_owned(), s.clone());
-        Ok(s)
+        self.snapshot.session(id)
     }
 
     /// The sessions (`"session"`) and decisions (`"decision"`) of `path`: `(kind, id)` pairs.
@@ -311,7 +324,7 @@ fn gather(
     session: &str,
     commits: &BTreeSet<ObjectId>,
 ) -> Result<Option<Gathered>> {
-    let old: Option<SessionNode> = snapshot.toml(&session_path(session))?;
+    let old: Option<SessionNode> = snapshot.session(session)?;
     let mut all: BTreeSet<ObjectId> = commits.clone();
     if let Some(old) = &old {
         all.extend(
@@ -380,16 +393,14 @@ fn plan(
             }
             let session = match kind {
                 "session" => Some(id.to_owned()),
-                _ => snapshot
-                    .toml::<DecisionNode>(&decision_path(id))?
-                    .map(|d| d.session),
+                _ => snapshot.decision(id)?.map(|d| d.session),
             };
             if let Some(session) = session.filter(|s| !touched.contains_key(s)) {
                 later.insert(session);
             }
         }
         for session in later {
-            let Some(node) = snapshot.toml::<SessionNode>(&session_path(&session))? else {
+            let Some(node) = snapshot.session(&session)? else {
                 continue;
             };
             if node.start.as_str() > earliest.as_str()
@@ -428,6 +439,7 @@ fn plan(
         .flat_map(|d| d.files.iter().map(String::as_str))
         .collect();
     let mut known: Vec<DecisionNode> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for line in &files_index {
         let mut parts = line.split('\t');
         let (Some(path), Some("decision"), Some(id)) = (parts.next(), parts.next(), parts.next())
@@ -435,8 +447,9 @@ fn plan(
             continue;
         };
         if files.contains(path)
-            && !known.iter().any(|k| k.id == id)
-            && let Some(d) = snapshot.toml::<DecisionNode>(&decision_path(id))?
+            && !old_decisions.contains(id)
+            && seen.insert(id)
+            && let Some(d) = snapshot.decision(id)?
             && !rebuilt.contains(d.session.as_str())
         {
             known.push(d);
@@ -800,6 +813,7 @@ fn write(
     let signature = signature(&mut repo)?;
     for attempt in 0..ATTEMPTS {
         let tip = Snapshot::at_tip(&repo)?;
+        let tip_tree = tip.tree;
         let snapshot = match start {
             Start::Tip => tip,
             Start::Empty => Snapshot::of(&repo, tip.tip, ObjectId::empty_tree(repo.object_hash())),
@@ -831,11 +845,7 @@ fn write(
             .write()
             .map_err(git_error(format!("write the tree of {REF}")))?
             .detach();
-        let old_tree = match snapshot.tip {
-            Some(_) => Snapshot::at_tip(&repo)?.tree,
-            None => ObjectId::empty_tree(repo.object_hash()),
-        };
-        if tree == old_tree {
+        if tree == tip_tree {
             return Ok(updated);
         }
         let mut time = gix::date::parse::TimeBuf::default();
