@@ -5,7 +5,9 @@
 //!    turn, medians and their ratio (git has a commit-graph with changed-path filters);
 //!    `why --exact` (gix's blame) a few times for reference.
 //! 2. `git agent-context query "<prompt>"`: median and 95th percentile over prompts that name
-//!    files, symbols, or neither.
+//!    files, a symbol an annotated commit defined (checked to be hinted as one), or neither;
+//!    and a query with nothing to find beside `git diff --name-only HEAD`, which every query
+//!    waits for.
 //!
 //! Run: `cargo bench --bench retrieve` (`-- --runs N` for the why/blame rounds, `--queries N`
 //! for the query runs). The repository is built on the first run and kept under `target/tmp/`.
@@ -77,6 +79,27 @@ fn main() {
         ms(median(&mut exact))
     );
 
+    // Functions that annotated commits added and HEAD still has, for prompts that name a
+    // symbol only (the index knows the names annotated commits define).
+    let defined = regex::Regex::new(r"(?m)^\+fn ([a-z]+_step_[0-9]+)").unwrap();
+    let heads: String = bigrepo::LONG_LIVED
+        .iter()
+        .map(|path| repo.git(&["show", &format!("HEAD:{path}")]))
+        .collect();
+    let notes = repo.git(&["notes", "--ref=agent-context", "list"]);
+    let mut symbols: Vec<String> = Vec::new();
+    for commit in notes.lines().rev().filter_map(|l| l.split(' ').nth(1)) {
+        let diff = repo.git(&["show", "--format=", "--unified=0", commit]);
+        symbols.extend(
+            defined
+                .captures_iter(&diff)
+                .map(|c| c[1].to_owned())
+                .filter(|name| heads.contains(&format!("fn {name}("))),
+        );
+        if symbols.len() >= 5 {
+            break;
+        }
+    }
     let mut rng = bigrepo::Rng::new(7);
     let prompts: Vec<String> = (0..20)
         .map(|i| {
@@ -86,11 +109,28 @@ fn main() {
             match i % 4 {
                 0 => format!("Why does {file} keep the {topic} this way?"),
                 1 => format!("Make the {topic} faster without hurting the {other}"),
-                2 => format!("Refactor {topic}_step_{} in {file}", 1000 + i),
+                2 => format!(
+                    "Refactor {} to take a slice",
+                    symbols[i / 4 % symbols.len()]
+                ),
                 _ => format!("Should the {topic} use a ring buffer instead of a hash map?"),
             }
         })
         .collect();
+    // What a query costs with nothing to find, and the part of it that is git's.
+    let mut nothing: Vec<Duration> = (0..20)
+        .map(|_| time(BIN, &["query", "zzyzx qwvq"]).0)
+        .collect();
+    let mut diff: Vec<Duration> = (0..20)
+        .map(|_| time("git", &["diff", "--name-only", "HEAD"]).0)
+        .collect();
+    println!(
+        "query with nothing to find: median {}; git diff --name-only HEAD: median {}",
+        ms(median(&mut nothing)),
+        ms(median(&mut diff))
+    );
+    let edges = repo.git(&["cat-file", "-s", "refs/agent-context:index/edges.tsv"]);
+    println!("the graph's edge index: {} bytes", edges.trim());
     let mut times = Vec::with_capacity(queries);
     let mut empty = 0;
     for q in 0..queries {
@@ -101,6 +141,23 @@ fn main() {
             empty += 1;
         }
     }
+    // The symbol prompts are hinted by the symbol, not by a file name.
+    let answer = repo
+        .command(BIN)
+        .args(["query", &prompts[2], "--json"])
+        .output()
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_slice(&answer.stdout).unwrap();
+    assert!(
+        answer["hinted_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["hint"] == "symbol"),
+        "{:?}: {}",
+        prompts[2],
+        answer["hinted_files"]
+    );
     times.sort();
     let p95 = times[(times.len() * 95).div_ceil(100) - 1];
     println!(

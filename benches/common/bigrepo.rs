@@ -151,8 +151,10 @@ fn rebuild(repo: &BigRepo, bin: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     println!(
-        "rebuild (graph and index from 5,000 notes): {:.1} s",
-        started.elapsed().as_secs_f64()
+        "rebuild (graph and index from {} notes): {:.1} s: {}",
+        COMMITS / NOTE_EVERY,
+        started.elapsed().as_secs_f64(),
+        String::from_utf8_lossy(&out.stdout).trim()
     );
 }
 

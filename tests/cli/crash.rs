@@ -8,7 +8,9 @@ use crate::link::six_commit_session;
 use crate::repo::TestRepo;
 
 /// Everything a run stores that must come out the same: each commit's note as git shows it,
-/// the decision graph's files, the pending queue byte for byte, and the attached index.
+/// the decision graph's tree, the pending queue byte for byte, the attached index, and the
+/// retrieval index's lines (in any order; its `state` names the notes commit, which differs
+/// when a run was cut short).
 fn stored(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = commits
         .iter()
@@ -36,6 +38,34 @@ fn stored(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)> {
             ));
         }
     }
+    let graph = repo.git_output(
+        &repo.root,
+        &["rev-parse", "--verify", "-q", "refs/agent-context^{tree}"],
+        &[],
+    );
+    out.push((
+        "graph tree".to_owned(),
+        String::from_utf8(graph.stdout).unwrap(),
+    ));
+    let index = repo.root.join(".git/agent-context/index");
+    let mut folders = vec![index.clone()];
+    while let Some(dir) = folders.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if e.file_name() != "state" {
+                let mut lines: Vec<String> = std::fs::read_to_string(&path)
+                    .unwrap()
+                    .lines()
+                    .map(str::to_owned)
+                    .collect();
+                lines.sort();
+                let name = path.strip_prefix(&index).unwrap().display().to_string();
+                out.push((format!("index {name}"), lines.join("\n")));
+            }
+        }
+    }
     out.sort();
     out
 }
@@ -48,6 +78,13 @@ fn a_writer_killed_at_any_point_leaves_a_consistent_repository_that_the_next_run
     let (transcript, commits) = six_commit_session(&reference);
     reference.extract(&transcript);
     let expected = stored(&reference, &commits);
+    assert!(
+        expected
+            .iter()
+            .any(|(k, v)| k == "graph tree" && !v.is_empty())
+            && expected.iter().any(|(k, _)| k.starts_with("index terms/")),
+        "the reference has a graph and an index to compare"
+    );
     // How long a whole run takes, warm: the shortest of three.
     let whole = (0..3)
         .map(|_| {

@@ -171,7 +171,7 @@ fn every_backend_returns_what_each_prompt_needs_within_the_budget() {
             }
             wanted += case.must.len();
             found += hit;
-            returned += got.len();
+            returned += items.len();
             relevant += hit;
         }
         let recall = found as f64 / wanted as f64;
@@ -181,6 +181,8 @@ fn every_backend_returns_what_each_prompt_needs_within_the_budget() {
             CASES.len()
         );
         assert!(recall >= 0.9, "{backend}: recall {recall:.2}");
+        // Related reasoning comes along, but not everything.
+        assert!(precision >= 0.3, "{backend}: precision {precision:.2}");
         assert!(by_graph > 0, "{backend}: the graph found nothing");
     }
 }
@@ -345,6 +347,13 @@ fn the_index_kept_up_incrementally_equals_a_rebuild() {
 #[test]
 fn why_by_the_index_agrees_with_blame() {
     let s = scenario::build();
+    // The commits that carry reasoning: those of the sessions.
+    let reasoned: BTreeSet<&str> = s
+        .commits
+        .iter()
+        .filter(|(label, _)| label.starts_with('c'))
+        .map(|(_, c)| c.as_str())
+        .collect();
     let (mut same, mut all) = (0, 0);
     for path in [
         "src/cache.rs",
@@ -370,7 +379,24 @@ fn why_by_the_index_agrees_with_blame() {
             }
             out
         };
-        let (index, blame) = (owners(&[]), owners(&["--exact"]));
+        // git's own blame, kept to the commits with reasoning.
+        let mut blame: BTreeMap<u64, String> = BTreeMap::new();
+        for line in s.repo.git(&["blame", "--porcelain", path]).lines() {
+            let mut f = line.split(' ');
+            if let (Some(sha), Some(_), Some(at)) = (f.next(), f.next(), f.next())
+                && sha.len() == 40
+                && reasoned.contains(sha)
+            {
+                blame.insert(at.parse().unwrap(), sha.to_owned());
+            }
+        }
+        assert!(!blame.is_empty(), "{path}");
+        let index = owners(&[]);
+        assert_eq!(
+            owners(&["--exact"]),
+            blame,
+            "{path}: gix's blame against git's"
+        );
         let text = fs::read_to_string(s.repo.root.join(path)).unwrap();
         for (n, line) in text.lines().enumerate() {
             let n = n as u64 + 1;
@@ -390,7 +416,7 @@ fn why_by_the_index_agrees_with_blame() {
             );
         }
     }
-    println!("why by the index: {same} of {all} lines as blame gives them");
+    println!("why by the index: {same} of {all} lines as git blame gives them");
     assert!(same * 100 >= all * 98, "{same}/{all}");
 }
 
