@@ -129,8 +129,17 @@ fn main() {
         ms(median(&mut nothing)),
         ms(median(&mut diff))
     );
-    let edges = repo.git(&["cat-file", "-s", "refs/agent-context:index/edges.tsv"]);
-    println!("the graph's edge index: {} bytes", edges.trim());
+    let buckets = repo.git(&["ls-tree", "-l", "refs/agent-context:index/edges"]);
+    let sizes: Vec<u64> = buckets
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(3)?.parse().ok())
+        .collect();
+    println!(
+        "the graph's edge index: {} bytes in {} buckets, the largest {} bytes",
+        sizes.iter().sum::<u64>(),
+        sizes.len(),
+        sizes.iter().max().unwrap_or(&0)
+    );
     let mut times = Vec::with_capacity(queries);
     let mut empty = 0;
     for q in 0..queries {

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 
+use crate::retrieve::head::HeadTree;
 use crate::retrieve::index::Index;
 use crate::store::Store;
 
@@ -74,17 +75,15 @@ fn looks_like_symbol(word: &str) -> Option<&str> {
 
 /// The hinted files of a prompt, each with why, in order of trust (files changed in the
 /// working tree come from [`Changed`]).
-pub fn hinted(store: &Store, index: &Index, prompt: &str, given: &[String]) -> Vec<(String, Hint)> {
+pub fn hinted(
+    head: &mut HeadTree<'_>,
+    index: &Index,
+    prompt: &str,
+    given: &[String],
+) -> Vec<(String, Hint)> {
     let mut out: Vec<(String, Hint)> = given.iter().map(|p| (p.clone(), Hint::Given)).collect();
     let known = index.paths();
-    let repo = store.repo();
-    let head_tree = repo.head_commit().ok().and_then(|c| c.tree().ok());
-    let tracked = |path: &str| {
-        head_tree
-            .as_ref()
-            .and_then(|t| t.lookup_entry_by_path(path).ok().flatten())
-            .is_some_and(|e| e.mode().is_blob())
-    };
+    let mut tracked = |path: &str| head.blob(path).is_some();
     let mut named: BTreeSet<String> = BTreeSet::new();
     for word in words(prompt) {
         if looks_like_path(word) {

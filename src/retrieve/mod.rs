@@ -1,5 +1,6 @@
 //! Retrieval: from git's own signals back to the reasoning (DESIGN §8).
 
+pub mod head;
 pub mod hints;
 pub mod index;
 pub mod query;

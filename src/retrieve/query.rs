@@ -14,6 +14,7 @@
 //! budget is not overrun.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use gix::ObjectId;
 use serde::Serialize;
@@ -21,6 +22,7 @@ use serde::Serialize;
 use crate::config::Backend;
 use crate::event::time::unix_seconds;
 use crate::event::{Event, Kind, truncate_words};
+use crate::retrieve::head::HeadTree;
 use crate::retrieve::hints::{self, Hint};
 use crate::retrieve::index::{self, Index, Ownership, terms};
 use crate::store::graph::View;
@@ -166,7 +168,7 @@ struct Candidate {
 }
 
 struct Gather<'r> {
-    repo: &'r gix::Repository,
+    head: HeadTree<'r>,
     index: Index,
     reader: notes::Reader<'r>,
     view: View<'r>,
@@ -194,8 +196,10 @@ impl<'r> Gather<'r> {
     /// at HEAD.
     fn ownership(&mut self, path: &str) -> Option<&Ownership> {
         if !self.ownership.contains_key(path) {
-            let owned =
-                head_blob(self.repo, path).and_then(|data| Ownership::of(&self.index, path, &data));
+            let owned = self
+                .head
+                .read(path)
+                .and_then(|data| Ownership::of(&self.index, path, &data));
             self.ownership.insert(path.to_owned(), owned);
         }
         self.ownership[path].as_ref()
@@ -215,21 +219,36 @@ impl<'r> Gather<'r> {
         query.dedup();
         let docs = self.index.docs();
         let average = self.index.average_length();
-        let mut scores: HashMap<(ObjectId, String), f64> = HashMap::new();
-        for term in &query {
-            let postings = self.index.postings(term);
+        let lists: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
+        let total = lists.iter().map(|l| l.iter().count()).sum();
+        let mut scores: HashMap<&str, f64, BuildHasherDefault<Xxh3>> =
+            HashMap::with_capacity_and_hasher(total, BuildHasherDefault::default());
+        for list in &lists {
+            let postings: Vec<index::Posting<'_>> = list.iter().collect();
             let df = postings.len();
             for p in postings {
-                *scores.entry((p.commit, p.event)).or_default() +=
-                    terms::bm25(p.tf, p.len, df, docs, average);
+                *scores.entry(p.doc).or_default() += terms::bm25(p.tf, p.len, df, docs, average);
             }
         }
-        let mut ranked: Vec<((ObjectId, String), f64)> = scores.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut ranked: Vec<(&str, f64)> = scores.into_iter().collect();
+        let order = |a: &(&str, f64), b: &(&str, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(b.0));
+        // The best few in order, without sorting every event a common word is in.
+        if ranked.len() > KEYWORD_HITS {
+            ranked.select_nth_unstable_by(KEYWORD_HITS, order);
+            ranked.truncate(KEYWORD_HITS);
+        }
+        ranked.sort_by(order);
         let best = ranked.first().map_or(1.0, |r| r.1);
-        for ((commit, id), score) in ranked.into_iter().take(KEYWORD_HITS) {
+        let hits: Vec<(ObjectId, String, f64)> = ranked
+            .into_iter()
+            .filter_map(|(doc, score)| {
+                let (commit, id) = index::event_of(doc)?;
+                Some((commit, id.to_owned(), score / best))
+            })
+            .collect();
+        for (commit, id, score) in hits {
             let c = self.candidate(&id, commit, "keyword");
-            c.keyword = c.keyword.max(score / best);
+            c.keyword = c.keyword.max(score);
         }
     }
 
@@ -406,14 +425,9 @@ impl<'r> Gather<'r> {
                 let Some(node) = self.view.decision(id)? else {
                     continue;
                 };
-                for neighbour in node
-                    .depends_on
-                    .iter()
-                    .chain(&node.supersedes)
-                    .chain(&node.conflicts_with)
-                {
-                    if seen.insert(neighbour.clone()) {
-                        next.push(neighbour.clone());
+                for (_, neighbour) in node.edges() {
+                    if seen.insert(neighbour.to_owned()) {
+                        next.push(neighbour.to_owned());
                     }
                 }
             }
@@ -453,26 +467,42 @@ impl<'r> Gather<'r> {
         }
     }
 
-    /// The newest decision that supersedes decision `id`, if one does.
-    fn superseded_by(&mut self, id: &str) -> store::Result<Option<String>> {
+    /// The newest decision that supersedes decision `id`, if one does, with its commit.
+    fn superseded_by(&mut self, id: &str) -> store::Result<Option<(String, String)>> {
         Ok(self
             .view
             .edges_to(id)?
             .into_iter()
-            .filter(|(edge, _, _)| edge == "supersedes")
-            .max_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)))
-            .map(|(_, _, later)| later))
+            .filter(|e| e.kind == "supersedes")
+            .max_by(|a, b| (&a.timestamp, &a.later).cmp(&(&b.timestamp, &b.later)))
+            .map(|e| (e.later, e.commit)))
+    }
+
+    /// The event of decision `id`, on `commit` as the edges index gives it or else where its
+    /// node says.
+    fn later_event(&mut self, id: &str, commit: &str) -> store::Result<Option<(ObjectId, Event)>> {
+        if let Ok(commit) = ObjectId::from_hex(commit.as_bytes())
+            && let Some(event) = self.event(commit, id)?
+        {
+            return Ok(Some((commit, event)));
+        }
+        self.decision_event(id)
     }
 }
 
-/// The blob of `path` at HEAD.
-fn head_blob(repo: &gix::Repository, path: &str) -> Option<Vec<u8>> {
-    let tree = repo.head_commit().ok()?.tree().ok()?;
-    let entry = tree.lookup_entry_by_path(path).ok()??;
-    if !entry.mode().is_blob() {
-        return None;
+/// A hasher for short string keys: XXH3 of their bytes. std's SipHash resists hash flooding,
+/// which keys from our own index do not call for, at several times the cost.
+#[derive(Default)]
+struct Xxh3(u64);
+
+impl Hasher for Xxh3 {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
     }
-    Some(entry.object().ok()?.detach().data)
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// How much a kind of event is worth injecting: what was decided and ruled out first.
@@ -494,9 +524,10 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let changed = hints::Changed::start(store);
     let repo = store.repo();
     let index = index::open(store)?;
-    let mut hinted = hints::hinted(store, &index, request.prompt, &request.files);
+    let mut head = HeadTree::new(&repo);
+    let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
     let mut g = Gather {
-        repo: &repo,
+        head,
         index,
         reader: notes::Reader::new(&repo)?,
         view: View::open(&repo)?,
@@ -570,14 +601,14 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         // The end of a chain of supersessions: A under C when B replaced A and C replaced B.
         let mut later = g.superseded_by(&item.id)?;
         let mut seen: BTreeSet<String> = BTreeSet::from([item.id.clone()]);
-        while let Some(l) = &later {
+        while let Some((l, _)) = &later {
             match g.superseded_by(l)? {
-                Some(next) if seen.insert(next.clone()) => later = Some(next),
+                Some(next) if seen.insert(next.0.clone()) => later = Some(next),
                 _ => break,
             }
         }
         match later {
-            Some(later) => {
+            Some((later, later_commit)) => {
                 left_out.superseded += 1;
                 replaced.push((
                     later.clone(),
@@ -588,7 +619,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
                     },
                 ));
                 if !kept.iter().any(|k| k.id == later)
-                    && let Some((commit, event)) = g.decision_event(&later)?
+                    && let Some((commit, event)) = g.later_event(&later, &later_commit)?
                 {
                     let liveness = g.liveness(commit, &event);
                     kept.push(Item::new(

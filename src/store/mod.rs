@@ -321,6 +321,12 @@ impl Store {
 
 /// Wait a little before retrying a compare-and-swap lost to another writer: a random time that
 /// grows with the attempts, up to 10 ms, so that writers racing for one ref stop colliding.
+/// The bucket a key's lines are kept in, where an index is split into files: the first byte
+/// of the key's XXH3-64, in hex (`00` to `ff`).
+pub(crate) fn bucket(key: &str) -> String {
+    format!("{:02x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()) >> 56)
+}
+
 pub(crate) fn backoff(attempt: usize) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -133,6 +133,26 @@ fn decisions_on_the_same_subject_supersede_or_conflict_and_a_rebuild_changes_not
         "{files}"
     );
     assert!(files.contains("cache.py\tsession\ts3"), "{files}");
+    // The reverse view of the edges, in buckets: both edges point at d1, so one bucket holds
+    // them, though s1 came last and d2 and d3 were made again with it.
+    let buckets = repo.git(&["ls-tree", "--name-only", "refs/agent-context:index/edges"]);
+    assert_eq!(buckets.lines().count(), 1, "{buckets}");
+    let edges = repo.git(&[
+        "show",
+        &format!("refs/agent-context:index/edges/{}", buckets.trim()),
+    ]);
+    assert_eq!(
+        edges,
+        format!(
+            "{d1}\tconflicts_with\t{}\t{}\t{c3}\n{d1}\tsupersedes\t{}\t{}\t{c2}\n",
+            d3.timestamp,
+            d3.id,
+            d2.timestamp,
+            d2.id,
+            d1 = d1.id
+        )
+        .trim_end(),
+    );
 
     // What the updates made, a rebuild from the notes makes again.
     let tree = repo.git(&["rev-parse", "refs/agent-context^{tree}"]);

@@ -39,13 +39,19 @@ const FORMAT: &str = "git-agent-context index 1";
 /// The line that marks an index being written: it is not to be trusted.
 const DIRTY: &str = "dirty";
 
-/// A keyword posting: `tf` occurrences of a term in an event of `len` terms on `commit`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Posting {
-    pub commit: ObjectId,
-    pub event: String,
+/// A keyword posting: `tf` occurrences of a term in an event of `len` terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posting<'t> {
+    /// The event: `<commit> TAB <event id>` (see [`event_of`]).
+    pub doc: &'t str,
     pub tf: u32,
     pub len: u32,
+}
+
+/// The commit and id of a posting's event.
+pub fn event_of(doc: &str) -> Option<(ObjectId, &str)> {
+    let (commit, id) = doc.split_once('\t')?;
+    Some((ObjectId::from_hex(commit.as_bytes()).ok()?, id))
 }
 
 /// The index as of one notes commit.
@@ -172,8 +178,7 @@ impl Edits {
 }
 
 fn bucket(kind: &str, key: &str) -> String {
-    let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
-    format!("{kind}/{:02x}.tsv", hash >> 56)
+    format!("{kind}/{}.tsv", store::bucket(key))
 }
 
 /// Under the store lock: catch the index up with the notes ref (from nothing when it has no
@@ -474,37 +479,24 @@ impl Index {
         self.state.length as f64 / self.state.docs.max(1) as f64
     }
 
-    /// The lines of the bucket for `key` that start with `key` and a tab.
-    fn lines_for(&self, kind: &str, key: &str) -> Vec<String> {
-        let prefix = format!("{key}\t");
-        read_lines(&self.dir.join(bucket(kind, key)))
-            .into_iter()
-            .filter(|l| l.starts_with(&prefix))
-            .collect()
+    /// The bucket `key` is in, read whole; empty when it cannot be read.
+    fn bucket(&self, kind: &str, key: &str) -> String {
+        fs::read_to_string(self.dir.join(bucket(kind, key))).unwrap_or_default()
     }
 
     /// Where `term` occurs.
-    pub fn postings(&self, term: &str) -> Vec<Posting> {
-        self.lines_for("terms", term)
-            .iter()
-            .filter_map(|l| {
-                let mut f = l.split('\t').skip(1);
-                Some(Posting {
-                    commit: ObjectId::from_hex(f.next()?.as_bytes()).ok()?,
-                    event: f.next()?.to_owned(),
-                    tf: f.next()?.parse().ok()?,
-                    len: f.next()?.parse().ok()?,
-                })
-            })
-            .collect()
+    pub fn postings(&self, term: &str) -> Postings {
+        Postings {
+            text: self.bucket("terms", term),
+            term: term.to_owned(),
+        }
     }
 
     /// The annotated commits that changed `path`, with the lines each added.
     pub fn entries(&self, path: &str) -> Vec<Entry> {
-        self.lines_for("files", path)
-            .iter()
-            .filter_map(|l| {
-                let mut f = l.split('\t').skip(1);
+        keyed(&self.bucket("files", path), path)
+            .filter_map(|rest| {
+                let mut f = rest.split('\t');
                 Some(Entry {
                     commit: ObjectId::from_hex(f.next()?.as_bytes()).ok()?,
                     seconds: f.next()?.parse().ok()?,
@@ -521,18 +513,16 @@ impl Index {
 
     /// The files `commit` changed, if it is annotated.
     pub fn paths_of(&self, commit: ObjectId) -> Vec<String> {
-        self.lines_for("commits", &commit.to_string())
-            .iter()
-            .filter_map(|l| l.split('\t').nth(1).map(str::to_owned))
+        let hex = commit.to_string();
+        keyed(&self.bucket("commits", &hex), &hex)
+            .filter_map(|rest| rest.split('\t').next().map(str::to_owned))
             .collect()
     }
 
     /// Paths whose annotated history defines `symbol`.
     pub fn symbol_paths(&self, symbol: &str) -> Vec<String> {
-        let mut paths: Vec<String> = self
-            .lines_for("symbols", symbol)
-            .iter()
-            .filter_map(|l| l.rsplit('\t').next().map(str::to_owned))
+        let mut paths: Vec<String> = keyed(&self.bucket("symbols", symbol), symbol)
+            .filter_map(|rest| rest.rsplit('\t').next().map(str::to_owned))
             .collect();
         paths.sort();
         paths.dedup();
@@ -541,10 +531,39 @@ impl Index {
 
     /// Every path some annotated commit changed.
     pub fn paths(&self) -> Vec<String> {
-        read_lines(&self.dir.join("paths.tsv"))
-            .iter()
+        fs::read_to_string(self.dir.join("paths.tsv"))
+            .unwrap_or_default()
+            .lines()
             .filter_map(|l| l.split_once('\t').map(|(p, _)| p.to_owned()))
             .collect()
+    }
+}
+
+/// What follows `key` and a tab on the lines of `text` that start so.
+fn keyed<'t>(text: &'t str, key: &str) -> impl Iterator<Item = &'t str> {
+    let prefix = format!("{key}\t");
+    text.lines()
+        .filter_map(move |l| l.strip_prefix(prefix.as_str()))
+}
+
+/// The postings of a term, read from its bucket once and parsed as they are visited.
+pub struct Postings {
+    text: String,
+    term: String,
+}
+
+impl Postings {
+    pub fn iter(&self) -> impl Iterator<Item = Posting<'_>> {
+        keyed(&self.text, &self.term).filter_map(|rest| {
+            let mut f = rest.rsplitn(3, '\t');
+            let len = f.next()?.parse().ok()?;
+            let tf = f.next()?.parse().ok()?;
+            Some(Posting {
+                doc: f.next()?,
+                tf,
+                len,
+            })
+        })
     }
 }
 

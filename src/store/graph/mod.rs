@@ -8,8 +8,13 @@
 //!                            depends_on / supersedes / conflicts_with
 //! index/files.tsv            <path> TAB session|decision TAB <id>, sorted
 //! index/commits.tsv          <commit> TAB <session>, sorted
-//! index/edges.tsv            <earlier decision> TAB <edge> TAB <time> TAB <later decision>
+//! index/edges/<xx>.tsv       <earlier decision> TAB <edge> TAB <time> TAB <later decision>
+//!                            TAB <its first commit>
 //! ```
+//!
+//! The edges index is split in 256 buckets by the earlier decision (`<xx>`: the first byte of
+//! the XXH3-64 of its id), so that asking what superseded a decision reads a few kilobytes, and
+//! an update rewrites only the buckets it changes, however many decisions the graph holds.
 //!
 //! Everything in it is derived from the notes, so [`rebuild`] can always make it again; writers
 //! [`update`] the sessions whose notes they changed. Each update is one commit on the ref,
@@ -35,7 +40,7 @@ const ATTEMPTS: usize = 100;
 const WALK_MAX: usize = 100_000;
 const FILES_INDEX: &str = "index/files.tsv";
 const COMMITS_INDEX: &str = "index/commits.tsv";
-const EDGES_INDEX: &str = "index/edges.tsv";
+const EDGES_INDEX: &str = "index/edges";
 
 const README: &str = "\
 # refs/agent-context
@@ -48,7 +53,8 @@ recorded from its Claude Code sessions. Derived from the notes on refs/notes/age
 - decisions/<id>.toml: a decision, its rationale, the alternatives rejected, and its edges
   (depends_on, supersedes, conflicts_with)
 - index/files.tsv: file -> sessions and decisions; index/commits.tsv: commit -> session;
-  index/edges.tsv: decision -> the later decisions with an edge to it
+  index/edges/<xx>.tsv: decision -> the later decisions with an edge to it, in buckets by
+  the first byte of the XXH3-64 of the decision's id
 
 Format: docs/format.md of git-agent-context.
 ";
@@ -136,7 +142,7 @@ impl<'r> Snapshot<'r> {
         Ok(s)
     }
 
-    /// The blobs of the top-level folder `dir` (or of the root, for ""), by name.
+    /// The blobs of the folder `dir` (or of the root, for ""), by name.
     fn folder(&self, dir: &str) -> Result<()> {
         if self.folders.borrow().contains_key(dir) {
             return Ok(());
@@ -160,6 +166,7 @@ impl<'r> Snapshot<'r> {
             let decoded = tree
                 .decode()
                 .map_err(git_error(format!("read {REF}:{dir}")))?;
+            entries.reserve(decoded.entries.len());
             for e in decoded.entries.iter().filter(|e| e.mode.is_blob()) {
                 entries.insert(e.filename.to_string(), e.oid.to_owned());
             }
@@ -194,11 +201,17 @@ impl<'r> Snapshot<'r> {
     }
 }
 
+/// The bucket of the edges index holding the edges to decision `id`.
+fn edges_bucket(id: &str) -> String {
+    format!("{EDGES_INDEX}/{}.tsv", super::bucket(id))
+}
+
 /// Read access to the graph at the ref's tip, for retrieval: nodes read once each.
 pub struct View<'r> {
     snapshot: Snapshot<'r>,
     files: Option<String>,
-    edges: Option<String>,
+    /// Buckets of the edges index read so far.
+    edges: HashMap<String, String>,
 }
 
 impl<'r> View<'r> {
@@ -206,7 +219,7 @@ impl<'r> View<'r> {
         Ok(View {
             snapshot: Snapshot::at_tip(repo)?,
             files: None,
-            edges: None,
+            edges: HashMap::new(),
         })
     }
 
@@ -231,23 +244,38 @@ impl<'r> View<'r> {
             .collect())
     }
 
-    /// The later decisions with an edge to decision `id`: `(edge, timestamp, id)`, the edge
-    /// being `supersedes`, `conflicts_with` or `depends_on`.
-    pub fn edges_to(&mut self, id: &str) -> Result<Vec<(String, String, String)>> {
-        if self.edges.is_none() {
-            self.edges = Some(self.snapshot.file(EDGES_INDEX)?.unwrap_or_default());
+    /// The later decisions with an edge to decision `id`.
+    pub fn edges_to(&mut self, id: &str) -> Result<Vec<Edge>> {
+        let path = edges_bucket(id);
+        if !self.edges.contains_key(&path) {
+            let text = self.snapshot.file(&path)?.unwrap_or_default();
+            self.edges.insert(path.clone(), text);
         }
-        Ok(lookup(self.edges.as_deref().unwrap_or_default(), id)
+        Ok(lookup(&self.edges[&path], id)
             .filter_map(|rest| {
                 let mut f = rest.split('\t');
-                Some((
-                    f.next()?.to_owned(),
-                    f.next()?.to_owned(),
-                    f.next()?.to_owned(),
-                ))
+                Some(Edge {
+                    kind: f.next()?.to_owned(),
+                    timestamp: f.next()?.to_owned(),
+                    later: f.next()?.to_owned(),
+                    commit: f.next().unwrap_or_default().to_owned(),
+                })
             })
             .collect())
     }
+}
+
+/// An edge from a later decision, as the edges index has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edge {
+    /// `supersedes`, `conflicts_with` or `depends_on`.
+    pub kind: String,
+    /// When the later decision was made.
+    pub timestamp: String,
+    /// The later decision's id.
+    pub later: String,
+    /// The first commit carrying the later decision.
+    pub commit: String,
 }
 
 /// In sorted tab-separated lines, what follows `key` and a tab on the lines that start so:
@@ -762,31 +790,43 @@ impl Edits {
         for s in sessions {
             commits.extend(s.commits.iter().map(|c| format!("{c}\t{}", s.session)));
         }
-        // Edges are kept on the later decision; this is the reverse view.
-        let mut edges: BTreeSet<String> = snapshot
-            .lines(EDGES_INDEX)?
-            .into_iter()
-            .filter(|l| {
-                l.rsplit('\t')
-                    .next()
-                    .is_some_and(|from| !old_decisions.contains(from))
-            })
-            .collect();
+        // Edges are kept on the later decision; this is the reverse view. The buckets to
+        // rewrite: those with edges of the old decisions, and those new edges go to.
+        let mut buckets: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for id in old_decisions {
+            for (_, earlier) in snapshot.decision(id)?.iter().flat_map(DecisionNode::edges) {
+                buckets.entry(edges_bucket(earlier)).or_default();
+            }
+        }
         for d in decisions {
-            for (kind, to) in [
-                ("supersedes", &d.supersedes),
-                ("conflicts_with", &d.conflicts_with),
-                ("depends_on", &d.depends_on),
-            ] {
-                edges.extend(
-                    to.iter()
-                        .map(|t| format!("{t}\t{kind}\t{}\t{}", d.timestamp, d.id)),
-                );
+            for (kind, earlier) in d.edges() {
+                buckets
+                    .entry(edges_bucket(earlier))
+                    .or_default()
+                    .insert(format!(
+                        "{earlier}\t{kind}\t{}\t{}\t{}",
+                        d.timestamp,
+                        d.id,
+                        d.commits.first().map_or("", String::as_str)
+                    ));
+            }
+        }
+        for (path, mut edges) in buckets {
+            let old = snapshot.lines(&path)?;
+            let existed = !old.is_empty();
+            edges.extend(old.into_iter().filter(|l| {
+                l.split('\t')
+                    .nth(3)
+                    .is_some_and(|from| !old_decisions.contains(from))
+            }));
+            match edges.is_empty() {
+                true if existed => self.remove(path),
+                true => {}
+                false => self.put(path, lines(&edges)),
             }
         }
         self.put(FILES_INDEX.to_owned(), lines(&files));
         self.put(COMMITS_INDEX.to_owned(), lines(&commits));
-        self.put(EDGES_INDEX.to_owned(), lines(&edges));
         self.put("README.md".to_owned(), README.to_owned());
         Ok(Index { files, commits })
     }

@@ -75,6 +75,19 @@ pub struct DecisionNode {
     pub conflicts_with: Vec<String>,
 }
 
+impl DecisionNode {
+    /// The decision's edges to earlier ones: `(supersedes|conflicts_with|depends_on, id)`.
+    pub fn edges(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("supersedes", &self.supersedes),
+            ("conflicts_with", &self.conflicts_with),
+            ("depends_on", &self.depends_on),
+        ]
+        .into_iter()
+        .flat_map(|(kind, ids)| ids.iter().map(move |id| (kind, id.as_str())))
+    }
+}
+
 /// One session's events, each with the commit its note is on.
 pub struct SessionEvents<'a> {
     pub session: &'a str,

@@ -1,0 +1,93 @@
+//! The tree at HEAD as a query reads it: many paths looked up in few folders, so each folder
+//! is read from the object store once.
+
+use std::collections::HashMap;
+
+use gix::ObjectId;
+
+pub struct HeadTree<'r> {
+    repo: &'r gix::Repository,
+    /// Folders by path ("" for the root); `None` where HEAD has no such folder.
+    folders: HashMap<String, Option<gix::Tree<'r>>>,
+}
+
+impl<'r> HeadTree<'r> {
+    pub fn new(repo: &'r gix::Repository) -> HeadTree<'r> {
+        HeadTree {
+            repo,
+            folders: HashMap::new(),
+        }
+    }
+
+    /// The folder `dir` at HEAD.
+    fn folder(&mut self, dir: &str) -> Option<&gix::Tree<'r>> {
+        if !self.folders.contains_key(dir) {
+            let tree = match dir.rsplit_once('/').unwrap_or(("", dir)) {
+                ("", "") => self.repo.head_commit().ok().and_then(|c| c.tree().ok()),
+                (parent, name) => self
+                    .folder(parent)
+                    .and_then(|t| t.find_entry(name))
+                    .filter(|e| e.mode().is_tree())
+                    .and_then(|e| e.object().ok())
+                    .map(gix::Object::into_tree),
+            };
+            self.folders.insert(dir.to_owned(), tree);
+        }
+        self.folders[dir].as_ref()
+    }
+
+    /// The blob at `path` in HEAD's tree, if it is a file there.
+    pub fn blob(&mut self, path: &str) -> Option<ObjectId> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        if name.is_empty() {
+            return None;
+        }
+        let entry = self.folder(dir)?.find_entry(name)?;
+        entry.mode().is_blob().then(|| entry.object_id())
+    }
+
+    /// The content of the file at `path` at HEAD.
+    pub fn read(&mut self, path: &str) -> Option<Vec<u8>> {
+        let id = self.blob(path)?;
+        Some(self.repo.find_blob(id).ok()?.detach().data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    #[test]
+    fn finds_files_in_nested_folders_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let status = Command::new("git")
+                .current_dir(dir.path())
+                .args(args)
+                .status();
+            assert!(status.unwrap().success(), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/b/c.rs"), "fn c() {}\n").unwrap();
+        std::fs::write(dir.path().join("top.md"), "top\n").unwrap();
+        git(&["add", "."]);
+        git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "one",
+        ]);
+        let repo = gix::open(dir.path()).unwrap();
+        let mut head = HeadTree::new(&repo);
+        assert_eq!(head.read("a/b/c.rs").unwrap(), b"fn c() {}\n");
+        assert_eq!(head.read("top.md").unwrap(), b"top\n");
+        for missing in ["a/b", "a", "a/b/", "a/x/c.rs", "c.rs", "", "top.md/x"] {
+            assert!(head.blob(missing).is_none(), "{missing}");
+        }
+    }
+}
