@@ -8,6 +8,8 @@
 //!    files, a symbol an annotated commit defined (checked to be hinted as one), or neither;
 //!    and a query with nothing to find beside `git diff --name-only HEAD`, which every query
 //!    waits for.
+//! 3. `git agent-context hook UserPromptSubmit` (the same prompts) and `hook PreToolUse` (a Read
+//!    of a long-lived file) with Claude Code's payload on stdin, each run a new session.
 //!
 //! Run: `cargo bench --bench retrieve` (`-- --runs N` for the why/blame rounds, `--queries N`
 //! for the query runs). The repository is built on the first run and kept under `target/tmp/`.
@@ -15,6 +17,8 @@
 #[path = "common/bigrepo.rs"]
 mod bigrepo;
 
+use std::io::Write;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
@@ -167,14 +171,75 @@ fn main() {
         prompts[2],
         answer["hinted_files"]
     );
-    times.sort();
-    let p95 = times[(times.len() * 95).div_ceil(100) - 1];
     println!(
         "query, {queries} runs over {} prompts: median {}, p95 {} ({empty} answered with nothing)",
         prompts.len(),
         ms(median(&mut times)),
-        ms(p95)
+        ms(p95(&mut times))
     );
+
+    // The Claude Code hooks, as Claude Code runs them: the payload on stdin, each run a new
+    // session (a session is given an event once).
+    let hook = |event: &str, payload: serde_json::Value| -> (Duration, bool) {
+        let mut child = repo
+            .command(BIN)
+            .args(["hook", event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let took = start.elapsed();
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (took, !out.stdout.is_empty())
+    };
+    let cwd = repo.dir.to_str().unwrap();
+    for event in ["UserPromptSubmit", "PreToolUse"] {
+        let mut times = Vec::with_capacity(queries);
+        let mut answered = 0;
+        for q in 0..queries {
+            let mut payload = serde_json::json!({
+                "session_id": format!("bench-{event}-{q}"),
+                "transcript_path": format!("{}/.claude/projects/bench/{q}.jsonl", repo.home.display()),
+                "cwd": cwd,
+                "permission_mode": "default",
+                "hook_event_name": event,
+            });
+            if event == "UserPromptSubmit" {
+                payload["prompt"] = prompts[q % prompts.len()].clone().into();
+            } else {
+                let path = repo.dir.join(bigrepo::LONG_LIVED[q % 4]);
+                payload["tool_name"] = "Read".into();
+                payload["tool_input"] = serde_json::json!({"file_path": path});
+                payload["tool_use_id"] = format!("toolu_{q}").into();
+            }
+            let (t, gave) = hook(event, payload);
+            times.push(t);
+            answered += usize::from(gave);
+        }
+        println!(
+            "hook {event}, {queries} runs: median {}, p95 {} ({answered} injected something)",
+            ms(median(&mut times)),
+            ms(p95(&mut times))
+        );
+    }
+}
+
+fn p95(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[(times.len() * 95).div_ceil(100) - 1]
 }
 
 fn median(times: &mut [Duration]) -> Duration {

@@ -70,7 +70,7 @@ struct Spec {
     default: Value,
 }
 
-const SPECS: [Spec; 3] = [
+const SPECS: [Spec; 4] = [
     Spec {
         section: "query",
         name: "backend",
@@ -88,6 +88,15 @@ const SPECS: [Spec; 3] = [
         name: "active_minutes",
         kind: Kind::Number { min: 1, max: 10080 },
         default: Value::Number(60),
+    },
+    Spec {
+        section: "hook",
+        name: "budget_ms",
+        kind: Kind::Number {
+            min: 50,
+            max: 60000,
+        },
+        default: Value::Number(1000),
     },
 ];
 
@@ -282,6 +291,11 @@ impl Config {
         self.number("link.grace_minutes") * 60
     }
 
+    /// `hook.budget_ms`: how long a Claude Code hook may take before it answers with nothing.
+    pub fn hook_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.number("hook.budget_ms") as u64)
+    }
+
     /// `link.active_minutes`, in seconds.
     pub fn link_active_seconds(&self) -> u64 {
         self.number("link.active_minutes") as u64 * 60
@@ -420,7 +434,7 @@ mod tests {
     fn bad_files_name_the_file_the_line_and_the_key() {
         let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
         let m = message("[query]\n\nbakend = \"file\"\n");
-        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes)"), "{m}");
+        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms)"), "{m}");
         let m = message("[link]\ngrace_minutes = \"soon\"\n");
         assert!(
             m.ends_with(

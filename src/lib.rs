@@ -7,6 +7,7 @@
 pub mod classify;
 pub mod cli;
 pub mod config;
+pub mod deliver;
 pub mod event;
 pub mod ingest;
 pub mod retrieve;

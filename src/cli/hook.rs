@@ -1,36 +1,57 @@
-//! `hook <name>`: the git hooks `post-commit` and `post-rewrite` (see `git-hooks/`).
+//! `hook <name>`: the git hooks `post-commit` and `post-rewrite` (see `git-hooks/`), and Claude
+//! Code's hooks (`UserPromptSubmit`, `PreToolUse`, `SessionStart`, …: `deliver::hooks`).
 //!
-//! A hook must never fail or hold up the git command that runs it: it always exits 0 and
-//! prints nothing. What it did, or why it failed, goes to `$GIT_DIR/agent-context/log`; a
-//! failure also gives one line on stderr. Outside a git repository it does nothing.
+//! A hook must never fail or hold up what runs it: it always exits 0. A git hook prints
+//! nothing; a Claude Code hook prints the context to inject as Claude Code's JSON, or nothing,
+//! and answers with nothing once `hook.budget_ms` has passed. What it did, or why it failed,
+//! goes to `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr. Outside a git
+//! repository it does nothing.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use serde_json::json;
+
 use crate::cli::{CmdResult, claude_dir};
+use crate::deliver::hooks::{self, Payload};
 use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::retrieve::index;
 use crate::store::{self, Store, log};
 
-/// How long a git hook waits for another writer before leaving its work to the next run.
+/// How long a hook waits for another writer before leaving its work to the next run.
 const PATIENCE: Duration = Duration::from_millis(200);
 /// The most changed notes a hook indexes.
 const HOOK_INDEX_MOST: usize = 20;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The hook: post-commit or post-rewrite.
+    /// The hook: post-commit, post-rewrite, or a Claude Code hook event (UserPromptSubmit,
+    /// PreToolUse, SessionStart, …) with its JSON on stdin.
     name: String,
     /// What git passes to the hook (post-rewrite: `amend` or `rebase`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     rest: Vec<String>,
 }
 
-pub fn run(cwd: &Path, args: Args) -> CmdResult {
+pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let what = format!("hook {}", args.name);
-    let store = match Store::discover(cwd) {
+    let claude = hooks::EVENTS.contains(&args.name.as_str());
+    let mut input = String::new();
+    // A Claude Code hook's payload names the folder it is about.
+    let payload: Option<Result<Payload, String>> = claude.then(|| {
+        std::io::stdin()
+            .read_to_string(&mut input)
+            .map_err(|e| format!("cannot read stdin: {e}"))
+            .and_then(|_| serde_json::from_str(&input).map_err(|e| format!("bad input: {e}")))
+    });
+    let here = match &payload {
+        Some(Ok(Payload { cwd: Some(dir), .. })) => dir.clone(),
+        _ => cwd.to_owned(),
+    };
+    let store = match Store::discover(&here) {
         Ok(store) => store.with_patience(PATIENCE),
         // Nowhere to log it: say it once.
         Err(e @ (store::Error::Config(_) | store::Error::Reftable { .. })) => {
@@ -41,26 +62,24 @@ pub fn run(cwd: &Path, args: Args) -> CmdResult {
     };
     // A panic is a failure like any other: reported in one line, never a crash.
     panic::set_hook(Box::new(|_| {}));
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-        let done = dispatch(&store, &args)?;
-        // The retrieval index follows the notes; a busy store, or more than a few notes to
-        // index (a first build), is left to the next command that reads it.
-        match index::refresh_within(&store, Some(HOOK_INDEX_MOST)) {
-            Ok(_) | Err(store::Error::Busy) => Ok(done),
-            Err(e) => Err(format!(
-                "{} but the index was not updated: {e}",
-                done.unwrap_or_default()
-            )),
+    let outcome = match payload {
+        Some(payload) => {
+            let answer = payload.and_then(|p| claude_hook(&store, &here, &args.name, p));
+            match answer {
+                Ok(Some(context)) => {
+                    let answer = json!({"hookSpecificOutput": {
+                        "hookEventName": args.name,
+                        "additionalContext": context,
+                    }});
+                    writeln!(out, "{answer}")?;
+                    Ok(None)
+                }
+                Ok(None) => Ok(None),
+                Err(why) => Err(why),
+            }
         }
-    }))
-    .unwrap_or_else(|p| {
-        let why = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(format!("internal error: {why}"))
-    });
+        None => caught(|| git_hook(&store, &args)),
+    };
     match outcome {
         Ok(Some(done)) => {
             let _ = log::append(&store, &what, &done);
@@ -74,7 +93,70 @@ pub fn run(cwd: &Path, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// Run the hook; what it did (for the log), or why it failed.
+/// `f`, with a panic turned into a failure.
+fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(format!("internal error: {why}"))
+    })
+}
+
+/// A Claude Code hook, within the budget: the context to inject, if any. A watchdog thread
+/// ends the process when the budget is spent, answering with nothing; the work ends with it
+/// (every write it makes is atomic, or marked until done). Whichever of the two gets to answer
+/// first holds the gate.
+fn claude_hook(
+    store: &Store,
+    here: &Path,
+    event: &str,
+    payload: Payload,
+) -> Result<Option<String>, String> {
+    let budget = store.config().hook_budget();
+    let answered = Arc::new(Mutex::new(false));
+    let gate = Arc::clone(&answered);
+    let (dir, what) = (store.dir().to_owned(), format!("hook {event}"));
+    std::thread::spawn(move || {
+        std::thread::sleep(budget);
+        let done = gate.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*done {
+            let why = format!(
+                "over its budget of {} ms (hook.budget_ms): answered with nothing",
+                budget.as_millis()
+            );
+            eprintln!("git-agent-context: {what}: {why}");
+            let _ = log::append_in(&dir, &what, &format!("failed: {why}"));
+            std::process::exit(0);
+        }
+    });
+    let response = caught(|| hooks::respond(store, here, event, &payload));
+    *answered.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    let response = response?;
+    if let Some(line) = &response.log {
+        let _ = log::append(store, &format!("hook {event}"), line);
+    }
+    Ok(response.context)
+}
+
+/// Run a git hook, then bring the retrieval index up to the notes; what it did (for the log),
+/// or why it failed.
+fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, String> {
+    let done = dispatch(store, args)?;
+    // The retrieval index follows the notes; a busy store, or more than a few notes to index
+    // (a first build), is left to the next command that reads it.
+    match index::refresh_within(store, Some(HOOK_INDEX_MOST)) {
+        Ok(_) | Err(store::Error::Busy) => Ok(done),
+        Err(e) => Err(format!(
+            "{} but the index was not updated: {e}",
+            done.unwrap_or_default()
+        )),
+    }
+}
+
+/// Run a git hook; what it did (for the log), or why it failed.
 fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
     match args.name.as_str() {
         "post-commit" => {
@@ -118,7 +200,8 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
             )))
         }
         other => Err(format!(
-            "unknown hook {other:?} (expected post-commit or post-rewrite)"
+            "unknown hook {other:?} (expected post-commit, post-rewrite or one of {})",
+            hooks::EVENTS.join(", ")
         )),
     }
 }

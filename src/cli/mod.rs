@@ -13,7 +13,7 @@ mod switch;
 mod why;
 
 use std::io::{self, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -52,7 +52,7 @@ enum Command {
     Rebuild(rebuild::Args),
     /// Set the default query backend (file, session, decision) for this clone.
     Switch(switch::Args),
-    /// Run a git hook (post-commit, post-rewrite); always exits 0.
+    /// Run a git hook (post-commit, post-rewrite) or a Claude Code hook; always exits 0.
     Hook(hook::Args),
 }
 
@@ -109,7 +109,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Query(args) => query::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
-        Command::Hook(args) => hook::run(&cwd, args),
+        Command::Hook(args) => hook::run(&cwd, args, out),
     }
 }
 
@@ -154,43 +154,7 @@ fn display_path(path: &std::path::Path) -> String {
 
 /// `path` as git names it: relative to the top of the working tree, `/`-separated.
 pub(crate) fn repo_path(store: &Store, cwd: &Path, path: &str) -> Result<String, Failure> {
-    let workdir = store.workdir().ok_or_else(|| {
-        Failure::Usage(anyhow::anyhow!(
-            "this repository has no working tree to find {path} in"
-        ))
-    })?;
-    let joined = cwd.join(path);
-    // The file may be gone from the working tree and still be tracked: resolve its folder.
-    let absolute = match (joined.parent(), joined.file_name()) {
-        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-            .map(|d| d.join(name))
-            .unwrap_or_else(|_| normalize(&joined)),
-        _ => normalize(&joined),
-    };
-    let relative = absolute.strip_prefix(workdir).map_err(|_| {
-        Failure::Usage(anyhow::anyhow!(
-            "{path}: outside the repository at {}",
-            workdir.display()
-        ))
-    })?;
-    let parts: Vec<String> = relative
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    Ok(parts.join("/"))
-}
-
-/// `.` and `..` taken out of a path without asking the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    store
+        .repo_path(cwd, path)
+        .map_err(|why| Failure::Usage(anyhow::anyhow!(why)))
 }

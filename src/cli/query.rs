@@ -1,5 +1,6 @@
 //! `query "<prompt>"`: the recorded reasoning that bears on a prompt, as a hook would inject it.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use serde_json::json;
 
 use crate::cli::{CmdResult, Failure, repo_path, write_json};
 use crate::config::Backend;
-use crate::retrieve::query::{self, Request};
+use crate::retrieve::query::{self, Focus, Request};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -48,6 +49,9 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             files,
             budget: args.budget,
             backend,
+            focus: Focus::Prompt,
+            exclude: &BTreeSet::new(),
+            strict: false,
         },
     )?;
     if args.json {

@@ -119,6 +119,7 @@ pub fn hinted(
 
 /// Files changed in the working tree or the index against HEAD, asked of git (`git diff
 /// --name-only HEAD`) in the background while the rest of the query runs.
+#[derive(Default)]
 pub struct Changed(Option<Child>);
 
 impl Changed {

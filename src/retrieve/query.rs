@@ -42,8 +42,24 @@ const SESSIONS_PER_FILE: usize = 5;
 const EVALUATED: usize = 15;
 /// Items below this share of the best score are not worth their tokens.
 const RELATIVE_FLOOR: f64 = 0.4;
+/// A word shared by at most this share of the events (or by one) matches strongly alone.
+const RARE: f64 = 0.1;
 /// Characters of a rationale shown.
 const RATIONALE_CHARS: usize = 400;
+
+/// The template file items about to be edited are rendered through.
+pub const FILE_TEMPLATE: &str = include_str!("../../templates/file.md.j2");
+
+/// What a query is for, which decides what it weighs and how it renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// A prompt: every kind of reasoning; files changed in the working tree are hints;
+    /// `templates/query.md.j2`.
+    Prompt,
+    /// A file about to be read or changed (`files`): its standing decisions, rejected
+    /// alternatives and trade-offs only; `templates/file.md.j2`.
+    File,
+}
 
 pub struct Request<'a> {
     pub prompt: &'a str,
@@ -51,6 +67,13 @@ pub struct Request<'a> {
     pub files: Vec<String>,
     pub budget: usize,
     pub backend: Backend,
+    pub focus: Focus,
+    /// Events not to give again (a session has them already).
+    pub exclude: &'a BTreeSet<String>,
+    /// Whether a keyword match must be a strong one to count: two of the prompt's words, or
+    /// one that few events share (see [`RARE`]). A hook injects nothing rather than what one
+    /// common word in common found.
+    pub strict: bool,
 }
 
 /// Whether an item's lines are still at HEAD.
@@ -130,6 +153,8 @@ pub struct LeftOut {
     pub superseded: usize,
     pub over_budget: usize,
     pub weak: usize,
+    /// Given to the session before.
+    pub given: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -212,8 +237,9 @@ impl<'r> Gather<'r> {
         c
     }
 
-    /// Keyword candidates: BM25 over the index, scores scaled to at most 1.
-    fn keywords(&mut self, prompt: &str) {
+    /// Keyword candidates: BM25 over the index, scores scaled to at most 1; with `strict`,
+    /// only strong matches (see [`Request::strict`]).
+    fn keywords(&mut self, prompt: &str, strict: bool) {
         let mut query: Vec<String> = terms::terms(prompt);
         query.sort();
         query.dedup();
@@ -221,16 +247,25 @@ impl<'r> Gather<'r> {
         let average = self.index.average_length();
         let lists: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
         let total = lists.iter().map(|l| l.iter().count()).sum();
-        let mut scores: HashMap<&str, f64, BuildHasherDefault<Xxh3>> =
+        // Per event: its score, and how strongly it matched (words in common; 2 for a rare one).
+        let mut scores: HashMap<&str, (f64, u32), BuildHasherDefault<Xxh3>> =
             HashMap::with_capacity_and_hasher(total, BuildHasherDefault::default());
+        let rare = (docs as f64 * RARE).max(1.0);
         for list in &lists {
             let postings: Vec<index::Posting<'_>> = list.iter().collect();
             let df = postings.len();
+            let strength = if df as f64 <= rare { 2 } else { 1 };
             for p in postings {
-                *scores.entry(p.doc).or_default() += terms::bm25(p.tf, p.len, df, docs, average);
+                let s = scores.entry(p.doc).or_default();
+                s.0 += terms::bm25(p.tf, p.len, df, docs, average);
+                s.1 += strength;
             }
         }
-        let mut ranked: Vec<(&str, f64)> = scores.into_iter().collect();
+        let mut ranked: Vec<(&str, f64)> = scores
+            .into_iter()
+            .filter(|(_, (_, strength))| !strict || *strength >= 2)
+            .map(|(doc, (score, _))| (doc, score))
+            .collect();
         let order = |a: &(&str, f64), b: &(&str, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(b.0));
         // The best few in order, without sorting every event a common word is in.
         if ranked.len() > KEYWORD_HITS {
@@ -505,6 +540,12 @@ impl Hasher for Xxh3 {
     }
 }
 
+/// Whether a kind of event is something to keep to when changing a file: what was decided,
+/// ruled out or traded away.
+fn stands(kind: Kind) -> bool {
+    matches!(kind, Kind::Decision | Kind::Rejection | Kind::Tradeoff)
+}
+
 /// How much a kind of event is worth injecting: what was decided and ruled out first.
 fn kind_weight(kind: Kind) -> f64 {
     match kind {
@@ -521,7 +562,10 @@ fn kind_weight(kind: Kind) -> f64 {
 
 /// Answer a prompt.
 pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
-    let changed = hints::Changed::start(store);
+    let changed = match request.focus {
+        Focus::Prompt => hints::Changed::start(store),
+        Focus::File => hints::Changed::default(),
+    };
     let repo = store.repo();
     let index = index::open(store)?;
     let mut head = HeadTree::new(&repo);
@@ -536,7 +580,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         candidates: HashMap::new(),
         file_sessions: HashMap::new(),
     };
-    g.keywords(request.prompt);
+    g.keywords(request.prompt, request.strict);
     let mut seen = BTreeSet::new();
     hinted.retain(|(p, _)| seen.insert(p.clone()));
     // The files the prompt names while git looks at the working tree, then those it changed.
@@ -573,6 +617,17 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         let Some(event) = g.event(commit, &id)? else {
             continue;
         };
+        // About to change a file: what was decided about it, not about its neighbours.
+        if request.focus == Focus::File
+            && (!stands(event.kind)
+                || !(event.files_affected.is_empty()
+                    || event
+                        .files_affected
+                        .iter()
+                        .any(|f| request.files.contains(f))))
+        {
+            continue;
+        }
         let liveness = g.liveness(commit, &event);
         let mut score = (c.keyword + c.file + c.graph) * kind_weight(event.kind);
         if liveness == Liveness::Stale {
@@ -654,19 +709,28 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let before = kept.len();
     kept.retain(|i| i.score >= best * RELATIVE_FLOOR);
     left_out.weak += before - kept.len();
+    // What the session has already, it is not given again; nothing weaker takes its place.
+    let before = kept.len();
+    kept.retain(|i| !request.exclude.contains(&i.id));
+    left_out.given = before - kept.len();
 
     // Pack into the budget: best first, each item in if the whole still fits. An item costs
     // what it adds to the rendered text.
     let env = minijinja::Environment::new();
+    let source = match request.focus {
+        Focus::Prompt => TEMPLATE,
+        Focus::File => FILE_TEMPLATE,
+    };
     let template = env
-        .template_from_str(TEMPLATE)
-        .expect("templates/query.md.j2 compiles");
+        .template_from_str(source)
+        .expect("the query templates compile");
+    let files = &request.files;
     let mut chosen: Vec<Item> = Vec::new();
     let mut used = 0;
     // What the template prints before its items, once.
     let mut header: Option<usize> = None;
     for item in kept {
-        let text = render(&template, std::slice::from_ref(&item));
+        let text = render(&template, std::slice::from_ref(&item), files);
         let alone = estimate_tokens(&text);
         let header =
             *header.get_or_insert_with(|| estimate_tokens(text.split("\n- ").next().unwrap_or("")));
@@ -683,10 +747,10 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         }
     }
     // The estimate of the whole may round differently from the sum of its parts.
-    let mut text = render(&template, &chosen);
+    let mut text = render(&template, &chosen, files);
     while estimate_tokens(&text) > request.budget && chosen.pop().is_some() {
         left_out.over_budget += 1;
-        text = render(&template, &chosen);
+        text = render(&template, &chosen, files);
     }
     Ok(Answer {
         hinted: hinted
@@ -700,13 +764,14 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     })
 }
 
-/// The context a prompt gets: the items through the template.
-fn render(template: &minijinja::Template<'_, '_>, items: &[Item]) -> String {
+/// The context a prompt or a file gets: the items through the template.
+fn render(template: &minijinja::Template<'_, '_>, items: &[Item], files: &[String]) -> String {
     let ctx = minijinja::Value::from(minijinja::value::Serde(serde_json::json!({
         "items": items,
+        "files": files,
     })));
-    // The template is part of the binary, and the tests render it.
-    template.render(ctx).expect("templates/query.md.j2 renders")
+    // The templates are part of the binary, and the tests render them.
+    template.render(ctx).expect("the query templates render")
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{Result, Store, io_error};
@@ -14,10 +15,15 @@ const MAX_BYTES: u64 = 1 << 20;
 
 /// Append `<time> <what>: <message>` to the log.
 pub fn append(store: &Store, what: &str, message: &str) -> Result<()> {
-    fs::create_dir_all(store.dir()).map_err(io_error("cannot create", store.dir()))?;
-    let path = store.dir().join(FILE);
+    append_in(store.dir(), what, message)
+}
+
+/// [`append`] to the log of the store in `dir`.
+pub fn append_in(dir: &Path, what: &str, message: &str) -> Result<()> {
+    fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
+    let path = dir.join(FILE);
     if fs::metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
-        let old = store.dir().join(format!("{FILE}.1"));
+        let old = dir.join(format!("{FILE}.1"));
         fs::rename(&path, &old).map_err(io_error("cannot replace", &old))?;
     }
     let now = SystemTime::now()

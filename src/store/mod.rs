@@ -16,7 +16,7 @@ pub mod state;
 
 use std::fs::{self, File, TryLockError};
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
@@ -157,6 +157,30 @@ impl Store {
     }
 
     /// The repository's working tree, if it has one.
+    /// `path` (relative to `cwd`, or absolute) as git names it: relative to the top of the
+    /// working tree, `/`-separated; else why not, in a line.
+    pub fn repo_path(&self, cwd: &Path, path: &str) -> std::result::Result<String, String> {
+        let workdir = self
+            .workdir()
+            .ok_or_else(|| format!("this repository has no working tree to find {path} in"))?;
+        let joined = cwd.join(path);
+        // The file may be gone from the working tree and still be tracked: resolve its folder.
+        let absolute = match (joined.parent(), joined.file_name()) {
+            (Some(dir), Some(name)) => fs::canonicalize(dir)
+                .map(|d| d.join(name))
+                .unwrap_or_else(|_| normalize(&joined)),
+            _ => normalize(&joined),
+        };
+        let relative = absolute
+            .strip_prefix(workdir)
+            .map_err(|_| format!("{path}: outside the repository at {}", workdir.display()))?;
+        let parts: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        Ok(parts.join("/"))
+    }
+
     pub fn workdir(&self) -> Option<&Path> {
         self.workdir.as_deref()
     }
@@ -335,6 +359,21 @@ pub(crate) fn backoff(attempt: usize) {
     let most = 1000 * attempt.min(10) as u64;
     let micros = xxhash_rust::xxh3::xxh3_64(seed.as_bytes()) % (most + 1);
     std::thread::sleep(std::time::Duration::from_micros(micros));
+}
+
+/// `.` and `..` taken out of a path without asking the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn absolute(path: &Path) -> PathBuf {

@@ -2,6 +2,7 @@
 //! real git repositories (see `repo::TestRepo`).
 
 mod classifier;
+mod claude_hooks;
 mod config;
 mod crash;
 mod extract;

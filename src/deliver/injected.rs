@@ -1,0 +1,58 @@
+//! What a session has been given already: the ids of the events its hooks injected, one a line
+//! in `injected/<session>.txt`, so that an item is not given twice. Compaction and `/clear`
+//! take the context away, and the record with it.
+
+use std::collections::BTreeSet;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::store::{Result, Store, io_error, pending};
+
+const DIR: &str = "injected";
+
+fn path_for(store: &Store, session: &str) -> PathBuf {
+    store
+        .dir()
+        .join(DIR)
+        .join(pending::file_name(session))
+        .with_extension("txt")
+}
+
+/// The events `session` has been given.
+pub fn read(store: &Store, session: &str) -> BTreeSet<String> {
+    fs::read_to_string(path_for(store, session))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Record that `session` was given `ids`. Hooks of one session may run at once: each adds its
+/// lines with one append.
+pub fn add(store: &Store, session: &str, ids: &[String]) -> Result<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let path = path_for(store, session);
+    let dir = store.dir().join(DIR);
+    fs::create_dir_all(&dir).map_err(io_error("cannot create", &dir))?;
+    let text: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(io_error("cannot write", &path))
+}
+
+/// Forget what `session` was given: its context was compacted or cleared.
+pub fn forget(store: &Store, session: &str) -> Result<()> {
+    let path = path_for(store, session);
+    match fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(io_error("cannot remove", &path)(e))
+        }
+        _ => Ok(()),
+    }
+}
