@@ -206,6 +206,8 @@ fn main() {
         (took, !out.stdout.is_empty())
     };
     let cwd = repo.dir.to_str().unwrap();
+    // What earlier runs gave their sessions.
+    let _ = std::fs::remove_dir_all(repo.dir.join(".git/agent-context/injected"));
     for event in ["UserPromptSubmit", "PreToolUse"] {
         let mut times = Vec::with_capacity(queries);
         let mut answered = 0;

@@ -23,8 +23,6 @@ use crate::store::{self, Store, log};
 
 /// How long a hook waits for another writer before leaving its work to the next run.
 const PATIENCE: Duration = Duration::from_millis(200);
-/// The most changed notes a hook indexes.
-const HOOK_INDEX_MOST: usize = 20;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -135,6 +133,7 @@ fn claude_hook(
     let response = caught(|| hooks::respond(store, here, event, &payload));
     *answered.lock().unwrap_or_else(PoisonError::into_inner) = true;
     let response = response?;
+    hooks::given(store, &payload, &response)?;
     if let Some(line) = &response.log {
         let _ = log::append(store, &format!("hook {event}"), line);
     }
@@ -147,7 +146,7 @@ fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, String> {
     let done = dispatch(store, args)?;
     // The retrieval index follows the notes; a busy store, or more than a few notes to index
     // (a first build), is left to the next command that reads it.
-    match index::refresh_within(store, Some(HOOK_INDEX_MOST)) {
+    match index::refresh_within(store, Some(hooks::INDEX_MOST)) {
         Ok(_) | Err(store::Error::Busy) => Ok(done),
         Err(e) => Err(format!(
             "{} but the index was not updated: {e}",

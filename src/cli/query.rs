@@ -52,6 +52,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             focus: Focus::Prompt,
             exclude: &BTreeSet::new(),
             strict: false,
+            index_most: None,
         },
     )?;
     if args.json {

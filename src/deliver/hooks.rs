@@ -8,7 +8,8 @@
 //! - `SessionStart` after `/compact` or `/clear`: what the session was given is forgotten, so
 //!   that it can be given again.
 //!
-//! An event is given to a session once; the other hook events answer with nothing.
+//! An event is given to a session once (the caller records it with [`given`] once the answer
+//! is sure to go out); the other hook events answer with nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,9 @@ pub const EVENTS: [&str; 8] = [
 const PROMPT_TOKENS: usize = 1_500;
 /// Tokens a file is given at most.
 const FILE_TOKENS: usize = 300;
+/// The most changed notes a hook takes into the retrieval index; a first build or a large
+/// fetch is left to the next command.
+pub const INDEX_MOST: usize = 20;
 /// The tools whose file is given its decisions.
 const FILE_TOOLS: [&str; 4] = ["Read", "Edit", "MultiEdit", "Write"];
 
@@ -58,11 +62,21 @@ pub struct Payload {
     pub tool_input: Option<serde_json::Value>,
 }
 
-/// What a hook did: the context to inject, and a line for the log.
+/// What a hook did: the context to inject, the events in it, and a line for the log.
 #[derive(Debug, Default)]
 pub struct Response {
     pub context: Option<String>,
+    /// The events given: to be recorded ([`given`]) once the answer is sure to go out.
+    pub given: Vec<String>,
     pub log: Option<String>,
+}
+
+/// Record that the session of `payload` was given `response`'s events.
+pub fn given(store: &Store, payload: &Payload, response: &Response) -> Result<(), String> {
+    if payload.session_id.is_empty() {
+        return Ok(());
+    }
+    injected::add(store, &payload.session_id, &response.given).map_err(|e| e.to_string())
 }
 
 /// Answer hook `event` (one of [`EVENTS`]) for `payload`, from the repository of `cwd`.
@@ -83,8 +97,8 @@ pub fn respond(
         "SessionStart" if matches!(payload.source.as_deref(), Some("compact" | "clear")) => {
             injected::forget(store, &payload.session_id).map_err(|e| e.to_string())?;
             Ok(Response {
-                context: None,
                 log: Some("context cleared: what was injected may be injected again".into()),
+                ..Response::default()
             })
         }
         _ => Ok(Response::default()),
@@ -97,7 +111,6 @@ fn prompt(store: &Store, payload: &Payload) -> Result<Response, String> {
     };
     inject(
         store,
-        payload,
         Request {
             prompt,
             files: Vec::new(),
@@ -106,6 +119,7 @@ fn prompt(store: &Store, payload: &Payload) -> Result<Response, String> {
             focus: Focus::Prompt,
             exclude: &injected::read(store, &payload.session_id),
             strict: true,
+            index_most: Some(INDEX_MOST),
         },
     )
 }
@@ -132,7 +146,6 @@ fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String
     };
     inject(
         store,
-        payload,
         Request {
             prompt: "",
             files: vec![path],
@@ -141,26 +154,24 @@ fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String
             focus: Focus::File,
             exclude: &injected::read(store, &payload.session_id),
             strict: true,
+            index_most: Some(INDEX_MOST),
         },
     )
 }
 
-/// Run the query; what it found is the context, and is recorded as given to the session.
-fn inject(store: &Store, payload: &Payload, request: Request<'_>) -> Result<Response, String> {
+/// Run the query; what it found is the context.
+fn inject(store: &Store, request: Request<'_>) -> Result<Response, String> {
     let answer = query::query(store, &request).map_err(|e| e.to_string())?;
     if answer.items.is_empty() {
         return Ok(Response::default());
     }
-    let ids: Vec<String> = answer.items.iter().map(|i| i.id.clone()).collect();
-    if !payload.session_id.is_empty() {
-        injected::add(store, &payload.session_id, &ids).map_err(|e| e.to_string())?;
-    }
     Ok(Response {
         log: Some(format!(
             "injected {} events, about {} tokens",
-            ids.len(),
+            answer.items.len(),
             answer.tokens
         )),
+        given: answer.items.iter().map(|i| i.id.clone()).collect(),
         context: Some(answer.text),
     })
 }

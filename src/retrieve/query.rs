@@ -70,10 +70,14 @@ pub struct Request<'a> {
     pub focus: Focus,
     /// Events not to give again (a session has them already).
     pub exclude: &'a BTreeSet<String>,
-    /// Whether a keyword match must be a strong one to count: two of the prompt's words, or
-    /// one that few events share (see [`RARE`]). A hook injects nothing rather than what one
-    /// common word in common found.
+    /// Whether only what the prompt itself points at counts: keyword matches must be strong
+    /// (two of the prompt's terms, or one that at most a tenth of the events share), and files
+    /// changed in the working tree are no hints. A hook injects nothing rather than what one
+    /// common word, or the work in progress, found.
     pub strict: bool,
+    /// The most changed notes the index takes in before answering (`None`: all of them); a
+    /// hook leaves a large update to the next command.
+    pub index_most: Option<usize>,
 }
 
 /// Whether an item's lines are still at HEAD.
@@ -563,11 +567,11 @@ fn kind_weight(kind: Kind) -> f64 {
 /// Answer a prompt.
 pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let changed = match request.focus {
-        Focus::Prompt => hints::Changed::start(store),
-        Focus::File => hints::Changed::default(),
+        Focus::Prompt if !request.strict => hints::Changed::start(store),
+        _ => hints::Changed::default(),
     };
     let repo = store.repo();
-    let index = index::open(store)?;
+    let index = index::open(store, request.index_most)?;
     let mut head = HeadTree::new(&repo);
     let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
     let mut g = Gather {
@@ -610,9 +614,15 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         let raw = |c: &Candidate| c.keyword + c.file + c.graph;
         raw(&b.1).total_cmp(&raw(&a.1)).then_with(|| a.0.cmp(&b.0))
     });
-    left_out.weak += candidates.len().saturating_sub(EVALUATED);
-    candidates.truncate(EVALUATED);
+    // Those a file's focus leaves out do not count, up to a few more reads.
+    let mut evaluated = 0;
+    let mut read = 0;
     for (id, c) in candidates {
+        if evaluated == EVALUATED || read == 3 * EVALUATED {
+            left_out.weak += 1;
+            continue;
+        }
+        read += 1;
         let Some(commit) = c.commit else { continue };
         let Some(event) = g.event(commit, &id)? else {
             continue;
@@ -628,6 +638,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         {
             continue;
         }
+        evaluated += 1;
         let liveness = g.liveness(commit, &event);
         let mut score = (c.keyword + c.file + c.graph) * kind_weight(event.kind);
         if liveness == Liveness::Stale {

@@ -156,7 +156,6 @@ impl Store {
         self.repo.to_thread_local()
     }
 
-    /// The repository's working tree, if it has one.
     /// `path` (relative to `cwd`, or absolute) as git names it: relative to the top of the
     /// working tree, `/`-separated; else why not, in a line.
     pub fn repo_path(&self, cwd: &Path, path: &str) -> std::result::Result<String, String> {
@@ -181,6 +180,7 @@ impl Store {
         Ok(parts.join("/"))
     }
 
+    /// The repository's working tree, if it has one.
     pub fn workdir(&self) -> Option<&Path> {
         self.workdir.as_deref()
     }
@@ -343,14 +343,14 @@ impl Store {
     }
 }
 
-/// Wait a little before retrying a compare-and-swap lost to another writer: a random time that
-/// grows with the attempts, up to 10 ms, so that writers racing for one ref stop colliding.
 /// The bucket a key's lines are kept in, where an index is split into files: the first byte
 /// of the key's XXH3-64, in hex (`00` to `ff`).
 pub(crate) fn bucket(key: &str) -> String {
     format!("{:02x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()) >> 56)
 }
 
+/// Wait a little before retrying a compare-and-swap lost to another writer: a random time that
+/// grows with the attempts, up to 10 ms, so that writers racing for one ref stop colliding.
 pub(crate) fn backoff(attempt: usize) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

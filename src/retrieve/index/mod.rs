@@ -99,11 +99,12 @@ pub struct Index {
     state: State,
 }
 
-/// The index, brought up to the notes ref first. When another process holds the store for
-/// longer than the store's patience, the index is read as it is (at worst one update behind).
-pub fn open(store: &Store) -> Result<Index> {
-    match refresh(store) {
-        Ok(()) | Err(store::Error::Busy) => {}
+/// The index, brought up to the notes ref first (unless more than `most` notes changed: see
+/// [`refresh_within`]). When another process holds the store for longer than the store's
+/// patience, the index is read as it is (at worst one update behind).
+pub fn open(store: &Store, most: Option<usize>) -> Result<Index> {
+    match refresh_within(store, most) {
+        Ok(_) | Err(store::Error::Busy) => {}
         Err(e) => return Err(e),
     }
     let dir = store.dir().join(DIR);

@@ -41,6 +41,8 @@ const WALK_MAX: usize = 100_000;
 const FILES_INDEX: &str = "index/files.tsv";
 const COMMITS_INDEX: &str = "index/commits.tsv";
 const EDGES_INDEX: &str = "index/edges";
+/// The edge index as versions before the buckets kept it, in one file: replaced when met.
+const OLD_EDGES_INDEX: &str = "index/edges.tsv";
 
 const README: &str = "\
 # refs/agent-context
@@ -186,6 +188,12 @@ impl<'r> Snapshot<'r> {
             .find_blob(id)
             .map_err(git_error(format!("read {REF}:{path}")))?;
         Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
+    }
+
+    /// The names of the blobs in folder `dir`.
+    fn names(&self, dir: &str) -> Result<Vec<String>> {
+        self.folder(dir)?;
+        Ok(self.folders.borrow()[dir].keys().cloned().collect())
     }
 
     fn toml<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<Option<T>> {
@@ -793,9 +801,40 @@ impl Edits {
         // Edges are kept on the later decision; this is the reverse view. The buckets to
         // rewrite: those with edges of the old decisions, and those new edges go to.
         let mut buckets: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        // An edge stays unless it is one of the old decisions' (their new ones are added).
+        let kept = |line: &str| {
+            line.split('\t')
+                .nth(3)
+                .is_some_and(|later| !old_decisions.contains(later))
+        };
+        // An old node that cannot be read, or the single-file edge index of an earlier
+        // version, leaves no way to tell which buckets hold the lines: then all are made again.
+        let single = snapshot.lines(OLD_EDGES_INDEX)?;
+        let migrating = !single.is_empty();
+        let mut all = migrating;
         for id in old_decisions {
-            for (_, earlier) in snapshot.decision(id)?.iter().flat_map(DecisionNode::edges) {
-                buckets.entry(edges_bucket(earlier)).or_default();
+            match snapshot.decision(id)? {
+                Some(node) => {
+                    for (_, earlier) in node.edges() {
+                        buckets.entry(edges_bucket(earlier)).or_default();
+                    }
+                }
+                None => all = true,
+            }
+        }
+        if all {
+            for name in snapshot.names(EDGES_INDEX)? {
+                buckets.entry(format!("{EDGES_INDEX}/{name}")).or_default();
+            }
+            for line in single.into_iter().filter(|l| kept(l)) {
+                let earlier = line.split('\t').next().unwrap_or_default();
+                buckets
+                    .entry(edges_bucket(earlier))
+                    .or_default()
+                    .insert(line);
+            }
+            if migrating {
+                self.remove(OLD_EDGES_INDEX.to_owned());
             }
         }
         for d in decisions {
@@ -814,11 +853,7 @@ impl Edits {
         for (path, mut edges) in buckets {
             let old = snapshot.lines(&path)?;
             let existed = !old.is_empty();
-            edges.extend(old.into_iter().filter(|l| {
-                l.split('\t')
-                    .nth(3)
-                    .is_some_and(|from| !old_decisions.contains(from))
-            }));
+            edges.extend(old.into_iter().filter(|l| kept(l)));
             match edges.is_empty() {
                 true if existed => self.remove(path),
                 true => {}
