@@ -54,6 +54,7 @@ fn main() {
             .git(&["rev-list", "--count", "HEAD", "--", path])
             .trim()
             .to_owned();
+        let lines = repo.git(&["show", &format!("HEAD:{path}")]).lines().count();
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let mut sizes = (0, 0);
         for _ in 0..runs {
@@ -66,7 +67,7 @@ fn main() {
         }
         let (ours, theirs) = (median(&mut ours), median(&mut theirs));
         println!(
-            "  {path} ({edits} commits touch it): why {} ({} bytes out), git blame {} ({} bytes); ratio {:.3}",
+            "  {path} ({lines} lines, {edits} commits touch it): why {} ({} bytes out), git blame {} ({} bytes); ratio {:.3}",
             ms(ours),
             sizes.0,
             ms(theirs),
@@ -181,6 +182,7 @@ fn main() {
     // The Claude Code hooks, as Claude Code runs them: the payload on stdin, each run a new
     // session (a session is given an event once).
     let hook = |event: &str, payload: serde_json::Value| -> (Duration, bool) {
+        let start = Instant::now();
         let mut child = repo
             .command(BIN)
             .args(["hook", event])
@@ -189,7 +191,6 @@ fn main() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let start = Instant::now();
         child
             .stdin
             .take()

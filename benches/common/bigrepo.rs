@@ -1,5 +1,5 @@
 //! A large repository for benchmarks, made with `git fast-import`: 50,000 commits on `main`,
-//! four long-lived files of about 1,200 lines each edited thousands of times, 2,000 small
+//! four long-lived files of about 1,400 lines each edited thousands of times, 2,000 small
 //! files, and a note with reasoning events on every tenth commit (5,000 notes on
 //! `refs/notes/agent-context`). Built once under `target/tmp/` and reused: a marker file records
 //! the parameters it was built with.

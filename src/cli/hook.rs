@@ -146,7 +146,7 @@ fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, String> {
     let done = dispatch(store, args)?;
     // The retrieval index follows the notes; a busy store, or more than a few notes to index
     // (a first build), is left to the next command that reads it.
-    match index::refresh_within(store, Some(hooks::INDEX_MOST)) {
+    match index::refresh_within(store, Some(index::HOOK_MOST)) {
         Ok(_) | Err(store::Error::Busy) => Ok(done),
         Err(e) => Err(format!(
             "{} but the index was not updated: {e}",

@@ -51,8 +51,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             backend,
             focus: Focus::Prompt,
             exclude: &BTreeSet::new(),
-            strict: false,
-            index_most: None,
+            hook: false,
         },
     )?;
     if args.json {

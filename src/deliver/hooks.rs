@@ -36,9 +36,6 @@ pub const EVENTS: [&str; 8] = [
 const PROMPT_TOKENS: usize = 1_500;
 /// Tokens a file is given at most.
 const FILE_TOKENS: usize = 300;
-/// The most changed notes a hook takes into the retrieval index; a first build or a large
-/// fetch is left to the next command.
-pub const INDEX_MOST: usize = 20;
 /// The tools whose file is given its decisions.
 const FILE_TOOLS: [&str; 4] = ["Read", "Edit", "MultiEdit", "Write"];
 
@@ -86,7 +83,13 @@ pub fn respond(
     event: &str,
     payload: &Payload,
 ) -> Result<Response, String> {
-    if let (Some(transcript), false) = (&payload.transcript_path, payload.session_id.is_empty()) {
+    // Where the session's transcript is, for the post-commit hook: said by the events that
+    // open a session and each turn, not on every tool call.
+    if let (Some(transcript), false, "SessionStart" | "UserPromptSubmit") = (
+        &payload.transcript_path,
+        payload.session_id.is_empty(),
+        event,
+    ) {
         let dir = cwd.to_string_lossy();
         sessions::record(store, &payload.session_id, transcript, &dir)
             .map_err(|e| e.to_string())?;
@@ -118,8 +121,7 @@ fn prompt(store: &Store, payload: &Payload) -> Result<Response, String> {
             backend: store.config().backend(),
             focus: Focus::Prompt,
             exclude: &injected::read(store, &payload.session_id),
-            strict: true,
-            index_most: Some(INDEX_MOST),
+            hook: true,
         },
     )
 }
@@ -153,8 +155,7 @@ fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String
             backend: Backend::File,
             focus: Focus::File,
             exclude: &injected::read(store, &payload.session_id),
-            strict: true,
-            index_most: Some(INDEX_MOST),
+            hook: true,
         },
     )
 }

@@ -12,11 +12,7 @@ use crate::store::{Result, Store, io_error, pending};
 const DIR: &str = "injected";
 
 fn path_for(store: &Store, session: &str) -> PathBuf {
-    store
-        .dir()
-        .join(DIR)
-        .join(pending::file_name(session))
-        .with_extension("txt")
+    pending::session_path(store, DIR, session, "txt")
 }
 
 /// The events `session` has been given.

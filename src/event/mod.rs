@@ -73,6 +73,11 @@ impl Kind {
         )
     }
 
+    /// What to keep to when changing code: what was decided, ruled out or traded away.
+    pub fn stands(self) -> bool {
+        matches!(self, Kind::Decision | Kind::Rejection | Kind::Tradeoff)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Decision => "decision",
@@ -182,6 +187,11 @@ pub struct Event {
 }
 
 impl Event {
+    /// Whether the event concerns one of `paths`: it names one of them, or names no file.
+    pub fn concerns(&self, paths: &[String]) -> bool {
+        self.files_affected.is_empty() || self.files_affected.iter().any(|f| paths.contains(f))
+    }
+
     /// The event of `kind` drawn from `source` in `session`, with its id and the summary made
     /// from `text`; every other field empty.
     pub fn new(

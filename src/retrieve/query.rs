@@ -9,9 +9,9 @@
 //! `templates/query.md.j2`.
 //!
 //! Tokens are a calibrated estimate, not a tokenizer: one per 3.5 ASCII characters (Anthropic's
-//! rule of thumb for English), one per other character. The one final `output_tokens` count in
-//! our Claude Code fixtures measures 4.3 characters a token, so the estimate counts high and a
-//! budget is not overrun.
+//! rule of thumb for English), one per other character. A real reply in our fixtures
+//! (`claude-code-viewer/…/fe5e1c67-….jsonl`: 351 `output_tokens` for 1,501 characters)
+//! measures 4.3 characters a token, so the estimate counts high and a budget is not overrun.
 
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -70,14 +70,11 @@ pub struct Request<'a> {
     pub focus: Focus,
     /// Events not to give again (a session has them already).
     pub exclude: &'a BTreeSet<String>,
-    /// Whether only what the prompt itself points at counts: keyword matches must be strong
-    /// (two of the prompt's terms, or one that at most a tenth of the events share), and files
-    /// changed in the working tree are no hints. A hook injects nothing rather than what one
-    /// common word, or the work in progress, found.
-    pub strict: bool,
-    /// The most changed notes the index takes in before answering (`None`: all of them); a
-    /// hook leaves a large update to the next command.
-    pub index_most: Option<usize>,
+    /// Asked by a hook, which injects nothing rather than noise and must stay fast: only what
+    /// the prompt itself points at counts — keyword matches must be strong (two of the
+    /// prompt's terms, or one that at most a tenth of the events share), files changed in the
+    /// working tree are no hints — and the index is read as it is ([`index::read`]).
+    pub hook: bool,
 }
 
 /// Whether an item's lines are still at HEAD.
@@ -242,21 +239,22 @@ impl<'r> Gather<'r> {
     }
 
     /// Keyword candidates: BM25 over the index, scores scaled to at most 1; with `strict`,
-    /// only strong matches (see [`Request::strict`]).
+    /// only strong matches (see [`Request::hook`]).
     fn keywords(&mut self, prompt: &str, strict: bool) {
         let mut query: Vec<String> = terms::terms(prompt);
         query.sort();
         query.dedup();
         let docs = self.index.docs();
         let average = self.index.average_length();
-        let lists: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
-        let total = lists.iter().map(|l| l.iter().count()).sum();
+        let texts: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
+        let lists: Vec<Vec<index::Posting<'_>>> =
+            texts.iter().map(|t| t.iter().collect()).collect();
+        let total = lists.iter().map(Vec::len).sum();
         // Per event: its score, and how strongly it matched (words in common; 2 for a rare one).
         let mut scores: HashMap<&str, (f64, u32), BuildHasherDefault<Xxh3>> =
             HashMap::with_capacity_and_hasher(total, BuildHasherDefault::default());
         let rare = (docs as f64 * RARE).max(1.0);
-        for list in &lists {
-            let postings: Vec<index::Posting<'_>> = list.iter().collect();
+        for postings in &lists {
             let df = postings.len();
             let strength = if df as f64 <= rare { 2 } else { 1 };
             for p in postings {
@@ -294,6 +292,7 @@ impl<'r> Gather<'r> {
     /// File candidates: the reasoning of the annotated commits of `path`, those that own most
     /// of it at HEAD first.
     fn file(&mut self, path: &str, weight: f64) -> store::Result<()> {
+        let paths = [path.to_owned()];
         let Some(owned) = self.ownership(path) else {
             return Ok(());
         };
@@ -310,11 +309,7 @@ impl<'r> Gather<'r> {
                 .events(commit)?
                 .iter()
                 .filter(|e| e.kind.is_reason())
-                .map(|e| {
-                    let concerns =
-                        e.files_affected.is_empty() || e.files_affected.iter().any(|f| f == path);
-                    (e.id.clone(), concerns, e.session_id.clone())
-                })
+                .map(|e| (e.id.clone(), e.concerns(&paths), e.session_id.clone()))
                 .collect();
             for (id, concerns, session) in events {
                 if lines > 0 {
@@ -544,12 +539,6 @@ impl Hasher for Xxh3 {
     }
 }
 
-/// Whether a kind of event is something to keep to when changing a file: what was decided,
-/// ruled out or traded away.
-fn stands(kind: Kind) -> bool {
-    matches!(kind, Kind::Decision | Kind::Rejection | Kind::Tradeoff)
-}
-
 /// How much a kind of event is worth injecting: what was decided and ruled out first.
 fn kind_weight(kind: Kind) -> f64 {
     match kind {
@@ -567,11 +556,14 @@ fn kind_weight(kind: Kind) -> f64 {
 /// Answer a prompt.
 pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let changed = match request.focus {
-        Focus::Prompt if !request.strict => hints::Changed::start(store),
+        Focus::Prompt if !request.hook => hints::Changed::start(store),
         _ => hints::Changed::default(),
     };
     let repo = store.repo();
-    let index = index::open(store, request.index_most)?;
+    let index = match request.hook {
+        true => index::read(store),
+        false => index::open(store)?,
+    };
     let mut head = HeadTree::new(&repo);
     let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
     let mut g = Gather {
@@ -584,7 +576,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         candidates: HashMap::new(),
         file_sessions: HashMap::new(),
     };
-    g.keywords(request.prompt, request.strict);
+    g.keywords(request.prompt, request.hook);
     let mut seen = BTreeSet::new();
     hinted.retain(|(p, _)| seen.insert(p.clone()));
     // The files the prompt names while git looks at the working tree, then those it changed.
@@ -605,15 +597,63 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         Backend::Decision => g.decision_backend()?,
     }
 
-    // Score the candidates.
     let mut left_out = LeftOut::default();
-    let mut items: Vec<Item> = Vec::new();
-    // Only the best are read in full and checked against HEAD.
-    let mut candidates: Vec<(String, Candidate)> = g.candidates.drain().collect();
+    let candidates = candidates_best_first(g.candidates.drain());
+    let items = evaluate(&mut g, candidates, request, &mut left_out)?;
+    let mut kept = place_superseded(&mut g, items, &mut left_out)?;
+    // Stale reasoning only when nothing live matches as well (its score is cut already).
+    let best_live = kept
+        .iter()
+        .filter(|i| i.liveness != Liveness::Stale)
+        .map(|i| i.score)
+        .fold(0.0, f64::max);
+    let before = kept.len();
+    kept.retain(|i| i.liveness != Liveness::Stale || i.score > best_live);
+    left_out.stale = before - kept.len();
+    kept.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    let best = kept.first().map_or(0.0, |i| i.score);
+    let before = kept.len();
+    kept.retain(|i| i.score >= best * RELATIVE_FLOOR);
+    left_out.weak += before - kept.len();
+    // What the session has already, it is not given again; nothing weaker takes its place.
+    let before = kept.len();
+    kept.retain(|i| !request.exclude.contains(&i.id));
+    left_out.given = before - kept.len();
+
+    let (chosen, text) = pack(kept, request, &mut left_out);
+    Ok(Answer {
+        hinted: hinted
+            .into_iter()
+            .map(|(path, hint)| HintedFile { path, hint })
+            .collect(),
+        tokens: estimate_tokens(&text),
+        items: chosen,
+        left_out,
+        text,
+    })
+}
+
+/// The candidates, best first by their raw score.
+fn candidates_best_first(
+    candidates: impl Iterator<Item = (String, Candidate)>,
+) -> Vec<(String, Candidate)> {
+    let mut candidates: Vec<(String, Candidate)> = candidates.collect();
     candidates.sort_by(|a, b| {
         let raw = |c: &Candidate| c.keyword + c.file + c.graph;
         raw(&b.1).total_cmp(&raw(&a.1)).then_with(|| a.0.cmp(&b.0))
     });
+    candidates
+}
+
+/// The best candidates read in full, checked against HEAD and scored, best first; only
+/// [`EVALUATED`] of them, as the request's focus admits them.
+fn evaluate(
+    g: &mut Gather<'_>,
+    candidates: Vec<(String, Candidate)>,
+    request: &Request<'_>,
+    left_out: &mut LeftOut,
+) -> store::Result<Vec<Item>> {
+    let mut items: Vec<Item> = Vec::new();
     // Those a file's focus leaves out do not count, up to a few more reads.
     let mut evaluated = 0;
     let mut read = 0;
@@ -628,13 +668,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
             continue;
         };
         // About to change a file: what was decided about it, not about its neighbours.
-        if request.focus == Focus::File
-            && (!stands(event.kind)
-                || !(event.files_affected.is_empty()
-                    || event
-                        .files_affected
-                        .iter()
-                        .any(|f| request.files.contains(f))))
+        if request.focus == Focus::File && !(event.kind.stands() && event.concerns(&request.files))
         {
             continue;
         }
@@ -660,7 +694,15 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     }
     items.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
 
-    // A superseded decision goes under the decision that replaced it, never alone.
+    Ok(items)
+}
+
+/// The items with each superseded decision under the decision that replaced it, never alone.
+fn place_superseded(
+    g: &mut Gather<'_>,
+    items: Vec<Item>,
+    left_out: &mut LeftOut,
+) -> store::Result<Vec<Item>> {
     let mut kept: Vec<Item> = Vec::new();
     let mut replaced: Vec<(String, Replaced)> = Vec::new();
     for item in items {
@@ -706,25 +748,11 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
             k.supersedes.push(old);
         }
     }
-    // Stale reasoning only when nothing live matches as well (its score is cut already).
-    let best_live = kept
-        .iter()
-        .filter(|i| i.liveness != Liveness::Stale)
-        .map(|i| i.score)
-        .fold(0.0, f64::max);
-    let before = kept.len();
-    kept.retain(|i| i.liveness != Liveness::Stale || i.score > best_live);
-    left_out.stale = before - kept.len();
-    kept.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    let best = kept.first().map_or(0.0, |i| i.score);
-    let before = kept.len();
-    kept.retain(|i| i.score >= best * RELATIVE_FLOOR);
-    left_out.weak += before - kept.len();
-    // What the session has already, it is not given again; nothing weaker takes its place.
-    let before = kept.len();
-    kept.retain(|i| !request.exclude.contains(&i.id));
-    left_out.given = before - kept.len();
+    Ok(kept)
+}
 
+/// The items that fit the budget, best first, and the text they render to.
+fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<Item>, String) {
     // Pack into the budget: best first, each item in if the whole still fits. An item costs
     // what it adds to the rendered text.
     let env = minijinja::Environment::new();
@@ -763,16 +791,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         left_out.over_budget += 1;
         text = render(&template, &chosen, files);
     }
-    Ok(Answer {
-        hinted: hinted
-            .into_iter()
-            .map(|(path, hint)| HintedFile { path, hint })
-            .collect(),
-        tokens: estimate_tokens(&text),
-        items: chosen,
-        left_out,
-        text,
-    })
+    (chosen, text)
 }
 
 /// The context a prompt or a file gets: the items through the template.

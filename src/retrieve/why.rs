@@ -253,7 +253,7 @@ fn indexed(
     start: u32,
     end: u32,
 ) -> Result<BTreeMap<ObjectId, Vec<Lines>>, Error> {
-    let index = index::open(store, None)?;
+    let index = index::open(store)?;
     let ownership = Ownership::of(&index, path, head).unwrap_or_default();
     let mut by_commit: BTreeMap<ObjectId, Vec<Lines>> = BTreeMap::new();
     for line in start..=end {

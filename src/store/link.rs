@@ -44,7 +44,7 @@ pub struct Linked {
 }
 
 fn index_file(store: &Store, session: &str) -> PathBuf {
-    store.dir().join(DIR).join(pending::file_name(session))
+    pending::session_path(store, DIR, session, "jsonl")
 }
 
 /// Where the events of `session` already went: event id → commit.

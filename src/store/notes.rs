@@ -161,11 +161,15 @@ pub(crate) fn notes_at(
     Ok(entries
         .iter()
         .filter(|e| e.mode.is_blob())
-        .filter_map(|e| {
-            let hex: Vec<u8> = e.filepath.iter().copied().filter(|&b| b != b'/').collect();
-            Some((ObjectId::from_hex(&hex).ok()?, e.oid))
-        })
+        .filter_map(|e| Some((commit_of_path(e.filepath.as_ref())?, e.oid)))
         .collect())
+}
+
+/// The commit a note's path in the notes tree is for: its hex id, split into fan-out folders
+/// or not.
+pub(crate) fn commit_of_path(path: &gix::bstr::BStr) -> Option<ObjectId> {
+    let hex: Vec<u8> = path.iter().copied().filter(|&b| b != b'/').collect();
+    ObjectId::from_hex(&hex).ok()
 }
 
 /// Attach `events` to `commit` (a full or abbreviated hex id), merging them into its note by

@@ -38,8 +38,17 @@ pub(crate) fn file_name(session: &str) -> String {
     format!("{name}.jsonl")
 }
 
+/// `<store>/<dir>/<session>.<extension>`: where a record of `session` is kept.
+pub(crate) fn session_path(store: &Store, dir: &str, session: &str, extension: &str) -> PathBuf {
+    store
+        .dir()
+        .join(dir)
+        .join(file_name(session))
+        .with_extension(extension)
+}
+
 fn file_for(store: &Store, session: &str) -> PathBuf {
-    store.dir().join(DIR).join(file_name(session))
+    session_path(store, DIR, session, "jsonl")
 }
 
 fn read(path: &Path) -> Result<Queue> {

@@ -26,11 +26,7 @@ pub struct Session {
 }
 
 fn path_for(store: &Store, session: &str) -> PathBuf {
-    store
-        .dir()
-        .join(DIR)
-        .join(pending::file_name(session))
-        .with_extension("json")
+    pending::session_path(store, DIR, session, "json")
 }
 
 /// The registry entry of `session`, if there is a readable one.

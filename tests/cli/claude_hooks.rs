@@ -2,13 +2,12 @@
 //! (`fixtures/hooks/`), pointed at a scenario repository, and what the hook answers.
 
 use std::fs;
-use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
 use crate::repo::{TestRepo, fixture, stderr};
-use crate::scenario::{self, add_note};
+use crate::scenario;
 
 const SESSION: &str = "9b1f0c2e-5d4a-4e8b-a1c3-7f6e5d4c3b2a";
 
@@ -34,15 +33,7 @@ fn run_hook(
     input: &[u8],
     vars: &[(&str, &str)],
 ) -> Output {
-    let mut cmd = repo.cmd_in(dir);
-    cmd.args(["hook", event])
-        .envs(vars.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = repo.run_with_input(dir, &["hook", event], input, vars);
     assert!(out.status.success(), "hooks exit 0: {}", stderr(&out));
     out
 }
@@ -202,14 +193,14 @@ fn hooks_fail_open() {
         stderr(&out)
     );
 
-    // Past its budget the hook answers with nothing: here a writer holds the store while the
-    // index is behind the notes, and the hook would wait 200 ms for it.
-    add_note(repo, &s.commits["h5"], "{\"not\": \"an event\"}");
-    let lock = fs::File::options()
-        .write(true)
-        .open(repo.root.join(".git/agent-context/lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    // Past its budget the hook answers with nothing: here the record of what the session was
+    // given is a named pipe that no one writes to, a read that never ends, as on a hung disk.
+    let given = repo
+        .root
+        .join(format!(".git/agent-context/injected/{SESSION}.txt"));
+    fs::create_dir_all(given.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&given).status();
+    assert!(made.unwrap().success(), "mkfifo {}", given.display());
     let ask = payload(
         repo,
         "UserPromptSubmit",
@@ -232,7 +223,7 @@ fn hooks_fail_open() {
         "{}",
         stderr(&out)
     );
-    drop(lock);
+    fs::remove_file(&given).unwrap();
     // With the store free, the same hook answers.
     assert!(injected(repo, "UserPromptSubmit", &ask).is_some());
 }

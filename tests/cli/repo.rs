@@ -100,13 +100,25 @@ impl TestRepo {
 
     /// Run git in the repository with `input` on its stdin; panics unless it succeeds.
     pub fn git_with_input(&self, args: &[&str], input: &[u8]) {
-        let mut child = self
-            .git_command(&self.root, args, &[])
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("git runs");
-        child.stdin.take().unwrap().write_all(input).unwrap();
-        assert!(child.wait().unwrap().success(), "git {args:?} failed");
+        let out = with_input(self.git_command(&self.root, args, &[]), input);
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            stderr(&out)
+        );
+    }
+
+    /// Run the binary in `dir` with `args`, `input` on its stdin and extra variables.
+    pub fn run_with_input(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        input: &[u8],
+        vars: &[(&str, &str)],
+    ) -> Output {
+        let mut cmd = self.cmd_in(dir);
+        cmd.args(args).envs(vars.iter().copied());
+        with_input(cmd, input)
     }
 
     fn git_command(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Command {
@@ -276,6 +288,18 @@ pub fn first_cwd(text: &str) -> Option<String> {
         let v: Value = serde_json::from_str(l).ok()?;
         v.get("cwd")?.as_str().map(str::to_owned)
     })
+}
+
+/// Run `cmd` with `input` on its stdin, its output captured.
+fn with_input(mut cmd: Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the program runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 pub fn stderr(out: &Output) -> String {

@@ -36,6 +36,9 @@ use lines::{Entry, LineHash};
 
 const DIR: &str = "index";
 const FORMAT: &str = "git-agent-context index 1";
+/// The most changed notes a git hook takes into the index; a first build or a large fetch is
+/// left to the next command, which need not stay within a hook's budget.
+pub const HOOK_MOST: usize = 20;
 /// The line that marks an index being written: it is not to be trusted.
 const DIRTY: &str = "dirty";
 
@@ -96,20 +99,27 @@ impl State {
 #[derive(Debug)]
 pub struct Index {
     dir: PathBuf,
-    state: State,
+    /// `None`: no index, or one being written (marked dirty): nothing in it is to be trusted,
+    /// and it reads as empty.
+    state: Option<State>,
 }
 
-/// The index, brought up to the notes ref first (unless more than `most` notes changed: see
-/// [`refresh_within`]). When another process holds the store for longer than the store's
-/// patience, the index is read as it is (at worst one update behind).
-pub fn open(store: &Store, most: Option<usize>) -> Result<Index> {
-    match refresh_within(store, most) {
-        Ok(_) | Err(store::Error::Busy) => {}
+/// The index, brought up to the notes ref first. When another process holds the store for
+/// longer than the store's patience, the index is read as it is (at worst one update behind).
+pub fn open(store: &Store) -> Result<Index> {
+    match refresh(store) {
+        Ok(()) | Err(store::Error::Busy) => {}
         Err(e) => return Err(e),
     }
+    Ok(read(store))
+}
+
+/// The index as it is, not brought up to the notes: what a Claude Code hook reads, which
+/// must answer within its budget (git hooks and every command that writes notes keep it up).
+pub fn read(store: &Store) -> Index {
     let dir = store.dir().join(DIR);
-    let state = State::read(&dir).unwrap_or_default();
-    Ok(Index { dir, state })
+    let state = State::read(&dir);
+    Index { dir, state }
 }
 
 /// Make the index again from nothing; the caller holds the store lock.
@@ -131,8 +141,13 @@ pub fn refresh(store: &Store) -> Result<()> {
 pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
     let dir = store.dir().join(DIR);
     let tip = notes::tip(&store.repo())?;
-    if State::read(&dir).is_some_and(|s| s.notes == tip) || (tip.is_none() && !dir.exists()) {
+    let state = State::read(&dir);
+    if state.as_ref().is_some_and(|s| s.notes == tip) || (tip.is_none() && !dir.exists()) {
         return Ok(true);
+    }
+    // A first build (or one after a cut-short update) is not a hook's to make: no lock taken.
+    if most.is_some() && state.is_none() {
+        return Ok(false);
     }
     let _lock = store.lock()?;
     update(store, &dir, most)
@@ -363,46 +378,23 @@ fn notes_changed(
     let changes = repo
         .diff_tree_to_tree(&old_tree, new_tree.as_ref(), options)
         .map_err(git_error(format!("diff the notes of {}", notes::REF)))?;
-    let commit_of = |path: &gix::bstr::BStr| {
-        let hex: Vec<u8> = path.iter().copied().filter(|&b| b != b'/').collect();
-        ObjectId::from_hex(&hex).ok()
-    };
     for change in changes {
         use gix::object::tree::diff::ChangeDetached as C;
         // A note's path may move between fan-outs: its removal and addition meet by commit.
+        if !change.entry_mode().is_blob() {
+            continue;
+        }
+        let Some(commit) = notes::commit_of_path(change.location()) else {
+            continue;
+        };
+        let slot = out.entry(commit).or_default();
         match change {
-            C::Addition {
-                location,
-                entry_mode,
-                id,
-                ..
-            } if entry_mode.is_blob() => {
-                if let Some(c) = commit_of(location.as_ref()) {
-                    out.entry(c).or_default().1 = Some(id);
-                }
-            }
-            C::Deletion {
-                location,
-                entry_mode,
-                id,
-                ..
-            } if entry_mode.is_blob() => {
-                if let Some(c) = commit_of(location.as_ref()) {
-                    out.entry(c).or_default().0 = Some(id);
-                }
-            }
+            C::Addition { id, .. } => slot.1 = Some(id),
+            C::Deletion { id, .. } => slot.0 = Some(id),
             C::Modification {
-                location,
-                previous_id,
-                id,
-                entry_mode,
-                ..
-            } if entry_mode.is_blob() => {
-                if let Some(c) = commit_of(location.as_ref()) {
-                    *out.entry(c).or_default() = (Some(previous_id), Some(id));
-                }
-            }
-            _ => {}
+                previous_id, id, ..
+            } => *slot = (Some(previous_id), Some(id)),
+            C::Rewrite { .. } => {}
         }
     }
     out.retain(|_, (before, after)| before != after);
@@ -472,17 +464,27 @@ fn write_lines(path: &Path, lines: Vec<String>) -> Result<()> {
 impl Index {
     /// Events indexed.
     pub fn docs(&self) -> u64 {
-        self.state.docs
+        self.state.as_ref().map_or(0, |s| s.docs)
     }
 
     /// The average length of an indexed event, in terms.
     pub fn average_length(&self) -> f64 {
-        self.state.length as f64 / self.state.docs.max(1) as f64
+        let length = self.state.as_ref().map_or(0, |s| s.length);
+        length as f64 / self.docs().max(1) as f64
     }
 
-    /// The bucket `key` is in, read whole; empty when it cannot be read.
+    /// The index file `name`, read whole; empty when it cannot be read or the index is not to
+    /// be trusted.
+    fn file(&self, name: &str) -> String {
+        match self.state {
+            Some(_) => fs::read_to_string(self.dir.join(name)).unwrap_or_default(),
+            None => String::new(),
+        }
+    }
+
+    /// The bucket `key` is in, read whole.
     fn bucket(&self, kind: &str, key: &str) -> String {
-        fs::read_to_string(self.dir.join(bucket(kind, key))).unwrap_or_default()
+        self.file(&bucket(kind, key))
     }
 
     /// Where `term` occurs.
@@ -532,8 +534,7 @@ impl Index {
 
     /// Every path some annotated commit changed.
     pub fn paths(&self) -> Vec<String> {
-        fs::read_to_string(self.dir.join("paths.tsv"))
-            .unwrap_or_default()
+        self.file("paths.tsv")
             .lines()
             .filter_map(|l| l.split_once('\t').map(|(p, _)| p.to_owned()))
             .collect()

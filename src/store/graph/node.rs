@@ -180,10 +180,7 @@ fn decisions(events: &[(&Event, Vec<&str>)]) -> Vec<DecisionNode> {
     // A turn is known by its prompt (events carry the prompt that led to them).
     let mut turns: BTreeMap<&str, Vec<&(&Event, Vec<&str>)>> = BTreeMap::new();
     for item in events {
-        if matches!(
-            item.0.kind,
-            Kind::Decision | Kind::Rejection | Kind::Tradeoff
-        ) {
+        if item.0.kind.stands() {
             turns
                 .entry(item.0.prompt_context.as_str())
                 .or_default()
