@@ -7,6 +7,10 @@
 //! at the end (the cost of a hook that finds nothing new). Then the same two runs through the
 //! real binary, whole process.
 //!
+//! Last, the Claude Code `Stop` hook on the same transcript with a warm cursor, whole process
+//! from spawn (stdin payload as Claude Code 2.1.330 sends it): when nothing was appended, and
+//! when one turn was.
+//!
 //! Run: `cargo bench --bench extract` (`-- --size-mb N` for another size; default 200).
 
 use std::fs::{self, File};
@@ -95,6 +99,7 @@ fn main() {
     };
     let binary_cold = run_binary();
     let binary_warm = run_binary();
+    let (stop_idle, stop_turn) = stop_hook(&fresh, &transcript);
 
     let mb = size as f64 / (1 << 20) as f64;
     println!(
@@ -121,6 +126,14 @@ fn main() {
         mb / binary_cold.as_secs_f64(),
         binary_warm.as_secs_f64() * 1e3
     );
+    println!(
+        "binary `hook Stop`, warm cursor ({} runs each): nothing new: median {:.1} ms, max {:.1} ms; one new turn: median {:.1} ms, max {:.1} ms",
+        STOP_RUNS,
+        median(&stop_idle),
+        stop_idle.last().unwrap(),
+        median(&stop_turn),
+        stop_turn.last().unwrap()
+    );
     match (before, peak) {
         (Some(before), Some(peak)) => println!(
             "peak resident memory: {:.1} MiB (process before extraction: {:.1} MiB)",
@@ -129,6 +142,81 @@ fn main() {
         ),
         _ => println!("peak resident memory: unavailable (no /proc)"),
     }
+}
+
+const STOP_RUNS: usize = 20;
+
+/// `hook Stop` timings in milliseconds, sorted, in the repository at `repo` whose store has
+/// read `transcript` to its end: on a copy of it as it is, then with one recorded turn
+/// (`fixtures/claude-code-2.1.330/commit-one-file.jsonl`, its ids made unique) appended
+/// before each run.
+fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>) {
+    let copy = transcript.with_extension("stop.jsonl");
+    fs::copy(transcript, &copy).unwrap();
+    let first = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/claude-code-2.1.330/commit-one-file.jsonl"),
+    )
+    .unwrap();
+    let session = "487902ab-c2ee-410a-8a06-0870ad0ade0c";
+    let payload = serde_json::json!({
+        "session_id": session,
+        "transcript_path": copy,
+        "cwd": repo,
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+        "last_assistant_message": "Done.",
+        "background_tasks": [],
+        "session_crons": [],
+    })
+    .to_string();
+    let run = || {
+        let start = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
+            .args(["hook", "Stop"])
+            .current_dir(repo)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    // The copy is a new file to the store: read it once.
+    run();
+    let mut idle: Vec<f64> = (0..STOP_RUNS).map(|_| run()).collect();
+    let mut turn = Vec::new();
+    for i in 0..STOP_RUNS {
+        let lines = first
+            .replace("\"msg_", &format!("\"msg_s{i}_"))
+            .replace("\"uuid\": \"", &format!("\"uuid\": \"s{i}-"))
+            .replace("\"toolu_", &format!("\"toolu_s{i}_"));
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&copy)
+            .unwrap()
+            .write_all(lines.as_bytes())
+            .unwrap();
+        turn.push(run());
+    }
+    let log = fs::read_to_string(repo.join(".git/agent-context/log")).unwrap();
+    assert!(
+        !log.contains("hook Stop: failed"),
+        "the Stop hook worked: {log}"
+    );
+    idle.sort_by(f64::total_cmp);
+    turn.sort_by(f64::total_cmp);
+    (idle, turn)
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    sorted[sorted.len() / 2]
 }
 
 /// Write at least `bytes` of transcript built from the fixtures' lines.

@@ -70,7 +70,7 @@ struct Spec {
     default: Value,
 }
 
-const SPECS: [Spec; 4] = [
+const SPECS: [Spec; 6] = [
     Spec {
         section: "query",
         name: "backend",
@@ -97,6 +97,21 @@ const SPECS: [Spec; 4] = [
             max: 60000,
         },
         default: Value::Number(1000),
+    },
+    Spec {
+        section: "hook",
+        name: "extract_budget_ms",
+        kind: Kind::Number {
+            min: 50,
+            max: 600000,
+        },
+        default: Value::Number(5000),
+    },
+    Spec {
+        section: "claude_md",
+        name: "refresh",
+        kind: Kind::Word(&["off", "on"]),
+        default: Value::Word("off"),
     },
 ];
 
@@ -296,6 +311,17 @@ impl Config {
         std::time::Duration::from_millis(self.number("hook.budget_ms") as u64)
     }
 
+    /// `hook.extract_budget_ms`: how long the hooks that extract a transcript (`PreCompact`,
+    /// `Stop`, `SessionEnd`) may take before they give up, leaving the rest to the next run.
+    pub fn hook_extract_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.number("hook.extract_budget_ms") as u64)
+    }
+
+    /// `claude_md.refresh`: whether `Stop` and `SessionEnd` regenerate CLAUDE.md's section.
+    pub fn claude_md_refresh(&self) -> bool {
+        self.value("claude_md.refresh") == Value::Word("on")
+    }
+
     /// `link.active_minutes`, in seconds.
     pub fn link_active_seconds(&self) -> u64 {
         self.number("link.active_minutes") as u64 * 60
@@ -434,7 +460,7 @@ mod tests {
     fn bad_files_name_the_file_the_line_and_the_key() {
         let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
         let m = message("[query]\n\nbakend = \"file\"\n");
-        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms)"), "{m}");
+        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, claude_md.refresh)"), "{m}");
         let m = message("[link]\ngrace_minutes = \"soon\"\n");
         assert!(
             m.ends_with(

@@ -20,7 +20,8 @@ use super::heuristic::{alternatives, kind_of};
 use super::redact::{redact, redact_event};
 use super::sentences;
 use super::tools::{
-    CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, runs_git_commit,
+    CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, operation,
+    runs_git_commit,
 };
 use crate::event::{
     Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id,
@@ -41,6 +42,8 @@ const CALLS_PER_EVENT_MAX: usize = 10;
 const FILES_PER_EVENT_MAX: usize = 20;
 const ALTERNATIVES_MAX: usize = 5;
 const TASKS_MAX: usize = 100;
+/// Reads and searches kept per session (one event each per file or pattern).
+const OPERATIONS_MAX: usize = 200;
 const FILES_PER_SESSION_MAX: usize = 500;
 const EDIT_MARKS_MAX: usize = 64;
 const COMMIT_COMMAND_MAX: usize = 8 * 1024;
@@ -69,6 +72,9 @@ pub struct State {
     /// Files the session's finished turns changed.
     #[serde(default)]
     files_written: BTreeSet<String>,
+    /// The ids of the operation events (reads, searches) given so far: one each per session.
+    #[serde(default)]
+    operations: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -351,6 +357,21 @@ impl<'w> Extractor<'w> {
             }
             "Edit" | "MultiEdit" => self.edit(&id, file.as_deref(), &input, side, &timestamp),
             _ => {}
+        }
+        // A file outside the working tree stays absolute: no operation is kept for it.
+        let inside = file.as_deref().filter(|f| !Path::new(f).is_absolute());
+        if let Some(event) = operation(&self.state.session_id, &name, &input, inside, &timestamp)
+            && self.state.operations.len() < OPERATIONS_MAX
+            && self.state.operations.insert(event.id.clone())
+        {
+            let thread = self.thread(side);
+            let event = Event {
+                prompt_context: thread.prompt.clone(),
+                agent_id: if side { thread.agent_id.clone() } else { None },
+                session: self.state.meta.clone(),
+                ..event
+            };
+            self.emit(event);
         }
         let thread = self.thread(side);
         let group = thread

@@ -5,8 +5,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::redact::redact;
-use crate::event::truncate_words;
+use super::redact::{redact, redact_event};
+use crate::event::{Event, Kind, Origin, Outcome, ToolCall, truncate_words};
 use crate::transcript::record::{ToolInput, text};
 
 /// The longest compressed tool input, in characters.
@@ -65,6 +65,63 @@ pub fn compress_input(tool: &str, input: &ToolInput<'_>) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     truncate_words(&one_line, INPUT_MAX)
+}
+
+/// The longest search pattern kept in an operation's source, in characters.
+const PATTERN_MAX: usize = 100;
+
+/// The event of a read or a search (seed 003's operations), redacted: one per file read and per
+/// pattern searched in a session, so it has the same id whoever sees the call first — the
+/// `PostToolUse` hook as it happens, or the extractor from the transcript. `file` is the file
+/// read, relative to the top of the working tree; a read with none (a file outside the
+/// repository) and every other tool give nothing.
+pub fn operation(
+    session: &str,
+    tool: &str,
+    input: &ToolInput<'_>,
+    file: Option<&str>,
+    timestamp: &str,
+) -> Option<Event> {
+    let (kind, source, summary, files) = match tool {
+        "Read" | "NotebookRead" => {
+            let file = redact(file?);
+            (
+                Kind::Read,
+                format!("read:{file}"),
+                format!("Read {file}"),
+                vec![file.into_owned()],
+            )
+        }
+        "Grep" | "Glob" => {
+            let pattern: String = redact(text(&input.pattern)?)
+                .chars()
+                .take(PATTERN_MAX)
+                .collect();
+            (
+                Kind::Search,
+                format!("search:{tool}:{pattern}"),
+                format!("Searched for {pattern} ({tool})"),
+                Vec::new(),
+            )
+        }
+        _ => return None,
+    };
+    let mut event = Event::new(
+        session,
+        &source,
+        kind,
+        Origin::ToolSequence,
+        &summary,
+        timestamp,
+    );
+    event.files_affected = files;
+    event.tool_calls = vec![ToolCall {
+        name: tool.to_owned(),
+        input: compress_input(tool, input),
+        outcome: Outcome::Unknown,
+    }];
+    redact_event(&mut event);
+    Some(event)
 }
 
 /// A commit made by a Bash command, as far as the command and its output tell.

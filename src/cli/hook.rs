@@ -3,7 +3,8 @@
 //!
 //! A hook must never fail or hold up what runs it: it always exits 0. A git hook prints
 //! nothing; a Claude Code hook prints the context to inject as Claude Code's JSON, or nothing,
-//! and answers with nothing once `hook.budget_ms` has passed. What it did, or why it failed,
+//! and answers with nothing once its budget has passed (`hook.budget_ms`; `hook.extract_budget_ms`
+//! for the hooks that extract a transcript). What it did, or why it failed,
 //! goes to `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr. Outside a git
 //! repository it does nothing.
 
@@ -113,7 +114,11 @@ fn claude_hook(
     event: &str,
     payload: Payload,
 ) -> Result<Option<String>, String> {
-    let budget = store.config().hook_budget();
+    let budget = if hooks::EXTRACTING.contains(&event) {
+        store.config().hook_extract_budget()
+    } else {
+        store.config().hook_budget()
+    };
     let answered = Arc::new(Mutex::new(false));
     let gate = Arc::clone(&answered);
     let (dir, what) = (store.dir().to_owned(), format!("hook {event}"));

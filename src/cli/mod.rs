@@ -3,9 +3,11 @@
 //! Exit codes: 0 success, 1 nothing found or a failure, 2 bad usage or bad input (including
 //! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
 
+mod claude_md;
 mod extract;
 mod hook;
 mod init;
+mod install;
 mod query;
 mod rebuild;
 mod status;
@@ -19,6 +21,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::store::{self, Store};
+use crate::transcript::locate::claude_dir;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -40,6 +43,10 @@ struct Cli {
 enum Command {
     /// Create the local store in $GIT_DIR/agent-context.
     Init(init::Args),
+    /// Hook into Claude Code (a settings file) and git (post-commit, post-rewrite); runs init.
+    Install(install::Args),
+    /// Take our hooks out of Claude Code's settings and git's hooks; notes and store stay.
+    Uninstall(install::UninstallArgs),
     /// Read new transcript lines and turn them into events.
     Extract(extract::Args),
     /// Show what is stored and how far each transcript was read.
@@ -52,6 +59,9 @@ enum Command {
     Rebuild(rebuild::Args),
     /// Set the default query backend (file, session, decision) for this clone.
     Switch(switch::Args),
+    /// Regenerate the marked section of CLAUDE.md from the decision graph.
+    #[command(name = "claude-md")]
+    ClaudeMd(claude_md::Args),
     /// Run a git hook (post-commit, post-rewrite) or a Claude Code hook; always exits 0.
     Hook(hook::Args),
 }
@@ -103,12 +113,15 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
     };
     match cli.command {
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
+        Command::Install(args) => install::run(&open(&cwd)?, args, out),
+        Command::Uninstall(args) => install::uninstall(&open(&cwd)?, args, out),
         Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
         Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, out),
         Command::Query(args) => query::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
+        Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args, out),
     }
 }
@@ -122,16 +135,6 @@ fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
         | store::Error::Config(_) => Failure::Usage(e.into()),
         other => Failure::Failed(other.into()),
     })
-}
-
-/// Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-fn claude_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|home| PathBuf::from(home).join(".claude"))
 }
 
 /// Write a value as pretty JSON followed by a newline.

@@ -1,24 +1,36 @@
 //! Claude Code's hooks (DESIGN §9): `git agent-context hook <Event>` reads the hook's JSON on
 //! stdin and answers with the context to inject, if any.
 //!
+//! - `SessionStart`: on `startup` and `/clear`, a brief of the recent sessions, the work left
+//!   open and the standing decisions ([`brief`]); after `/compact` or on `resume`, the
+//!   session's own continuation ([`continuation`]). Compaction and `/clear` also forget what
+//!   the session was given, so that it can be given again.
 //! - `UserPromptSubmit`: the reasoning that bears on the prompt (the `query` machinery), when a
 //!   file or the graph points at it or its words match well enough; nothing otherwise.
 //! - `PreToolUse` on Read, Edit, MultiEdit and Write: the standing decisions, rejected
 //!   alternatives and trade-offs recorded for the file, in a few hundred tokens.
-//! - `SessionStart` after `/compact` or `/clear`: what the session was given is forgotten, so
-//!   that it can be given again.
+//! - `PostToolUse` on Read, Grep and Glob: the read or search, as an event in the pending queue
+//!   (one per file or pattern and session; the extractor gives the same ids).
+//! - `PreCompact`, `Stop`, `SessionEnd`: extract what is new in the session's transcripts, link
+//!   it to the session's commits, and save its continuation; `Stop` and `SessionEnd` also
+//!   regenerate CLAUDE.md's section when `claude_md.refresh` is on. They answer with nothing.
 //!
 //! An event is given to a session once (the caller records it with [`given`] once the answer
-//! is sure to go out); the other hook events answer with nothing.
+//! is sure to go out).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::classify::tools::operation;
 use crate::config::Backend;
-use crate::deliver::injected;
+use crate::deliver::{brief, claude_md, continuation, injected};
+use crate::event::time::rfc3339;
+use crate::ingest::{self, commit};
+use crate::retrieve::index;
 use crate::retrieve::query::{self, Focus, Request};
-use crate::store::{Store, sessions};
+use crate::store::{self, Store, link, pending, sessions};
+use crate::transcript::record::ToolInput;
 
 /// The hook events this command answers; any other is refused (and logged).
 pub const EVENTS: [&str; 8] = [
@@ -38,6 +50,10 @@ const PROMPT_TOKENS: usize = 1_500;
 const FILE_TOKENS: usize = 300;
 /// The tools whose file is given its decisions.
 const FILE_TOOLS: [&str; 4] = ["Read", "Edit", "MultiEdit", "Write"];
+
+/// The events that extract the session's transcript, with their own budget
+/// (`hook.extract_budget_ms`).
+pub const EXTRACTING: [&str; 3] = ["PreCompact", "Stop", "SessionEnd"];
 
 /// A hook's input: the fields used here; the others are ignored.
 #[derive(Debug, Default, Deserialize)]
@@ -95,17 +111,167 @@ pub fn respond(
             .map_err(|e| e.to_string())?;
     }
     match event {
+        "SessionStart" => start(store, payload),
         "UserPromptSubmit" => prompt(store, payload),
         "PreToolUse" => file(store, cwd, payload),
-        "SessionStart" if matches!(payload.source.as_deref(), Some("compact" | "clear")) => {
-            injected::forget(store, &payload.session_id).map_err(|e| e.to_string())?;
-            Ok(Response {
-                log: Some("context cleared: what was injected may be injected again".into()),
-                ..Response::default()
-            })
-        }
+        "PostToolUse" => capture(store, cwd, payload),
+        "PreCompact" | "Stop" | "SessionEnd" => extract(store, event, payload),
         _ => Ok(Response::default()),
     }
+}
+
+/// `SessionStart`: the brief on `startup` and `clear`, the continuation on `compact`, `resume`
+/// and `fork`.
+fn start(store: &Store, payload: &Payload) -> Result<Response, String> {
+    let session = payload.session_id.as_str();
+    let source = payload.source.as_deref().unwrap_or("startup");
+    if matches!(source, "compact" | "clear") {
+        // The context is gone, and what it was given with it.
+        injected::forget(store, session).map_err(|e| e.to_string())?;
+    }
+    let (context, what) = match source {
+        "compact" => (
+            continuation::context(store, session, "compacted")?,
+            "continuation",
+        ),
+        "resume" | "fork" => (
+            continuation::context(store, session, "resumed")?,
+            "continuation",
+        ),
+        _ => (brief::brief(store, session)?, "brief"),
+    };
+    let log = match &context {
+        Some(text) => format!(
+            "{source}: gave the {what}, about {} tokens",
+            query::estimate_tokens(text)
+        ),
+        None => format!("{source}: no {what}: nothing recorded"),
+    };
+    Ok(Response {
+        context,
+        given: Vec::new(),
+        log: Some(log),
+    })
+}
+
+/// `PostToolUse` on a read or a search: the operation, into the pending queue. Cheap: one
+/// event; a busy store or an event already stored leaves it to the extractor, which makes the
+/// same one from the transcript.
+fn capture(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String> {
+    let (Some(tool), Some(input)) = (payload.tool_name.as_deref(), &payload.tool_input) else {
+        return Ok(Response::default());
+    };
+    if payload.session_id.is_empty() {
+        return Ok(Response::default());
+    }
+    let raw = input.to_string();
+    let input: ToolInput<'_> = serde_json::from_str(&raw).unwrap_or_default();
+    let file = crate::transcript::record::text(&input.file_path)
+        .and_then(|path| store.repo_path(cwd, path).ok());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let Some(event) = operation(
+        &payload.session_id,
+        tool,
+        &input,
+        file.as_deref(),
+        &rfc3339(now),
+    ) else {
+        return Ok(Response::default());
+    };
+    let stored = pending::session_events(store, &payload.session_id)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .any(|e| e.id == event.id)
+        || link::is_attached(store, &payload.session_id, &event.id).map_err(|e| e.to_string())?;
+    if stored {
+        return Ok(Response::default());
+    }
+    let _lock = match lock(store, "the operation is left to the extractor")? {
+        Ok(lock) => lock,
+        Err(busy) => return Ok(busy),
+    };
+    let summary = event.summary.clone();
+    pending::upsert(store, vec![event]).map_err(|e| e.to_string())?;
+    Ok(Response {
+        log: Some(format!("captured: {summary}")),
+        ..Response::default()
+    })
+}
+
+/// The store's lock, or, when another writer holds it past the hook's patience, the response
+/// that says what was left (`left`) for a later run.
+fn lock(store: &Store, left: &str) -> Result<Result<std::fs::File, Response>, String> {
+    match store.lock() {
+        Ok(lock) => Ok(Ok(lock)),
+        Err(store::Error::Busy) => Ok(Err(Response {
+            log: Some(format!("store busy: {left}")),
+            ..Response::default()
+        })),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `PreCompact`, `Stop`, `SessionEnd`: extract the session's transcripts (the one the payload
+/// names, and its subagents'), link the session's events to its commits, save its
+/// continuation, bring the index up, and regenerate CLAUDE.md's section when configured.
+fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, String> {
+    let session = payload.session_id.as_str();
+    if session.is_empty() {
+        return Ok(Response::default());
+    }
+    let env = commit::Environment {
+        session_id: Some(session.to_owned()),
+        claude_dir: crate::transcript::locate::claude_dir(),
+    };
+    let mut paths = commit::session_transcripts(store, &env, session);
+    if let Some(path) = payload.transcript_path.as_ref().filter(|p| p.is_file())
+        && !paths.contains(path)
+    {
+        paths.insert(0, path.clone());
+    }
+    let lock = match lock(store, "extraction left to the next run")? {
+        Ok(lock) => lock,
+        Err(busy) => return Ok(busy),
+    };
+    let options = ingest::Options {
+        link: false,
+        ..ingest::Options::default()
+    };
+    let (mut added, mut updated) = (0, 0);
+    for path in &paths {
+        match ingest::transcript(store, path, options) {
+            Ok(report) => {
+                added += report.events_added;
+                updated += report.events_updated;
+            }
+            // A transcript that went away is skipped.
+            Err(ingest::Error::Transcript { .. }) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let linked = link::session(store, session).map_err(|e| e.to_string())?;
+    drop(lock);
+    continuation::snapshot(store, session)?;
+    let mut log = format!(
+        "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits; continuation saved",
+        paths.len(),
+        linked.events,
+        linked.commits
+    );
+    match index::refresh_within(store, Some(index::HOOK_MOST)) {
+        Ok(_) | Err(store::Error::Busy) => {}
+        Err(e) => log.push_str(&format!("; the index was not updated: {e}")),
+    }
+    if event != "PreCompact" && store.config().claude_md_refresh() {
+        let (_, done) = claude_md::refresh(store)?;
+        log.push_str(&format!("; CLAUDE.md {done:?}").to_lowercase());
+    }
+    Ok(Response {
+        log: Some(log),
+        ..Response::default()
+    })
 }
 
 fn prompt(store: &Store, payload: &Payload) -> Result<Response, String> {

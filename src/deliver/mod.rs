@@ -1,5 +1,10 @@
 //! Delivery (DESIGN §9): what goes back into a Claude Code session — the context its hooks
 //! inject, once each per session.
 
+pub mod brief;
+pub mod claude_md;
+pub mod continuation;
 pub mod hooks;
 pub mod injected;
+pub mod install;
+pub mod templates;

@@ -118,7 +118,7 @@ fn read(store: &Store, path: &Path) -> Result<Option<String>, Error> {
 }
 
 /// The transcripts of `session`: from the registry, else from the project folders.
-fn session_transcripts(store: &Store, env: &Environment, session: &str) -> Vec<PathBuf> {
+pub fn session_transcripts(store: &Store, env: &Environment, session: &str) -> Vec<PathBuf> {
     if let Some(entry) = sessions::get(store, session) {
         let known: Vec<PathBuf> = entry
             .transcripts

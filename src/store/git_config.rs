@@ -62,3 +62,20 @@ pub fn enable_note_rewrites(store: &Store) -> Result<bool> {
     }
     Ok(changed)
 }
+
+/// The folder git runs this repository's hooks from: `core.hooksPath` (relative to the top of
+/// the working tree, or to the git directory of a bare repository), else `hooks/` in the
+/// common git directory.
+pub fn hooks_dir(store: &Store) -> Result<std::path::PathBuf> {
+    let configured = store
+        .repo()
+        .config_snapshot()
+        .trusted_path("core.hooksPath")
+        .map_err(super::git_error("read core.hooksPath"))?
+        .filter(|dir| !dir.as_os_str().is_empty());
+    Ok(match configured {
+        // Joining an absolute path gives that path.
+        Some(dir) => store.workdir().unwrap_or(store.common_dir()).join(dir),
+        None => store.common_dir().join("hooks"),
+    })
+}

@@ -75,6 +75,33 @@ fn write_index(store: &Store, session: &str, index: &HashMap<String, ObjectId>) 
     write_atomic(&index_file(store, session), out.as_bytes())
 }
 
+/// Whether event `id` of `session` is attached to a commit.
+pub fn is_attached(store: &Store, session: &str, id: &str) -> Result<bool> {
+    Ok(read_index(store, session)?.contains_key(id))
+}
+
+/// The events of `session` already attached to commits, from their notes (those of a commit
+/// since rewritten or gone are not found), every version of each (an event may be on several).
+pub fn attached_events(store: &Store, session: &str) -> Result<Vec<Event>> {
+    let index = read_index(store, session)?;
+    let commits: BTreeSet<ObjectId> = index.values().copied().collect();
+    if commits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let repo = store.repo();
+    let mut reader = notes::Reader::new(&repo)?;
+    let mut out: Vec<Event> = Vec::new();
+    for commit in commits {
+        out.extend(
+            reader
+                .events(commit)?
+                .into_iter()
+                .filter(|e| e.session_id == session),
+        );
+    }
+    Ok(out)
+}
+
 /// Point the attached index at rewritten commits (`moved`: old → new), for every session.
 pub fn rewrite_index(store: &Store, moved: &BTreeMap<ObjectId, ObjectId>) -> Result<()> {
     for path in store.files_in(DIR, "jsonl")? {

@@ -153,6 +153,11 @@ pub fn summary(store: &Store) -> Result<Summary> {
     Ok(s)
 }
 
+/// The events of one queue file (one session's).
+pub fn events_in(path: &Path) -> Result<Vec<Event>> {
+    Ok(read(path)?.events)
+}
+
 /// All pending events of one session, in time order.
 pub fn session_events(store: &Store, session: &str) -> Result<Vec<Event>> {
     Ok(read(&file_for(store, session))?.events)

@@ -16,6 +16,16 @@ const MAX_DIR_NAME: usize = 200;
 /// How much of a transcript's head is read to find its `cwd` or session id.
 const HEAD_BYTES_MAX: u64 = 4 << 20;
 
+/// Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn claude_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|home| PathBuf::from(home).join(".claude"))
+}
+
 /// The folder name Claude Code uses for a session started in `cwd`. Claude Code replaces each
 /// UTF-16 code unit, so a character outside the BMP (an emoji) becomes two dashes.
 pub fn project_dir_name(cwd: &Path) -> String {

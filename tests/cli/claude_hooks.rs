@@ -227,3 +227,294 @@ fn hooks_fail_open() {
     // With the store free, the same hook answers.
     assert!(injected(repo, "UserPromptSubmit", &ask).is_some());
 }
+
+#[test]
+fn a_new_session_is_briefed_on_recent_work() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let start = payload(repo, "SessionStart-startup", &[]);
+    let brief = injected(repo, "SessionStart", &start).expect("a brief");
+    assert!(
+        brief.starts_with("Recent work in this repository"),
+        "{brief}"
+    );
+    // The latest three sessions of the branch, newest first; older ones are left out.
+    let at = |needle: &str| brief.find(needle);
+    let (logs, pool, auth) = (
+        at("session s6-logs, 2026-06-01: Our logs are hard to search"),
+        at("session s5-pool"),
+        at("session s4-auth"),
+    );
+    assert!(logs.is_some() && logs < pool && pool < auth, "{brief}");
+    assert!(!brief.contains("s1-cache"), "{brief}");
+    // Their standing decisions, with what they rejected; not the one a later one replaced.
+    assert!(
+        brief.contains("- Derive the connection pool size from the CPU count"),
+        "{brief}"
+    );
+    assert!(brief.contains("  rejected: a fixed size"), "{brief}");
+    assert!(
+        !brief.contains("Fix the connection pool size at ten"),
+        "{brief}"
+    );
+    // Startup gives it once: /clear gives it again, and the session starting is not in it.
+    let mut clear = payload(repo, "SessionStart-startup", &[("source", "clear".into())]);
+    clear["session_id"] = "s6-logs".into();
+    let again = injected(repo, "SessionStart", &clear).expect("a brief after /clear");
+    assert!(!again.contains("session s6-logs"), "{again}");
+    assert!(again.contains("session s3-confi"), "{again}");
+    let log = fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap();
+    assert!(
+        log.contains("hook SessionStart: startup: gave the brief"),
+        "{log}"
+    );
+    // A repository with nothing recorded gives nothing.
+    let empty = TestRepo::new();
+    empty.commit("a.txt", "a\n", "first");
+    assert_eq!(
+        injected(
+            &empty,
+            "SessionStart",
+            &payload(&empty, "SessionStart-startup", &[])
+        ),
+        None
+    );
+}
+
+/// The session of `fixtures/claude-code-2.1.330/ttl-cache-session-then-compact.jsonl`.
+const TTL_SESSION: &str = "3d06a160-5483-464a-94bc-4a29f10eaa67";
+
+#[test]
+fn after_compaction_a_session_is_told_where_its_work_stands() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "# cache\n", "first");
+    let transcript = repo.install_transcript(
+        "claude-code-2.1.330/ttl-cache-session-then-compact.jsonl",
+        TTL_SESSION,
+    );
+    let with_session = |name: &str| {
+        let mut p = payload(&repo, name, &[]);
+        p["session_id"] = TTL_SESSION.into();
+        p["transcript_path"] = transcript.to_str().unwrap().into();
+        p
+    };
+    // PreCompact extracts the transcript and saves the continuation; it answers with nothing.
+    assert_eq!(
+        injected(&repo, "PreCompact", &with_session("PreCompact")),
+        None
+    );
+    assert!(!repo.pending().is_empty(), "the transcript was extracted");
+    let saved = repo.root.join(format!(
+        ".git/agent-context/continuation/{TTL_SESSION}.json"
+    ));
+    assert!(saved.is_file());
+    let log = fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap();
+    assert!(log.contains("hook PreCompact: 1 transcripts:"), "{log}");
+
+    let context = injected(&repo, "SessionStart", &with_session("SessionStart-compact"))
+        .expect("the continuation");
+    assert!(
+        context.starts_with("Continuing session 3d06a160 after it was compacted"),
+        "{context}"
+    );
+    assert!(
+        context.contains("Request: add a small cache module"),
+        "{context}"
+    );
+    assert!(
+        context.contains("Current task: Write cache module"),
+        "{context}"
+    );
+    assert!(
+        context.contains("Files being modified: cache.py"),
+        "{context}"
+    );
+    assert!(
+        context.contains("Completed:\n- Add TTL cache\n"),
+        "{context}"
+    );
+    assert!(
+        context.contains("- I chose a TTL map over an LRU because entries expire by time"),
+        "{context}"
+    );
+    // A resume gets the same, said as a resume; the snapshot is not needed for it.
+    fs::remove_file(&saved).unwrap();
+    let resumed = injected(&repo, "SessionStart", &with_session("SessionStart-resume"))
+        .expect("the continuation on resume");
+    assert!(
+        resumed.starts_with("Continuing session 3d06a160 after it was resumed"),
+        "{resumed}"
+    );
+    assert_eq!(
+        resumed.split_once('\n').unwrap().1,
+        context.split_once('\n').unwrap().1
+    );
+    // Another session starting is told the work is not committed yet.
+    let brief = injected(
+        &repo,
+        "SessionStart",
+        &payload(&repo, "SessionStart-startup", &[]),
+    )
+    .expect("a brief");
+    assert!(brief.contains("Work not committed yet:"), "{brief}");
+    assert!(brief.contains("session 3d06a160"), "{brief}");
+    assert!(brief.contains("changed: cache.py"), "{brief}");
+}
+
+/// The session of `fixtures/entireio-cli/e1/2c3e2b3f2a/0/full.jsonl`.
+const E1_SESSION: &str = "0cf3db51-1c73-43bb-8d05-dc02739514a5";
+
+#[test]
+fn reads_and_searches_are_captured_once_with_the_extractors_ids() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "# cli\n", "first");
+    let tool = |name: &str, input: Value| {
+        payload(
+            &repo,
+            "PostToolUse-Write",
+            &[
+                ("tool_name", name.into()),
+                ("tool_input", input),
+                ("session_id", E1_SESSION.into()),
+            ],
+        )
+    };
+    let explain = repo.root.join("cmd/entire/cli/explain.go");
+    let read = tool(
+        "Read",
+        serde_json::json!({"file_path": explain.to_str().unwrap()}),
+    );
+    assert_eq!(
+        injected(&repo, "PostToolUse", &read),
+        None,
+        "it answers with nothing"
+    );
+    let kinds = |repo: &TestRepo| -> Vec<(String, String)> {
+        repo.pending()
+            .iter()
+            .map(|e| {
+                (
+                    e["kind"].as_str().unwrap().to_owned(),
+                    e["summary"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        kinds(&repo),
+        [(
+            "read".to_owned(),
+            "Read cmd/entire/cli/explain.go".to_owned()
+        )]
+    );
+    // Once per file and session.
+    injected(&repo, "PostToolUse", &read);
+    assert_eq!(kinds(&repo).len(), 1);
+    let grep = tool(
+        "Grep",
+        serde_json::json!({"pattern": "checkpoint", "path": "."}),
+    );
+    injected(&repo, "PostToolUse", &grep);
+    assert!(kinds(&repo).contains(&(
+        "search".to_owned(),
+        "Searched for checkpoint (Grep)".to_owned()
+    )));
+    // Writes are the extractor's (one event per file and turn), files outside are not ours.
+    injected(
+        &repo,
+        "PostToolUse",
+        &tool(
+            "Write",
+            serde_json::json!({"file_path": explain.to_str().unwrap(), "content": "x"}),
+        ),
+    );
+    injected(
+        &repo,
+        "PostToolUse",
+        &tool("Read", serde_json::json!({"file_path": "/etc/hosts"})),
+    );
+    assert_eq!(kinds(&repo).len(), 2);
+    let log = fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap();
+    assert!(
+        log.contains("hook PostToolUse: captured: Read cmd/entire/cli/explain.go"),
+        "{log}"
+    );
+
+    // The extractor makes the same events from the transcript: nothing is there twice.
+    let transcript = repo.install_transcript("entireio-cli/e1/2c3e2b3f2a/0/full.jsonl", E1_SESSION);
+    repo.extract(&transcript);
+    let events = repo.pending();
+    let reads: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["summary"] == "Read cmd/entire/cli/explain.go")
+        .collect();
+    assert_eq!(reads.len(), 1, "{reads:#?}");
+    assert!(
+        reads[0]["timestamp"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-01"),
+        "the extractor's fuller version replaced the hook's"
+    );
+    let mut ids: Vec<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let count = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), count);
+}
+
+#[test]
+fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    fs::write(
+        repo.root.join(".agent-context.toml"),
+        "[claude_md]\nrefresh = \"on\"\n",
+    )
+    .unwrap();
+    let transcript = repo.install_transcript(
+        "claude-code-2.1.330/ttl-cache-session-then-compact.jsonl",
+        TTL_SESSION,
+    );
+    let mut stop = payload(repo, "Stop", &[]);
+    stop["session_id"] = TTL_SESSION.into();
+    stop["transcript_path"] = transcript.to_str().unwrap().into();
+    assert_eq!(
+        injected(repo, "Stop", &stop),
+        None,
+        "Stop answers with nothing"
+    );
+    assert!(
+        repo.pending()
+            .iter()
+            .any(|e| e["session_id"] == TTL_SESSION)
+    );
+    let claude_md = fs::read_to_string(repo.root.join("CLAUDE.md")).expect("CLAUDE.md made");
+    assert!(
+        claude_md.contains("<!-- agent-context:begin -->"),
+        "{claude_md}"
+    );
+    assert!(
+        claude_md.contains("Derive the connection pool size"),
+        "{claude_md}"
+    );
+    // A second Stop finds nothing new and changes nothing.
+    injected(repo, "Stop", &stop);
+    assert_eq!(
+        fs::read_to_string(repo.root.join("CLAUDE.md")).unwrap(),
+        claude_md
+    );
+    let log = fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap();
+    assert!(
+        log.contains("1 transcripts: 0 new events, 0 updated"),
+        "{log}"
+    );
+    assert!(log.contains("; claude.md unchanged"), "{log}");
+    // SessionEnd does the same work; with refresh off (the default) CLAUDE.md is not touched.
+    fs::remove_file(repo.root.join(".agent-context.toml")).unwrap();
+    fs::remove_file(repo.root.join("CLAUDE.md")).unwrap();
+    let mut end = payload(repo, "SessionEnd", &[]);
+    end["session_id"] = TTL_SESSION.into();
+    end["transcript_path"] = transcript.to_str().unwrap().into();
+    assert_eq!(injected(repo, "SessionEnd", &end), None);
+    assert!(!repo.root.join("CLAUDE.md").exists());
+}

@@ -3,11 +3,13 @@
 
 mod classifier;
 mod claude_hooks;
+mod claude_md;
 mod config;
 mod crash;
 mod extract;
 mod git_hooks;
 mod graph;
+mod install;
 mod link;
 mod notes;
 mod query;

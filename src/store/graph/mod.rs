@@ -218,6 +218,7 @@ fn edges_bucket(id: &str) -> String {
 pub struct View<'r> {
     snapshot: Snapshot<'r>,
     files: Option<String>,
+    commits: Option<String>,
     /// Buckets of the edges index read so far.
     edges: HashMap<String, String>,
 }
@@ -227,6 +228,7 @@ impl<'r> View<'r> {
         Ok(View {
             snapshot: Snapshot::at_tip(repo)?,
             files: None,
+            commits: None,
             edges: HashMap::new(),
         })
     }
@@ -249,6 +251,37 @@ impl<'r> View<'r> {
                 let (kind, id) = rest.split_once('\t')?;
                 Some((kind.to_owned(), id.to_owned()))
             })
+            .collect())
+    }
+
+    /// The ids of the decision nodes, sorted.
+    pub fn decision_ids(&mut self) -> Result<Vec<String>> {
+        self.ids("decisions")
+    }
+
+    /// The ids of the session nodes (as their file names have them), sorted.
+    pub fn session_ids(&mut self) -> Result<Vec<String>> {
+        self.ids("sessions")
+    }
+
+    fn ids(&mut self, folder: &str) -> Result<Vec<String>> {
+        let mut ids: Vec<String> = self
+            .snapshot
+            .names(folder)?
+            .into_iter()
+            .filter_map(|n| n.strip_suffix(".toml").map(str::to_owned))
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// The sessions whose events are on `commit` (full hex id).
+    pub fn sessions_of_commit(&mut self, commit: &str) -> Result<Vec<String>> {
+        if self.commits.is_none() {
+            self.commits = Some(self.snapshot.file(COMMITS_INDEX)?.unwrap_or_default());
+        }
+        Ok(lookup(self.commits.as_deref().unwrap_or_default(), commit)
+            .map(str::to_owned)
             .collect())
     }
 

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::classify::summary::Summary;
 use crate::event::{Event, Kind, SCHEMA_VERSION, Task, summarize, truncate_words};
 
 /// Prompts kept per session.
@@ -40,6 +41,9 @@ pub struct SessionNode {
     /// Earlier sessions whose commits this one's descend from and whose files it touched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub built_on: Vec<String>,
+    /// What the session investigated, learned, completed and left pending, from its events.
+    #[serde(default, skip_serializing_if = "Summary::is_empty")]
+    pub summary: Summary,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -169,6 +173,7 @@ pub fn build(input: &SessionEvents<'_>) -> (SessionNode, Vec<DecisionNode>) {
     session.commits = ordered.iter().map(|c| c.to_string()).collect();
     session.files = files.iter().map(|f| f.to_string()).collect();
 
+    session.summary = Summary::of(&events.iter().map(|(e, _)| *e).collect::<Vec<_>>());
     let decisions = decisions(&events);
     session.decisions = decisions.iter().map(|d| d.id.clone()).collect();
     (session, decisions)

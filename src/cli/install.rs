@@ -1,0 +1,291 @@
+//! `install` and `uninstall`: hook git-agent-context into Claude Code (the settings file of a
+//! scope) and into git (`post-commit`, `post-rewrite`), and take it out again
+//! ([`crate::deliver::install`] does the merging). Everything is read and checked before
+//! anything is written: a settings file that cannot be merged, or a git hook that cannot be
+//! chained, fails the command with nothing changed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+
+use crate::cli::{CmdResult, Failure, claude_dir, display_path};
+use crate::deliver::install::git_hooks::{self, Action, Removal};
+use crate::deliver::install::settings::{self, ENTRIES, Settings, Written};
+use crate::deliver::install::{self as deliver_install};
+use crate::store::{Store, git_config, notes};
+
+/// The Claude Code settings file the hooks go in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// .claude/settings.json at the top of the working tree: shared with everyone who clones
+    /// the repository.
+    Project,
+    /// .claude/settings.local.json at the top of the working tree: yours alone, not committed.
+    Local,
+    /// settings.json in $CLAUDE_CONFIG_DIR or ~/.claude: every project you open.
+    User,
+}
+
+/// The pattern that keeps the local settings file out of commits.
+const LOCAL_SETTINGS: &str = "/.claude/settings.local.json";
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The settings file the Claude Code hooks go in. The default, local, changes no file
+    /// other people share: the hooks name this machine's binary, and a teammate without it
+    /// would get a hook error on every prompt.
+    #[arg(long, value_enum, value_name = "scope", default_value_t = Scope::Local)]
+    scope: Scope,
+    /// How the Claude Code hooks call the binary, e.g. `git-agent-context` to find it on PATH
+    /// (what a shared --scope project wants) [default: this binary's absolute path].
+    #[arg(long, value_name = "command")]
+    command: Option<String>,
+    /// Leave the settings files alone: the Claude Code hooks come from the git-agent-context
+    /// plugin. Installs the git hooks and the store only.
+    #[arg(long, conflicts_with_all = ["scope", "command"])]
+    plugin: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    /// The settings file to take the Claude Code hooks out of.
+    #[arg(long, value_enum, value_name = "scope", default_value_t = Scope::Local)]
+    scope: Scope,
+}
+
+pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    let claude = match args.plugin {
+        true => None,
+        false => {
+            let command = match args.command {
+                Some(command) => command,
+                None => this_binary()?,
+            };
+            if !settings::names_us(&command) {
+                return Err(Failure::Usage(anyhow!(
+                    "--command {command:?} does not name git-agent-context, so its hooks could \
+                     not be told from other tools' (to replace or uninstall them)"
+                )));
+            }
+            let mut file = Settings::read(&settings_path(store, args.scope)?).map_err(failure)?;
+            file.install(&command).map_err(failure)?;
+            Some(file)
+        }
+    };
+    let steps = git_hooks::plan(&git_config::hooks_dir(store)?).map_err(failure)?;
+
+    let mut done = Vec::new();
+    let mut in_place = Vec::new();
+    // What `init` does, first: a hook that runs at once finds the store.
+    let created = store.init()?;
+    let started = notes::ensure_ref(store)?;
+    if created || started {
+        done.push(format!(
+            "initialized agent-context in {}",
+            shown(store, store.dir())
+        ));
+    }
+    if git_config::enable_note_rewrites(store)? {
+        done.push(
+            "set notes.rewriteRef and notes.rewrite.*: notes follow commits through amend and \
+             rebase"
+                .to_owned(),
+        );
+    }
+    if let Some(file) = &claude {
+        let name = shown(store, file.path());
+        match file.write()? {
+            Written::Unchanged => in_place.push(name.clone()),
+            Written::Written | Written::Removed if file.had_ours() => {
+                done.push(format!("updated the Claude Code hooks in {name}"));
+            }
+            Written::Written | Written::Removed => done.push(format!(
+                "added Claude Code hooks for {} events to {name}",
+                ENTRIES.len()
+            )),
+        }
+        if args.scope == Scope::Local
+            && !file.existed()
+            && settings::ignore_locally(store, LOCAL_SETTINGS)?
+        {
+            let exclude = store.common_dir().join("info").join("exclude");
+            done.push(format!(
+                "listed {name} in {}: it is yours alone, not for commits",
+                shown(store, &exclude)
+            ));
+        }
+    }
+    for step in &steps {
+        git_hooks::apply(step)?;
+        let name = shown(store, &step.path);
+        match step.action {
+            Action::Nothing => in_place.push(name),
+            Action::Create => done.push(format!("installed the git hook {name}")),
+            Action::Update => done.push(format!("updated the git hook {name}")),
+            Action::Chain => done.push(format!(
+                "installed the git hook {name}; the hook that was there is kept as {} and runs \
+                 first",
+                file_name(&git_hooks::chained(&step.path))
+            )),
+        }
+    }
+
+    if done.is_empty() {
+        writeln!(
+            out,
+            "already installed: {}, the store and the notes config",
+            in_place.join(", ")
+        )?;
+    }
+    for line in done {
+        writeln!(out, "{line}")?;
+    }
+    if !on_path("git-agent-context") {
+        writeln!(
+            out,
+            "note: git-agent-context is not on PATH; the git hooks run `git agent-context`, \
+             which needs it there"
+        )?;
+    }
+    Ok(())
+}
+
+pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> CmdResult {
+    let path = settings_path(store, args.scope)?;
+    let mut file = Settings::read(&path).map_err(failure)?;
+    file.uninstall().map_err(failure)?;
+    let folder = git_config::hooks_dir(store)?;
+
+    let mut done = Vec::new();
+    let name = shown(store, &path);
+    match file.write()? {
+        Written::Unchanged => {}
+        Written::Written => done.push(format!("removed the Claude Code hooks from {name}")),
+        Written::Removed => done.push(format!(
+            "removed the Claude Code hooks from {name}, and the file: they were all it held"
+        )),
+    }
+    let mut left = Vec::new();
+    for (hook, removal) in git_hooks::uninstall(&folder)? {
+        let hook_name = shown(store, &hook);
+        match removal {
+            Removal::Absent => {}
+            Removal::Removed => done.push(format!("removed the git hook {hook_name}")),
+            Removal::Restored => done.push(format!(
+                "put back the git hook {hook_name} (kept as {} while ours ran it)",
+                file_name(&git_hooks::chained(&hook))
+            )),
+            Removal::NotOurs => left.push(format!("left the git hook {hook_name}: it is not ours")),
+        }
+    }
+    if done.is_empty() {
+        writeln!(
+            out,
+            "nothing to uninstall: no hooks of ours in {name} or {}",
+            shown(store, &folder)
+        )?;
+    }
+    for line in done.into_iter().chain(left) {
+        writeln!(out, "{line}")?;
+    }
+    writeln!(
+        out,
+        "kept the notes ({}), the store ({}) and the notes config",
+        notes::REF,
+        shown(store, store.dir())
+    )?;
+    Ok(())
+}
+
+/// The settings file of `scope`.
+fn settings_path(store: &Store, scope: Scope) -> Result<PathBuf, Failure> {
+    let top = || {
+        store.workdir().ok_or_else(|| {
+            Failure::Usage(anyhow!(
+                "this repository has no working tree for a .claude folder; use --scope user"
+            ))
+        })
+    };
+    Ok(match scope {
+        Scope::Project => top()?.join(".claude").join("settings.json"),
+        Scope::Local => top()?.join(".claude").join("settings.local.json"),
+        Scope::User => claude_dir()
+            .ok_or_else(|| {
+                Failure::Usage(anyhow!(
+                    "cannot find Claude Code's folder: neither CLAUDE_CONFIG_DIR nor HOME is set"
+                ))
+            })?
+            .join("settings.json"),
+    })
+}
+
+/// This binary's absolute path, quoted for the shell Claude Code runs hooks with.
+fn this_binary() -> Result<String, Failure> {
+    let path = std::env::current_exe()
+        .map_err(|e| Failure::Usage(anyhow!("cannot find this binary ({e}); use --command")))?;
+    let path = path.to_str().ok_or_else(|| {
+        Failure::Usage(anyhow!(
+            "this binary's path {} is not UTF-8; use --command",
+            path.display()
+        ))
+    })?;
+    Ok(shell_quote(path))
+}
+
+/// `word` as one shell word: as it is when it is plain, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    match plain {
+        true => word.to_owned(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
+    }
+}
+
+fn failure(e: deliver_install::Error) -> Failure {
+    match e.is_bad_input() {
+        true => Failure::Usage(e.into()),
+        false => Failure::Failed(e.into()),
+    }
+}
+
+/// `path` relative to the top of the working tree when it is in it, else as
+/// [`display_path`] shows it.
+fn shown(store: &Store, path: &Path) -> String {
+    match store.workdir().and_then(|top| path.strip_prefix(top).ok()) {
+        Some(relative) => relative.display().to_string(),
+        None => display_path(path),
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// Whether `program` is in a folder of PATH.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_path_is_quoted_for_the_shell_and_still_known_as_ours() {
+        assert_eq!(
+            shell_quote("/home/me/.cargo/bin/git-agent-context"),
+            "/home/me/.cargo/bin/git-agent-context"
+        );
+        let quoted = shell_quote("/Users/Jo O'Neil/bin/git-agent-context");
+        assert_eq!(quoted, r"'/Users/Jo O'\''Neil/bin/git-agent-context'");
+        let handler =
+            serde_json::json!({"type": "command", "command": format!("{quoted} hook Stop")});
+        assert!(settings::is_ours(&handler));
+    }
+}

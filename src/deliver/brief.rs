@@ -1,0 +1,163 @@
+//! The brief a session starts with (`SessionStart` on `startup` and `clear`; seed 004): the
+//! latest sessions on the current branch and what they did, the work they and the sessions not
+//! yet committed left open, and their standing decisions — read from the graph and the pending
+//! queue, never from the notes or the transcripts, so that it fits a prompt-time budget.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::classify::summary::Summary;
+use crate::deliver::templates::{self, BRIEF, within};
+use crate::store::graph::View;
+use crate::store::{Store, pending};
+
+/// Sessions shown, at most.
+const SESSIONS: usize = 3;
+/// Commits of the current branch walked back to find them, at most.
+const COMMITS: usize = 300;
+/// Standing decisions shown, at most.
+const DECISIONS: usize = 6;
+/// Sessions not yet committed shown, at most.
+const UNCOMMITTED: usize = 2;
+/// Tokens the brief is given at most.
+const TOKENS: usize = 1_500;
+
+#[derive(Debug, Serialize)]
+struct Session {
+    id: String,
+    when: String,
+    request: String,
+    completed: Vec<String>,
+    pending: Vec<String>,
+    files: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Decision {
+    choice: String,
+    rejected: Vec<String>,
+    files: Vec<String>,
+    session: String,
+}
+
+/// The brief for `current` (the session starting, left out of it), or nothing when there is
+/// nothing recorded.
+pub fn brief(store: &Store, current: &str) -> Result<Option<String>, String> {
+    let (sessions, decisions) = committed(store, current).map_err(|e| e.to_string())?;
+    let open = uncommitted(store, current)?;
+    if sessions.is_empty() && open.is_empty() {
+        return Ok(None);
+    }
+    let text = templates::render(
+        store,
+        &BRIEF,
+        &json!({"sessions": sessions, "decisions": decisions, "open": open}),
+    )?;
+    Ok(Some(within(text, TOKENS)))
+}
+
+/// The latest sessions with commits on the current branch (newest first) and their standing
+/// decisions (those no later decision superseded).
+fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>, Vec<Decision>)> {
+    let repo = store.repo();
+    let Ok(head) = repo.head_id() else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let mut view = View::open(&repo)?;
+    let mut found: Vec<String> = Vec::new();
+    let mut commit = Some(head.detach());
+    for _ in 0..COMMITS {
+        let Some(id) = commit else { break };
+        for s in view.sessions_of_commit(&id.to_string())? {
+            if s != current && !found.contains(&s) {
+                found.push(s);
+            }
+        }
+        if found.len() >= SESSIONS {
+            break;
+        }
+        commit = repo
+            .find_commit(id)
+            .ok()
+            .and_then(|c| c.parent_ids().next().map(|p| p.detach()));
+    }
+    found.truncate(SESSIONS);
+    let (mut sessions, mut decisions) = (Vec::new(), Vec::new());
+    for id in found {
+        let Some(node) = view.session(&id)? else {
+            continue;
+        };
+        for d in node.decisions.iter().rev() {
+            if decisions.len() >= DECISIONS {
+                break;
+            }
+            let Some(decision) = view.decision(d)? else {
+                continue;
+            };
+            let superseded = view.edges_to(d)?.iter().any(|e| e.kind == "supersedes");
+            if !superseded && !decision.choice.is_empty() {
+                decisions.push(Decision {
+                    choice: decision.choice,
+                    rejected: decision.rejected,
+                    files: decision.files,
+                    session: id.clone(),
+                });
+            }
+        }
+        let summary = node.summary;
+        sessions.push(Session {
+            id,
+            when: node.end,
+            request: node.request,
+            completed: summary.completed,
+            pending: node.unfinished,
+            files: node.files,
+        });
+    }
+    Ok((sessions, decisions))
+}
+
+/// The latest sessions whose events wait for a commit (the newest first): what they were asked
+/// and left open.
+fn uncommitted(store: &Store, current: &str) -> Result<Vec<Session>, String> {
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = store
+        .files_in(pending::DIR, "jsonl")
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let mut open = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (_, path) in files {
+        if open.len() >= UNCOMMITTED {
+            break;
+        }
+        let Ok(events) = pending::events_in(&path) else {
+            continue;
+        };
+        let Some(session) = events.first().map(|e| e.session_id.clone()) else {
+            continue;
+        };
+        if session == current || !seen.insert(session.clone()) {
+            continue;
+        }
+        let refs: Vec<_> = events.iter().collect();
+        let summary = Summary::of(&refs);
+        if summary.pending.is_empty() && summary.files_edited.is_empty() {
+            continue;
+        }
+        let when = events.iter().map(|e| e.timestamp.as_str()).max();
+        open.push(Session {
+            id: session,
+            when: when.unwrap_or_default().to_owned(),
+            request: summary.request,
+            completed: summary.completed,
+            pending: summary.pending,
+            files: summary.files_edited,
+        });
+    }
+    Ok(open)
+}

@@ -1,0 +1,70 @@
+//! The continuation summary (seed 001): after `/compact`, an automatic compaction or a resume,
+//! a session is told where its work stands — the current task, what is completed and pending,
+//! its key decisions and the files it is modifying — so that it goes on without investigating
+//! again.
+//!
+//! It is the session's [`Summary`], made from the events stored for it (pending and attached).
+//! `PreCompact`, `Stop` and `SessionEnd` extract the transcript first and save the summary in
+//! `continuation/<session>.json`; `SessionStart` gives it back within its budget, making it
+//! from the store only when no snapshot exists.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::classify::summary::{self, Summary};
+use crate::deliver::templates::{self, CONTINUATION, within};
+use crate::event::Event;
+use crate::store::{Store, link, pending, write_atomic};
+
+const DIR: &str = "continuation";
+/// Tokens a continuation is given at most.
+const TOKENS: usize = 2_000;
+
+/// Every stored event of `session`: pending, and attached to commits (several versions of an
+/// event may be among them; see [`summary::unique`]).
+pub fn session_events(store: &Store, session: &str) -> Result<Vec<Event>, String> {
+    let mut events = pending::session_events(store, session).map_err(|e| e.to_string())?;
+    events.extend(link::attached_events(store, session).map_err(|e| e.to_string())?);
+    Ok(events)
+}
+
+/// The summary of `session` from what is stored for it.
+pub fn summarize(store: &Store, session: &str) -> Result<Summary, String> {
+    let events = session_events(store, session)?;
+    Ok(Summary::of(&summary::unique(&events)))
+}
+
+/// Make and save the summary of `session`, for [`context`] to give back.
+pub fn snapshot(store: &Store, session: &str) -> Result<Summary, String> {
+    let summary = summarize(store, session)?;
+    let path = pending::session_path(store, DIR, session, "json");
+    fs::create_dir_all(store.dir().join(DIR)).map_err(|e| e.to_string())?;
+    let text = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
+    write_atomic(&path, &text).map_err(|e| e.to_string())?;
+    Ok(summary)
+}
+
+/// The saved summary of `session`, if any (an unreadable one counts as none).
+fn saved(store: &Store, session: &str) -> Option<Summary> {
+    let path = pending::session_path(store, DIR, session, "json");
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+/// What `session` is given after it was `how` ("compacted", "resumed"): its saved summary, or
+/// one made from the store; nothing when nothing is recorded for it.
+pub fn context(store: &Store, session: &str, how: &str) -> Result<Option<String>, String> {
+    let summary = match saved(store, session) {
+        Some(s) => s,
+        None => summarize(store, session)?,
+    };
+    if summary.is_empty() {
+        return Ok(None);
+    }
+    let text = templates::render(
+        store,
+        &CONTINUATION,
+        &json!({"session": session, "how": how, "summary": summary}),
+    )?;
+    Ok(Some(within(text, TOKENS)))
+}

@@ -1,0 +1,109 @@
+//! `install` and `uninstall` (DESIGN §9): our hook entries in a Claude Code settings file
+//! ([`settings`]) and our scripts in the repository's git hooks folder ([`git_hooks`]).
+//!
+//! Both sides share other tools' files, so the invariants are about what is *not* ours: a key,
+//! a hook entry or a git hook we did not write is never changed, reordered or lost; `uninstall`
+//! takes out exactly what `install` put in; running either twice changes nothing the second
+//! time. Every file is replaced atomically (a temporary file in the same folder, then a rename),
+//! so a session or a commit reading it meanwhile sees the old or the new file, never a mix.
+
+pub mod git_hooks;
+pub mod settings;
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Why installing or uninstalling failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path} is not valid JSON")]
+    NotJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{path}: {what}, so there is no telling where hooks go; left untouched")]
+    Shape { path: PathBuf, what: String },
+    #[error(
+        "cannot keep the git hook {path} beside ours: {saved} exists already (from an earlier \
+         install?); move one of them away"
+    )]
+    Taken { path: PathBuf, saved: PathBuf },
+    #[error("{action} {path}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
+}
+
+impl Error {
+    /// Whether the fault is in the input (a file we were asked to edit), not in the machine.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, Error::NotJson { .. } | Error::Shape { .. })
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Error + use<'a> {
+    move |source| Error::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Replace `path` with `bytes` atomically, the new file with the permissions `mode` (Unix) —
+/// the old file's, for a file we edit, or an executable's for a git hook.
+fn replace(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = File::create(&tmp).map_err(io_error("cannot create", &tmp))?;
+        file.write_all(bytes)
+            .map_err(io_error("cannot write", &tmp))?;
+        file.sync_all().map_err(io_error("cannot sync", &tmp))?;
+        set_mode(&tmp, mode)?;
+        fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: Option<u32>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match mode {
+        Some(mode) => fs::set_permissions(path, fs::Permissions::from_mode(mode))
+            .map_err(io_error("cannot set the permissions of", path)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: Option<u32>) -> Result<()> {
+    Ok(())
+}
+
+/// The permission bits of `path` (Unix), if it exists.
+#[cfg(unix)]
+fn mode_of(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777)
+}
+
+#[cfg(not(unix))]
+fn mode_of(_path: &Path) -> Option<u32> {
+    None
+}

@@ -1,0 +1,418 @@
+//! Our entries in a Claude Code settings file (`.claude/settings.json`, `settings.local.json`,
+//! `~/.claude/settings.json`): one matcher group per event of [`ENTRIES`], each with one
+//! command handler, `<command> hook <Event>`.
+//!
+//! A handler is ours when it is a command handler whose command ends with `hook <Event>` (an
+//! event `hook` answers) and names the binary — a word whose file name is `git-agent-context`,
+//! or `git agent-context` — whatever path or quoting it was installed with, so that installing
+//! with another `--command` replaces ours and `uninstall` finds them. Everything else in the
+//! file is kept as it was, in its order (serde_json's `preserve_order`), and the file keeps its
+//! indentation; a file we leave unchanged is not written at all.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::{Error, Result, io_error, mode_of, replace};
+use crate::deliver::hooks;
+use crate::store::Store;
+
+/// One of our hook entries: the event, the tools it is limited to, its timeout in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub event: &'static str,
+    pub matcher: Option<&'static str>,
+    pub timeout: u64,
+}
+
+/// The hooks we install, in the order they are added. The plugin's `hooks/hooks.json` has the
+/// same events, matchers and timeouts (a test holds them together).
+///
+/// A hook answers within `hook.budget_ms` whatever its timeout; the timeout is Claude Code's
+/// backstop. The hooks that extract and store (PreCompact, Stop, SessionEnd) get more:
+/// SessionEnd's hooks share a budget of 1.5 s that Claude Code raises to the largest timeout.
+pub const ENTRIES: [Entry; 7] = [
+    entry("SessionStart", None, 10),
+    entry("UserPromptSubmit", None, 10),
+    entry("PreToolUse", Some("Read|Edit|MultiEdit|Write"), 10),
+    entry("PostToolUse", Some("Read|Grep|Glob"), 10),
+    entry("PreCompact", None, 30),
+    entry("Stop", None, 30),
+    entry("SessionEnd", None, 30),
+];
+
+const fn entry(event: &'static str, matcher: Option<&'static str>, timeout: u64) -> Entry {
+    Entry {
+        event,
+        matcher,
+        timeout,
+    }
+}
+
+/// What [`Settings::write`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Nothing changed: the file was not touched.
+    Unchanged,
+    /// The file was written (or created).
+    Written,
+    /// Our entries were all it held: the file was removed.
+    Removed,
+}
+
+/// A settings file, read, to be changed and written back.
+#[derive(Debug)]
+pub struct Settings {
+    /// The path as named (for messages).
+    path: PathBuf,
+    /// The file written: `path`, or the file it links to (a settings file kept in a dotfiles
+    /// repository stays a link).
+    target: PathBuf,
+    existed: bool,
+    indent: Vec<u8>,
+    before: Map<String, Value>,
+    value: Map<String, Value>,
+}
+
+impl Settings {
+    /// Read the settings file at `path`; a missing (or blank) file is an empty object. A file
+    /// that is not a JSON object is an error.
+    pub fn read(path: &Path) -> Result<Settings> {
+        let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let target = match is_link {
+            true => fs::canonicalize(path).map_err(io_error("cannot follow the link", path))?,
+            false => path.to_owned(),
+        };
+        let (existed, bytes) = match fs::read(&target) {
+            Ok(bytes) => (true, bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, Vec::new()),
+            Err(e) => return Err(io_error("cannot read", path)(e)),
+        };
+        let value = if bytes.trim_ascii().is_empty() {
+            Map::new()
+        } else {
+            let parsed = serde_json::from_slice(&bytes).map_err(|source| Error::NotJson {
+                path: path.to_owned(),
+                source,
+            })?;
+            match parsed {
+                Value::Object(map) => map,
+                _ => return Err(shape(path, "the top level is not a JSON object")),
+            }
+        };
+        Ok(Settings {
+            path: path.to_owned(),
+            target,
+            existed,
+            indent: indent_of(&bytes),
+            before: value.clone(),
+            value,
+        })
+    }
+
+    /// The settings file, as named.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the file existed before.
+    pub fn existed(&self) -> bool {
+        self.existed
+    }
+
+    /// Whether the file held any of our handlers when it was read.
+    pub fn had_ours(&self) -> bool {
+        hooks_of(&self.before).is_some_and(|hooks| {
+            hooks
+                .values()
+                .filter_map(Value::as_array)
+                .flat_map(|groups| groups.iter().filter_map(handlers_of))
+                .flatten()
+                .any(is_ours)
+        })
+    }
+
+    /// Put our [`ENTRIES`] in, calling `command`: a handler of ours already in place (under the
+    /// right matcher) is updated where it is; any other of ours is taken out first.
+    pub fn install(&mut self, command: &str) -> Result<()> {
+        let Settings { path, value, .. } = self;
+        let path: &Path = path;
+        let hooks = value
+            .entry("hooks")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .ok_or_else(|| shape(path, "`hooks` is not an object"))?;
+        for entry in &ENTRIES {
+            let wanted = json!({
+                "type": "command",
+                "command": format!("{command} hook {}", entry.event),
+                "timeout": entry.timeout,
+            });
+            let groups = hooks
+                .entry(entry.event)
+                .or_insert_with(|| Value::Array(Vec::new()))
+                .as_array_mut()
+                .ok_or_else(|| shape(path, format!("`hooks.{}` is not an array", entry.event)))?;
+            let ours: Vec<(usize, usize)> = groups
+                .iter()
+                .enumerate()
+                .filter_map(|(g, group)| handlers_of(group).map(|h| (g, h)))
+                .flat_map(|(g, handlers)| {
+                    handlers
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, h)| is_ours(h))
+                        .map(move |(h, _)| (g, h))
+                })
+                .collect();
+            match ours.as_slice() {
+                [(g, h)] if matcher_of(&groups[*g]) == entry.matcher => {
+                    if let Some(handler) = groups[*g]
+                        .get_mut("hooks")
+                        .and_then(Value::as_array_mut)
+                        .and_then(|handlers| handlers.get_mut(*h))
+                    {
+                        *handler = wanted;
+                    }
+                }
+                _ => {
+                    strip(groups);
+                    let mut group = Map::new();
+                    if let Some(matcher) = entry.matcher {
+                        group.insert("matcher".to_owned(), matcher.into());
+                    }
+                    group.insert("hooks".to_owned(), Value::Array(vec![wanted]));
+                    groups.push(Value::Object(group));
+                }
+            }
+        }
+        // Ours under events we no longer install (an earlier version's) go.
+        strip_events(hooks, |event| ENTRIES.iter().all(|e| e.event != event));
+        Ok(())
+    }
+
+    /// Take every handler of ours out, with the matcher groups, event lists and `hooks`
+    /// object that are left empty by it.
+    pub fn uninstall(&mut self) -> Result<()> {
+        let Settings { path, value, .. } = self;
+        let path: &Path = path;
+        let Some(hooks) = value.get_mut("hooks") else {
+            return Ok(());
+        };
+        let hooks = hooks
+            .as_object_mut()
+            .ok_or_else(|| shape(path, "`hooks` is not an object"))?;
+        if strip_events(hooks, |_| true) && hooks.is_empty() {
+            value.retain(|key, _| key != "hooks");
+        }
+        Ok(())
+    }
+
+    /// Whether the content differs from the file's.
+    fn changed(&self) -> bool {
+        self.value != self.before
+    }
+
+    /// Write the file if it changed, with its permissions, indentation and a final newline;
+    /// remove it instead when our entries were all it held.
+    pub fn write(&self) -> Result<Written> {
+        if !self.changed() {
+            return Ok(Written::Unchanged);
+        }
+        if self.value.is_empty() && self.target == self.path {
+            fs::remove_file(&self.path).map_err(io_error("cannot remove", &self.path))?;
+            return Ok(Written::Removed);
+        }
+        let mut bytes = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(&self.indent);
+        let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
+        self.value
+            .serialize(&mut serializer)
+            .map_err(|e| io_error("cannot write", &self.path)(e.into()))?;
+        bytes.push(b'\n');
+        replace(&self.target, &bytes, mode_of(&self.target))?;
+        Ok(Written::Written)
+    }
+}
+
+/// Add `pattern` to the repository's own ignore list (`info/exclude` in the common git
+/// directory, which is never shared) unless a line there is it already; whether it was added.
+/// A settings file that names this machine's binary must not be committed by `git add -A`.
+pub fn ignore_locally(store: &Store, pattern: &str) -> Result<bool> {
+    let path = store.common_dir().join("info").join("exclude");
+    let mut text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io_error("cannot read", &path)(e)),
+    };
+    if text.lines().any(|line| line.trim_end() == pattern) {
+        return Ok(false);
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(pattern);
+    text.push('\n');
+    replace(&path, text.as_bytes(), mode_of(&path))?;
+    Ok(true)
+}
+
+/// Whether a hook handler is one of ours (see the module's documentation).
+pub fn is_ours(handler: &Value) -> bool {
+    handler.get("type").and_then(Value::as_str) == Some("command")
+        && handler
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|command| match words(command).as_slice() {
+                [program @ .., "hook", event] => {
+                    hooks::EVENTS.contains(event) && program_is_ours(program)
+                }
+                _ => false,
+            })
+}
+
+/// Whether a command line names our binary, so that a handler calling it is recognised as
+/// ours.
+pub fn names_us(command: &str) -> bool {
+    program_is_ours(&words(command))
+}
+
+/// The words of a command line, their quotes aside (enough to find a program's name, which
+/// has no spaces, in a quoted path that may).
+fn words(command: &str) -> Vec<&str> {
+    command
+        .split_whitespace()
+        .map(|w| w.trim_matches(['\'', '"']))
+        .collect()
+}
+
+fn program_is_ours(words: &[&str]) -> bool {
+    let file_name = |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).to_owned();
+    words.iter().any(|w| {
+        matches!(
+            file_name(w).as_str(),
+            "git-agent-context" | "git-agent-context.exe"
+        )
+    }) || words
+        .windows(2)
+        .any(|pair| file_name(pair[0]) == "git" && pair[1] == "agent-context")
+}
+
+fn shape(path: &Path, what: impl Into<String>) -> Error {
+    Error::Shape {
+        path: path.to_owned(),
+        what: what.into(),
+    }
+}
+
+fn hooks_of(settings: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    settings.get("hooks").and_then(Value::as_object)
+}
+
+/// A matcher group's handlers; `None` for anything that is not a group.
+fn handlers_of(group: &Value) -> Option<&Vec<Value>> {
+    group.get("hooks").and_then(Value::as_array)
+}
+
+fn matcher_of(group: &Value) -> Option<&str> {
+    group.get("matcher").and_then(Value::as_str)
+}
+
+/// Take our handlers out of the events `which` selects, and the groups and events left empty
+/// by it; whether any was taken out.
+fn strip_events(hooks: &mut Map<String, Value>, which: impl Fn(&str) -> bool) -> bool {
+    let mut emptied = Vec::new();
+    let mut any = false;
+    for (event, groups) in hooks.iter_mut() {
+        if let Some(groups) = groups.as_array_mut().filter(|_| which(event))
+            && strip(groups)
+        {
+            any = true;
+            if groups.is_empty() {
+                emptied.push(event.clone());
+            }
+        }
+    }
+    // `retain` keeps the order of what stays.
+    hooks.retain(|event, _| !emptied.contains(event));
+    any
+}
+
+/// Take our handlers out of a list of matcher groups, and the groups left empty by it; whether
+/// any was taken out. A group that was empty already is not ours to remove.
+fn strip(groups: &mut Vec<Value>) -> bool {
+    let mut any = false;
+    groups.retain_mut(|group| {
+        let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+            return true;
+        };
+        let before = handlers.len();
+        handlers.retain(|h| !is_ours(h));
+        let stripped = handlers.len() < before;
+        any |= stripped;
+        !(stripped && handlers.is_empty())
+    });
+    any
+}
+
+/// The indentation of a JSON text: its second line's leading blanks; two spaces when it has
+/// none (a new or one-line file), as Claude Code writes.
+fn indent_of(text: &[u8]) -> Vec<u8> {
+    text.split(|&b| b == b'\n')
+        .nth(1)
+        .map(|line| {
+            line.iter()
+                .take_while(|&&b| b == b' ' || b == b'\t')
+                .copied()
+                .collect::<Vec<u8>>()
+        })
+        .filter(|indent| !indent.is_empty())
+        .unwrap_or_else(|| b"  ".to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handler(command: &str) -> Value {
+        json!({"type": "command", "command": command})
+    }
+
+    #[test]
+    fn ours_are_known_by_the_program_they_name_and_the_hook_they_run() {
+        for command in [
+            "/home/me/.cargo/bin/git-agent-context hook Stop",
+            "'/Users/Jo Doe/bin/git-agent-context' hook PreToolUse",
+            "git-agent-context hook SessionStart",
+            "git agent-context hook UserPromptSubmit",
+            "/usr/bin/git agent-context hook SessionEnd",
+            "env RUST_LOG=1 git-agent-context -C /repo hook PostCompact",
+            "C:\\tools\\git-agent-context.exe hook Stop",
+        ] {
+            assert!(is_ours(&handler(command)), "{command}");
+        }
+        for command in [
+            // Another tool's hook, or ours for something we do not answer.
+            "other-tool hook Stop",
+            "git-agent-context-wrapper hook Stop",
+            "git-agent-context hook post-commit",
+            "git-agent-context hook",
+            "\"${CLAUDE_PLUGIN_ROOT}/hooks/agent-context-hook\" Stop",
+            "git-agent-context hook Stop && echo done",
+        ] {
+            assert!(!is_ours(&handler(command)), "{command}");
+        }
+        let http = json!({"type": "http", "command": "git-agent-context hook Stop"});
+        assert!(!is_ours(&http));
+    }
+
+    #[test]
+    fn indentation_is_taken_from_the_file() {
+        assert_eq!(indent_of(b"{\n    \"a\": 1\n}\n"), b"    ");
+        assert_eq!(indent_of(b"{\n\t\"a\": 1\n}\n"), b"\t");
+        assert_eq!(indent_of(b"{\"a\": 1}"), b"  ");
+        assert_eq!(indent_of(b""), b"  ");
+    }
+}
