@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::classify::summary::Summary;
 use crate::deliver::templates::{self, BRIEF, within};
+use crate::event::Kind;
 use crate::store::graph::View;
 use crate::store::{Store, pending};
 
@@ -46,7 +47,8 @@ struct Decision {
 /// nothing recorded.
 pub fn brief(store: &Store, current: &str) -> Result<Option<String>, String> {
     let (sessions, decisions) = committed(store, current).map_err(|e| e.to_string())?;
-    let open = uncommitted(store, current)?;
+    let shown: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    let open = uncommitted(store, current, &shown)?;
     if sessions.is_empty() && open.is_empty() {
         return Ok(None);
     }
@@ -119,9 +121,9 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
     Ok((sessions, decisions))
 }
 
-/// The latest sessions whose events wait for a commit (the newest first): what they were asked
-/// and left open.
-fn uncommitted(store: &Store, current: &str) -> Result<Vec<Session>, String> {
+/// The latest sessions whose events wait for a commit (the newest first), other than `current`
+/// and those `shown` already: what they were asked, changed and left open.
+fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Session>, String> {
     let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = store
         .files_in(pending::DIR, "jsonl")
         .map_err(|e| e.to_string())?
@@ -141,12 +143,13 @@ fn uncommitted(store: &Store, current: &str) -> Result<Vec<Session>, String> {
         let Some(session) = events.first().map(|e| e.session_id.clone()) else {
             continue;
         };
-        if session == current || !seen.insert(session.clone()) {
+        if session == current || shown.contains(&session.as_str()) || !seen.insert(session.clone())
+        {
             continue;
         }
         let refs: Vec<_> = events.iter().collect();
         let summary = Summary::of(&refs);
-        if summary.pending.is_empty() && summary.files_edited.is_empty() {
+        if summary.pending.is_empty() && !events.iter().any(|e| e.kind == Kind::Write) {
             continue;
         }
         let when = events.iter().map(|e| e.timestamp.as_str()).max();

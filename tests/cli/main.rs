@@ -2,6 +2,8 @@
 //! real git repositories (see `repo::TestRepo`).
 
 mod classifier;
+mod claude_client;
+mod claude_code;
 mod claude_hooks;
 mod claude_md;
 mod config;
