@@ -20,6 +20,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use git_agent_context::ingest;
+
+#[path = "common/input.rs"]
+mod input;
 use git_agent_context::store::Store;
 
 fn main() {
@@ -149,8 +152,27 @@ const STOP_RUNS: usize = 20;
 /// `hook Stop` timings in milliseconds, sorted, in the repository at `repo` whose store has
 /// read `transcript` to its end: on a copy of it as it is, then with one recorded turn
 /// (`fixtures/claude-code-2.1.330/commit-one-file.jsonl`, its ids made unique) appended
-/// before each run.
+/// before each run, after a commit that the turn names as the one it made — so each run
+/// extracts, links the turn's events to that commit, saves the continuation and indexes the
+/// new note.
 fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>) {
+    let git = |args: &[&str]| -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .envs([
+                ("GIT_AUTHOR_NAME", "Bench"),
+                ("GIT_AUTHOR_EMAIL", "bench@example.com"),
+                ("GIT_COMMITTER_NAME", "Bench"),
+                ("GIT_COMMITTER_EMAIL", "bench@example.com"),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
     let copy = transcript.with_extension("stop.jsonl");
     fs::copy(transcript, &copy).unwrap();
     let first = fs::read_to_string(
@@ -172,28 +194,21 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>) {
     .to_string();
     let run = || {
         let start = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
-            .args(["hook", "Stop"])
-            .current_dir(repo)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
+        let out = input::output_with(
+            Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
+                .args(["hook", "Stop"])
+                .current_dir(repo),
+            payload.as_bytes(),
+        );
+        assert!(out.status.success());
         start.elapsed().as_secs_f64() * 1e3
     };
-    // The copy is a new file to the store: read it once.
-    run();
-    let mut idle: Vec<f64> = (0..STOP_RUNS).map(|_| run()).collect();
-    let mut turn = Vec::new();
-    for i in 0..STOP_RUNS {
+    // Turn `i`: a commit, then the lines of the turn that made it.
+    let append_turn = |i: usize| {
+        git(&["commit", "-q", "--allow-empty", "-m", &format!("add a {i}")]);
+        let head = git(&["rev-parse", "--short=7", "HEAD"]);
         let lines = first
+            .replace("bb16d6b", &head)
             .replace("\"msg_", &format!("\"msg_s{i}_"))
             .replace("\"uuid\": \"", &format!("\"uuid\": \"s{i}-"))
             .replace("\"toolu_", &format!("\"toolu_s{i}_"));
@@ -203,12 +218,41 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>) {
             .unwrap()
             .write_all(lines.as_bytes())
             .unwrap();
+    };
+    // Not timed: the copy is a new file to the store, read once; a first turn puts a note on a
+    // commit, and the index is built from it (as any command would): each timed turn then adds
+    // one note to it.
+    append_turn(0);
+    run();
+    let built = Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
+        .args(["query", "cache"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(built.status.success());
+    assert!(
+        repo.join(".git/agent-context/index").is_dir(),
+        "the index was built"
+    );
+    let mut idle: Vec<f64> = (0..STOP_RUNS).map(|_| run()).collect();
+    let mut turn = Vec::new();
+    for i in 1..=STOP_RUNS {
+        append_turn(i);
         turn.push(run());
     }
     let log = fs::read_to_string(repo.join(".git/agent-context/log")).unwrap();
     assert!(
         !log.contains("hook Stop: failed"),
         "the Stop hook worked: {log}"
+    );
+    let linked = log
+        .lines()
+        .filter(|l| l.contains("hook Stop: ") && l.contains("linked to 1 commits"))
+        .count();
+    assert_eq!(
+        linked,
+        STOP_RUNS + 1,
+        "each turn's events went to its commit: {log}"
     );
     idle.sort_by(f64::total_cmp);
     turn.sort_by(f64::total_cmp);

@@ -11,15 +11,17 @@
 //! the slow shell loop).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use git_agent_context::event::note::encode;
 use git_agent_context::event::{Event, Kind, Origin};
 use git_agent_context::store::Store;
 use git_agent_context::store::notes::{self, ObjectId};
+
+#[path = "common/input.rs"]
+mod input;
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
 const COMMITS: usize = 1000;
@@ -138,18 +140,11 @@ fn make_commits(repo: &Path, home: &Path, n: usize) -> Vec<ObjectId> {
             content.len()
         ));
     }
-    let mut child = git_command(repo, home)
-        .args(["fast-import", "--quiet"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(script.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success(), "fast-import");
+    let out = input::output_with(
+        git_command(repo, home).args(["fast-import", "--quiet"]),
+        script.as_bytes(),
+    );
+    assert!(out.status.success(), "fast-import");
     git_in(repo, home, &["checkout", "-q", "-f", "main"]);
     git_in(repo, home, &["rev-list", "--reverse", "main"])
         .lines()

@@ -16,9 +16,9 @@
 
 #[path = "common/bigrepo.rs"]
 mod bigrepo;
+#[path = "common/input.rs"]
+mod input;
 
-use std::io::Write;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
@@ -183,21 +183,10 @@ fn main() {
     // session (a session is given an event once).
     let hook = |event: &str, payload: serde_json::Value| -> (Duration, bool) {
         let start = Instant::now();
-        let mut child = repo
-            .command(BIN)
-            .args(["hook", event])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = input::output_with(
+            repo.command(BIN).args(["hook", event]),
+            payload.to_string().as_bytes(),
+        );
         let took = start.elapsed();
         assert!(
             out.stderr.is_empty(),

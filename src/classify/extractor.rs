@@ -21,7 +21,7 @@ use super::redact::{redact, redact_event};
 use super::sentences;
 use super::tools::{
     CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, operation,
-    runs_git_commit,
+    relative, runs_git_commit,
 };
 use crate::event::{
     Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id,
@@ -1036,13 +1036,7 @@ impl<'w> Extractor<'w> {
     }
 
     fn relative(&self, path: &str) -> String {
-        match self.workdir {
-            Some(root) => match Path::new(path).strip_prefix(root) {
-                Ok(rel) => rel.to_string_lossy().into_owned(),
-                Err(_) => path.to_owned(),
-            },
-            None => path.to_owned(),
-        }
+        relative(self.workdir, path)
     }
 }
 

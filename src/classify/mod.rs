@@ -2,11 +2,10 @@
 //!
 //! [`extractor`] walks a transcript's entries and drafts events; [`heuristic`] decides what
 //! kind of reasoning a sentence carries; [`tools`] compresses tool calls and reads commits out
-//! of Bash commands; [`summary`] sums a session up from its events; [`redact`] scrubs secrets from every event before it leaves this module.
+//! of Bash commands; [`redact`] scrubs secrets from every event before it leaves this module.
 
 pub mod extractor;
 pub mod heuristic;
 pub mod redact;
 pub mod sentences;
-pub mod summary;
 pub mod tools;

@@ -114,10 +114,14 @@ fn claude_hook(
     event: &str,
     payload: Payload,
 ) -> Result<Option<String>, String> {
-    let budget = if hooks::EXTRACTING.contains(&event) {
-        store.config().hook_extract_budget()
+    let extracting = hooks::EXTRACTING.contains(&event);
+    let (budget, key) = if extracting {
+        (
+            store.config().hook_extract_budget(),
+            "hook.extract_budget_ms",
+        )
     } else {
-        store.config().hook_budget()
+        (store.config().hook_budget(), "hook.budget_ms")
     };
     let answered = Arc::new(Mutex::new(false));
     let gate = Arc::clone(&answered);
@@ -127,7 +131,7 @@ fn claude_hook(
         let done = gate.lock().unwrap_or_else(PoisonError::into_inner);
         if !*done {
             let why = format!(
-                "over its budget of {} ms (hook.budget_ms): answered with nothing",
+                "over its budget of {} ms ({key}): answered with nothing",
                 budget.as_millis()
             );
             eprintln!("git-agent-context: {what}: {why}");
@@ -142,22 +146,29 @@ fn claude_hook(
     if let Some(line) = &response.log {
         let _ = log::append(store, &format!("hook {event}"), line);
     }
+    // The notes the extracting hooks changed, into the index: past the gate, so that the
+    // watchdog cannot cut an update short (a few notes at most, as for a git hook).
+    if extracting {
+        caught(|| follow_notes(store))?;
+    }
     Ok(response.context)
+}
+
+/// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed; a busy
+/// store, or more (a first build), is left to the next command that reads it.
+fn follow_notes(store: &Store) -> Result<(), String> {
+    match index::refresh_within(store, Some(index::HOOK_MOST)) {
+        Ok(_) | Err(store::Error::Busy) => Ok(()),
+        Err(e) => Err(format!("the index was not updated: {e}")),
+    }
 }
 
 /// Run a git hook, then bring the retrieval index up to the notes; what it did (for the log),
 /// or why it failed.
 fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, String> {
     let done = dispatch(store, args)?;
-    // The retrieval index follows the notes; a busy store, or more than a few notes to index
-    // (a first build), is left to the next command that reads it.
-    match index::refresh_within(store, Some(index::HOOK_MOST)) {
-        Ok(_) | Err(store::Error::Busy) => Ok(done),
-        Err(e) => Err(format!(
-            "{} but the index was not updated: {e}",
-            done.unwrap_or_default()
-        )),
-    }
+    follow_notes(store).map_err(|e| format!("{} but {e}", done.clone().unwrap_or_default()))?;
+    Ok(done)
 }
 
 /// Run a git hook; what it did (for the log), or why it failed.

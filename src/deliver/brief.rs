@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::classify::summary::Summary;
 use crate::deliver::templates::{self, BRIEF, within};
 use crate::event::Kind;
+use crate::event::summary::Summary;
 use crate::store::graph::View;
 use crate::store::{Store, pending};
 
@@ -22,6 +22,8 @@ const COMMITS: usize = 300;
 const DECISIONS: usize = 6;
 /// Sessions not yet committed shown, at most.
 const UNCOMMITTED: usize = 2;
+/// Queue files read to find them, at most: the newest.
+const QUEUES_READ: usize = 8;
 /// Tokens the brief is given at most.
 const TOKENS: usize = 1_500;
 
@@ -37,6 +39,8 @@ struct Session {
 
 #[derive(Debug, Serialize)]
 struct Decision {
+    /// `decision`, or `rejection` for a rejection that stands alone.
+    kind: String,
     choice: String,
     rejected: Vec<String>,
     files: Vec<String>,
@@ -98,9 +102,9 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
             let Some(decision) = view.decision(d)? else {
                 continue;
             };
-            let superseded = view.edges_to(d)?.iter().any(|e| e.kind == "supersedes");
-            if !superseded && !decision.choice.is_empty() {
+            if view.superseded_by(d)?.is_none() {
                 decisions.push(Decision {
+                    kind: decision.kind,
                     choice: decision.choice,
                     rejected: decision.rejected,
                     files: decision.files,
@@ -133,7 +137,7 @@ fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Sessi
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
     let mut open = Vec::new();
     let mut seen = BTreeSet::new();
-    for (_, path) in files {
+    for (_, path) in files.into_iter().take(QUEUES_READ) {
         if open.len() >= UNCOMMITTED {
             break;
         }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::deliver::templates::{self, CLAUDE_MD};
-use crate::store::graph::View;
+use crate::store::graph::{self, View};
 use crate::store::{Store, write_atomic};
 
 pub const BEGIN: &str = "<!-- agent-context:begin -->";
@@ -54,6 +54,24 @@ struct Open {
     session: String,
     request: String,
     unfinished: Vec<String>,
+}
+
+/// Where the graph commit the section was last made from is kept, in the store.
+const MADE_FROM: &str = "claude-md.graph";
+
+/// [`refresh`], unless the section was made from the graph as it is and CLAUDE.md is there:
+/// the section depends on the graph alone (for a hook, which runs every turn).
+pub fn refresh_if_changed(store: &Store) -> Result<Refreshed, String> {
+    let tip = graph::tip(store).map_err(|e| e.to_string())?;
+    let tip = tip.map(|t| t.to_string()).unwrap_or_default();
+    let recorded = store.dir().join(MADE_FROM);
+    let present = store.workdir().is_some_and(|w| w.join(FILE).is_file());
+    if present && fs::read_to_string(&recorded).is_ok_and(|t| t == tip) {
+        return Ok(Refreshed::Unchanged);
+    }
+    let (_, done) = refresh(store)?;
+    write_atomic(&recorded, tip.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(done)
 }
 
 /// Regenerate the section in `<worktree>/CLAUDE.md`. Markers out of order or repeated are an
@@ -105,7 +123,7 @@ fn gather(store: &Store) -> crate::store::Result<(Components, Vec<Open>)> {
         let Some(d) = view.decision(&id)? else {
             continue;
         };
-        if view.edges_to(&id)?.iter().any(|e| e.kind == "supersedes") {
+        if view.superseded_by(&id)?.is_some() {
             continue;
         }
         standing.push(d);
@@ -156,6 +174,12 @@ fn gather(store: &Store) -> crate::store::Result<(Components, Vec<Open>)> {
 /// appended when the file has none). CRLF files get CRLF in the section too.
 fn splice(file: &str, body: &str) -> Result<String, String> {
     let newline = if file.contains("\r\n") { "\r\n" } else { "\n" };
+    // A marker quoted in the body (a decision about this very tool) would end the section
+    // early; a template's own line endings are made the file's.
+    let body = body
+        .replace("\r\n", "\n")
+        .replace(BEGIN, "<!-- agent-context begin -->")
+        .replace(END, "<!-- agent-context end -->");
     let mut block = format!("{BEGIN}\n{}\n{END}", body.trim_end());
     if newline == "\r\n" {
         block = block.replace('\n', "\r\n");
@@ -198,6 +222,19 @@ mod tests {
             format!("# Notes\r\n\r\nkeep\r\n{BEGIN}\r\nnew\r\nlines\r\n{END}\r\ntail  \r\n")
         );
         assert_eq!(splice(&out, "new\nlines").unwrap(), out, "idempotent");
+    }
+
+    #[test]
+    fn markers_quoted_in_the_section_do_not_end_it() {
+        let body = format!("a decision quoting {END} and {BEGIN}\r\n");
+        let out = splice("", &body).unwrap();
+        assert_eq!(out.matches(END).count(), 1, "{out}");
+        assert_eq!(
+            splice(&out, &body).unwrap(),
+            out,
+            "and it can be made again"
+        );
+        assert!(!out.contains('\r'), "{out:?}");
     }
 
     #[test]

@@ -12,9 +12,9 @@ use std::fs;
 
 use serde_json::json;
 
-use crate::classify::summary::{self, Summary};
 use crate::deliver::templates::{self, CONTINUATION, within};
 use crate::event::Event;
+use crate::event::summary::{self, Summary};
 use crate::store::{Store, link, pending, write_atomic};
 
 const DIR: &str = "continuation";
@@ -38,17 +38,25 @@ pub fn summarize(store: &Store, session: &str) -> Result<Summary, String> {
 /// Make and save the summary of `session`, for [`context`] to give back.
 pub fn snapshot(store: &Store, session: &str) -> Result<Summary, String> {
     let summary = summarize(store, session)?;
-    let path = pending::session_path(store, DIR, session, "json");
+    let path = saved_path(store, session);
     fs::create_dir_all(store.dir().join(DIR)).map_err(|e| e.to_string())?;
     let text = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
     write_atomic(&path, &text).map_err(|e| e.to_string())?;
     Ok(summary)
 }
 
+fn saved_path(store: &Store, session: &str) -> std::path::PathBuf {
+    pending::session_path(store, DIR, session, "json")
+}
+
 /// The saved summary of `session`, if any (an unreadable one counts as none).
 fn saved(store: &Store, session: &str) -> Option<Summary> {
-    let path = pending::session_path(store, DIR, session, "json");
-    serde_json::from_slice(&fs::read(path).ok()?).ok()
+    serde_json::from_slice(&fs::read(saved_path(store, session)).ok()?).ok()
+}
+
+/// Whether a summary of `session` was saved.
+pub fn saved_exists(store: &Store, session: &str) -> bool {
+    saved_path(store, session).is_file()
 }
 
 /// What `session` is given after it was `how` ("compacted", "resumed"): its saved summary, or

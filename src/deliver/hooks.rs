@@ -22,12 +22,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::classify::tools::operation;
+use crate::classify::tools::{operation, relative};
 use crate::config::Backend;
-use crate::deliver::{brief, claude_md, continuation, injected};
-use crate::event::time::rfc3339;
+use crate::deliver::claude_md::{self, Refreshed};
+use crate::deliver::{brief, continuation, injected};
+use crate::event::time::{self, rfc3339};
 use crate::ingest::{self, commit};
-use crate::retrieve::index;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::store::{self, Store, link, pending, sessions};
 use crate::transcript::record::ToolInput;
@@ -114,7 +114,7 @@ pub fn respond(
         "SessionStart" => start(store, payload),
         "UserPromptSubmit" => prompt(store, payload),
         "PreToolUse" => file(store, cwd, payload),
-        "PostToolUse" => capture(store, cwd, payload),
+        "PostToolUse" => capture(store, payload),
         "PreCompact" | "Stop" | "SessionEnd" => extract(store, event, payload),
         _ => Ok(Response::default()),
     }
@@ -154,10 +154,11 @@ fn start(store: &Store, payload: &Payload) -> Result<Response, String> {
     })
 }
 
-/// `PostToolUse` on a read or a search: the operation, into the pending queue. Cheap: one
-/// event; a busy store or an event already stored leaves it to the extractor, which makes the
-/// same one from the transcript.
-fn capture(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String> {
+/// `PostToolUse` on a read or a search: the operation, appended to the pending queue without
+/// waiting for the lock (the extractor makes the same event, with the same id, from the
+/// transcript; its version replaces this one). An event already queued or on a commit is left
+/// alone.
+fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
     let (Some(tool), Some(input)) = (payload.tool_name.as_deref(), &payload.tool_input) else {
         return Ok(Response::default());
     };
@@ -166,36 +167,24 @@ fn capture(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, Str
     }
     let raw = input.to_string();
     let input: ToolInput<'_> = serde_json::from_str(&raw).unwrap_or_default();
+    // Named as the extractor names it; a file outside the working tree stays absolute and is
+    // not recorded.
     let file = crate::transcript::record::text(&input.file_path)
-        .and_then(|path| store.repo_path(cwd, path).ok());
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let Some(event) = operation(
-        &payload.session_id,
-        tool,
-        &input,
-        file.as_deref(),
-        &rfc3339(now),
-    ) else {
+        .map(|path| relative(store.workdir(), path))
+        .filter(|f| !Path::new(f).is_absolute());
+    let now = rfc3339(time::now_seconds());
+    let Some(event) = operation(&payload.session_id, tool, &input, file.as_deref(), &now) else {
         return Ok(Response::default());
     };
-    let stored = pending::session_events(store, &payload.session_id)
-        .map_err(|e| e.to_string())?
-        .iter()
-        .any(|e| e.id == event.id)
-        || link::is_attached(store, &payload.session_id, &event.id).map_err(|e| e.to_string())?;
-    if stored {
+    let session = &payload.session_id;
+    if pending::holds(store, session, &event.id)
+        || link::is_attached(store, session, &event.id).map_err(|e| e.to_string())?
+    {
         return Ok(Response::default());
     }
-    let _lock = match lock(store, "the operation is left to the extractor")? {
-        Ok(lock) => lock,
-        Err(busy) => return Ok(busy),
-    };
-    let summary = event.summary.clone();
-    pending::upsert(store, vec![event]).map_err(|e| e.to_string())?;
+    pending::append(store, &event).map_err(|e| e.to_string())?;
     Ok(Response {
-        log: Some(format!("captured: {summary}")),
+        log: Some(format!("captured: {}", event.summary)),
         ..Response::default()
     })
 }
@@ -215,7 +204,8 @@ fn lock(store: &Store, left: &str) -> Result<Result<std::fs::File, Response>, St
 
 /// `PreCompact`, `Stop`, `SessionEnd`: extract the session's transcripts (the one the payload
 /// names, and its subagents'), link the session's events to its commits, save its
-/// continuation, bring the index up, and regenerate CLAUDE.md's section when configured.
+/// continuation, and regenerate CLAUDE.md's section when configured (the caller then brings
+/// the index up to the notes).
 fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, String> {
     let session = payload.session_id.as_str();
     if session.is_empty() {
@@ -253,20 +243,24 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, St
     }
     let linked = link::session(store, session).map_err(|e| e.to_string())?;
     drop(lock);
-    continuation::snapshot(store, session)?;
     let mut log = format!(
-        "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits; continuation saved",
+        "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits",
         paths.len(),
         linked.events,
         linked.commits
     );
-    match index::refresh_within(store, Some(index::HOOK_MOST)) {
-        Ok(_) | Err(store::Error::Busy) => {}
-        Err(e) => log.push_str(&format!("; the index was not updated: {e}")),
+    // Nothing new, and a snapshot saved: it stands.
+    if added + updated + linked.events > 0 || !continuation::saved_exists(store, session) {
+        continuation::snapshot(store, session)?;
+        log.push_str("; continuation saved");
     }
     if event != "PreCompact" && store.config().claude_md_refresh() {
-        let (_, done) = claude_md::refresh(store)?;
-        log.push_str(&format!("; CLAUDE.md {done:?}").to_lowercase());
+        let done = match claude_md::refresh_if_changed(store)? {
+            Refreshed::Created => "created",
+            Refreshed::Updated => "updated",
+            Refreshed::Unchanged => "unchanged",
+        };
+        log.push_str(&format!("; CLAUDE.md {done}"));
     }
     Ok(Response {
         log: Some(log),

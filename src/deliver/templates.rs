@@ -7,7 +7,7 @@ use crate::retrieve::query::estimate_tokens;
 use crate::store::Store;
 
 /// Where a repository keeps its own templates, from the top of its working tree.
-pub const OVERRIDES: &str = ".agent-context/templates";
+const OVERRIDES: &str = ".agent-context/templates";
 
 /// A template: its file name and the text built into the binary.
 pub struct Template {
@@ -67,9 +67,11 @@ pub fn within(text: String, tokens: usize) -> String {
     if estimate_tokens(&text) <= tokens {
         return text;
     }
-    let mut out = String::new();
+    // Line by line, each counted with its newline: the sum never falls short of the whole.
+    let (mut out, mut used) = (String::new(), 0);
     for line in text.lines() {
-        if estimate_tokens(&out) + estimate_tokens(line) + 1 > tokens {
+        used += estimate_tokens(line) + 1;
+        if used > tokens {
             break;
         }
         out.push_str(line);

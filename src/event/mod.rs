@@ -6,6 +6,7 @@
 //! [`SUMMARY_MAX`] characters. Serialized field order puts the human-readable fields first.
 
 pub mod note;
+pub mod summary;
 pub mod time;
 
 use std::collections::BTreeMap;

@@ -53,6 +53,13 @@ pub fn unix_seconds(ts: &str) -> Option<i64> {
     Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
 }
 
+/// Seconds since the epoch, now (0 on a clock set before it).
+pub fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 /// `seconds` since the epoch as RFC 3339 in UTC (`2026-01-01T00:00:04Z`).
 pub fn rfc3339(seconds: i64) -> String {
     let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));

@@ -117,15 +117,21 @@ fn read(store: &Store, path: &Path) -> Result<Option<String>, Error> {
     }
 }
 
-/// The transcripts of `session`: from the registry, else from the project folders.
+/// The transcripts of `session`: from the registry (with the subagents' beside them, which
+/// hooks do not name), else from the project folders.
 pub fn session_transcripts(store: &Store, env: &Environment, session: &str) -> Vec<PathBuf> {
     if let Some(entry) = sessions::get(store, session) {
-        let known: Vec<PathBuf> = entry
+        let mut known: Vec<PathBuf> = entry
             .transcripts
             .into_iter()
             .filter(|p| p.is_file())
             .collect();
         if !known.is_empty() {
+            for sub in known.clone().iter().flat_map(|p| locate::subagents_of(p)) {
+                if !known.contains(&sub) {
+                    known.push(sub);
+                }
+            }
             return known;
         }
     }

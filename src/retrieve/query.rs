@@ -503,13 +503,7 @@ impl<'r> Gather<'r> {
 
     /// The newest decision that supersedes decision `id`, if one does, with its commit.
     fn superseded_by(&mut self, id: &str) -> store::Result<Option<(String, String)>> {
-        Ok(self
-            .view
-            .edges_to(id)?
-            .into_iter()
-            .filter(|e| e.kind == "supersedes")
-            .max_by(|a, b| (&a.timestamp, &a.later).cmp(&(&b.timestamp, &b.later)))
-            .map(|e| (e.later, e.commit)))
+        Ok(self.view.superseded_by(id)?.map(|e| (e.later, e.commit)))
     }
 
     /// The event of decision `id`, on `commit` as the edges index gives it or else where its

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 
 use super::{Result, Store, graph, history, io_error, notes, pending, write_atomic};
-use crate::event::time::unix_seconds;
+use crate::event::time::{now_seconds, unix_seconds};
 use crate::event::{Event, Kind, Origin};
 
 pub const DIR: &str = "attached";
@@ -270,10 +270,7 @@ struct Deferred {
 /// Remember that `session` made `commit`, for the next run to link (a hook that found the store
 /// busy). Appends one short line, without the lock: such appends do not interleave.
 pub fn defer(store: &Store, session: &str, commit: ObjectId) -> Result<()> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    append_deferred(store, session, commit, now)
+    append_deferred(store, session, commit, now_seconds())
 }
 
 fn append_deferred(store: &Store, session: &str, commit: ObjectId, at: i64) -> Result<()> {

@@ -5,10 +5,9 @@
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{Result, Store, io_error};
-use crate::event::time::rfc3339;
+use crate::event::time::{now_seconds, rfc3339};
 
 pub const FILE: &str = "log";
 const MAX_BYTES: u64 = 1 << 20;
@@ -26,10 +25,11 @@ pub fn append_in(dir: &Path, what: &str, message: &str) -> Result<()> {
         let old = dir.join(format!("{FILE}.1"));
         fs::rename(&path, &old).map_err(io_error("cannot replace", &old))?;
     }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let line = format!("{} {what}: {}\n", rfc3339(now), message.replace('\n', " "));
+    let line = format!(
+        "{} {what}: {}\n",
+        rfc3339(now_seconds()),
+        message.replace('\n', " ")
+    );
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)

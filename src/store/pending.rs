@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Result, Store, io_error, write_atomic};
@@ -61,16 +62,44 @@ fn read(path: &Path) -> Result<Queue> {
         events: Vec::new(),
         unreadable: Vec::new(),
     };
+    // The file is written whole with one line per id; lines [`append`]ed since may repeat an
+    // id, and the first line of an id is the one kept.
+    let mut seen: HashSet<String> = HashSet::new();
     for line in bytes
         .split(|&b| b == b'\n')
         .filter(|l| !l.trim_ascii().is_empty())
     {
         match serde_json::from_slice::<Event>(line) {
-            Ok(e) => queue.events.push(e),
+            Ok(e) if seen.insert(e.id.clone()) => queue.events.push(e),
+            Ok(_) => {}
             Err(_) => queue.unreadable.push(line.to_vec()),
         }
     }
     Ok(queue)
+}
+
+/// Whether `session`'s queue holds event `id`: a search of the file's bytes, no parsing.
+pub fn holds(store: &Store, session: &str, id: &str) -> bool {
+    let needle = format!("\"id\":\"{id}\"");
+    fs::read(file_for(store, session))
+        .is_ok_and(|bytes| memchr::memmem::find(&bytes, needle.as_bytes()).is_some())
+}
+
+/// Add `event` to its session's queue with one append, without the lock: for a hook that must
+/// not wait. An event of the same id already queued wins over it; an append that races with a
+/// rewrite of the file may be lost, so only what the extractor would make again goes this way.
+pub fn append(store: &Store, event: &Event) -> Result<()> {
+    let dir = store.dir().join(DIR);
+    fs::create_dir_all(&dir).map_err(io_error("cannot create", &dir))?;
+    let path = file_for(store, &event.session_id);
+    let mut line = serde_json::to_vec(event).expect("events serialize");
+    line.push(b'\n');
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(&line))
+        .map_err(io_error("cannot write", &path))
 }
 
 /// Add `events` to their sessions' queues, replacing events with the same id.

@@ -75,6 +75,14 @@ pub fn session_transcripts(
     })
 }
 
+/// The subagent transcripts of the session whose main transcript is `main`
+/// (`<session>/subagents/agent-*.jsonl` beside it), sorted by path.
+pub fn subagents_of(main: &Path) -> Vec<PathBuf> {
+    let mut out = jsonl_files(&main.with_extension("").join("subagents"));
+    out.sort();
+    out
+}
+
 /// The transcripts in `workdir`'s project folders that `wanted` keeps, sorted by path. The
 /// folder name is lossy (`/a/my-app` and `/a/my.app` share one), so the cwd recorded inside
 /// decides, read only for the files `wanted` kept; a file that records none yet belongs to

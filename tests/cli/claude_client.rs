@@ -69,11 +69,15 @@ pub const COMPACT_SUMMARY: &str = "Scripted summary of the conversation so far."
 /// The pinned Claude Code CLI: `$CLAUDE_CODE_BIN` if set, else the npm install in
 /// `<target>/claude-code/`, installed there on first use. `None` when it cannot be had, after
 /// printing `skipped: …` on stderr, so a test starts with `let Some(bin) = claude_binary() else
-/// { return };`.
+/// { return };` — unless `$AGENT_CONTEXT_TESTS_NEED_CLAUDE` is set (CI sets it): then the test
+/// fails instead.
 pub fn claude_binary() -> Option<PathBuf> {
     static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match BINARY.get_or_init(find_or_install) {
         Ok(bin) => Some(bin.clone()),
+        Err(why) if env::var_os("AGENT_CONTEXT_TESTS_NEED_CLAUDE").is_some() => {
+            panic!("Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}")
+        }
         Err(why) => {
             eprintln!("skipped: Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}");
             None
@@ -768,7 +772,6 @@ pub struct ClaudeRun {
     /// `--output-format json`'s result object (`session_id`, `result`, `is_error`, …).
     pub json: Value,
     pub stderr: String,
-    pub elapsed: Duration,
 }
 
 impl ClaudeRun {
@@ -877,12 +880,10 @@ impl Claude {
             .stderr(Stdio::piped())
             // Its own process group, so that a timeout kills the hooks and tools it started.
             .process_group(0);
-        let started = Instant::now();
         let mut child = cmd.spawn().expect("claude starts");
         let stdout = drain(child.stdout.take().unwrap());
         let stderr = drain(child.stderr.take().unwrap());
         let status = wait_or_kill(&mut child, self.timeout);
-        let elapsed = started.elapsed();
         let stdout = stdout.join().unwrap();
         let stderr = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();
         let Some(status) = status else {
@@ -901,7 +902,6 @@ impl Claude {
             status,
             json,
             stderr,
-            elapsed,
         }
     }
 
@@ -1014,7 +1014,6 @@ fn hook_inputs(repo: &TestRepo, event: &str) -> Vec<Value> {
 #[test]
 fn claude_code_runs_hooks_and_the_scripted_model_sees_their_context() {
     let Some(bin) = claude_binary() else { return };
-    let started = Instant::now();
     let repo = TestRepo::new();
     install_hooks(&repo);
     let hello = repo.root.join("hello.txt");
@@ -1044,10 +1043,6 @@ fn claude_code_runs_hooks_and_the_scripted_model_sees_their_context() {
     assert!(
         injected
             .starts_with("SessionStart hook additional context: MARKER-SessionStart-startup\n\n"),
-        "{injected}"
-    );
-    assert!(
-        injected.contains("SessionStart hook additional context: MARKER-SessionStart-startup"),
         "{injected}"
     );
     assert!(
@@ -1113,13 +1108,6 @@ fn claude_code_runs_hooks_and_the_scripted_model_sees_their_context() {
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();
     assert!(unexpected.is_empty(), "no side requests: {unexpected:?}");
-    eprintln!(
-        "claude runs: {:?}, {:?}, {:?}; whole test {:?}",
-        first.elapsed,
-        compacted.elapsed,
-        next.elapsed,
-        started.elapsed()
-    );
 }
 
 /// Send `request` (head and body as bytes) on `stream`; the status, headers and body of the

@@ -7,7 +7,6 @@
 //! rejected design and why. After `/compact`, the next request carries session 2's
 //! continuation. Git is the oracle for the notes.
 
-use std::fs;
 use std::path::Path;
 
 use serde_json::json;
@@ -82,7 +81,7 @@ fn a_rejected_design_reaches_the_next_session_and_work_survives_compaction() {
     assert!(note.contains("A fixed window counter won't work"), "{note}");
     assert!(note.contains("\"kind\":\"rejection\""), "{note}");
     assert!(note.contains("\"kind\":\"decision\""), "{note}");
-    let log = fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap();
+    let log = repo.log();
     assert!(!log.contains("failed"), "{log}");
 
     // Session 2: what the model received before its first word.
@@ -149,6 +148,6 @@ fn a_rejected_design_reaches_the_next_session_and_work_survives_compaction() {
         "{received}"
     );
     assert!(received.contains("Files read: limiter.py"), "{received}");
-    let log = fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap();
+    let log = repo.log();
     assert!(!log.contains("failed"), "{log}");
 }

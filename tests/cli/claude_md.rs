@@ -15,9 +15,7 @@ fn the_section_is_regenerated_between_the_markers_and_nothing_else_changes() {
     let repo = &s.repo;
     let path = repo.root.join("CLAUDE.md");
     let before = "# Project\n\nHand-written notes stay as they are.  \n";
-    fs::write(&path, before).unwrap();
-    repo.git(&["add", "CLAUDE.md"]);
-    repo.git(&["commit", "-q", "-m", "CLAUDE.md"]);
+    repo.commit("CLAUDE.md", before, "CLAUDE.md");
     let out = repo.ok(&["claude-md"]);
     assert_eq!(out, format!("updated the section of {}\n", path.display()));
     let text = fs::read_to_string(&path).unwrap();

@@ -48,10 +48,6 @@ fn commit_as(
     repo.git_in(dir, &["rev-parse", "HEAD"], &[])
 }
 
-fn log(repo: &TestRepo) -> String {
-    fs::read_to_string(repo.root.join(".git/agent-context/log")).unwrap_or_default()
-}
-
 fn pending_kinds(repo: &TestRepo) -> Vec<String> {
     let mut kinds: Vec<String> = repo
         .pending()
@@ -72,13 +68,13 @@ fn the_commit_a_session_makes_gets_its_reasoning_at_once() {
         kinds_in_note(&repo, &head),
         ["decision", "session", "write"],
         "log: {}",
-        log(&repo)
+        repo.log()
     );
     assert_eq!(pending_kinds(&repo), ["session"]);
     assert!(
-        log(&repo).contains("session s-link: 2 events"),
+        repo.log().contains("session s-link: 2 events"),
         "{}",
-        log(&repo)
+        repo.log()
     );
     let shown = repo.git(&["log", "-1", "--notes=agent-context", "--format=%N"]);
     assert!(shown.contains("I'll go with a TTL map"), "{shown}");
@@ -136,7 +132,7 @@ fn a_session_outside_the_project_folder_is_found_through_the_registry() {
         kinds_in_note(&repo, &head),
         ["decision", "rejection", "session", "write", "write"],
         "log: {}",
-        log(&repo)
+        repo.log()
     );
 }
 
@@ -173,7 +169,7 @@ fn without_the_session_variable_the_active_sessions_that_touched_the_files_take_
         sessions,
         ["s-cache", "s-talk"],
         "the session that edited other files waits; log: {}",
-        log(&repo)
+        repo.log()
     );
     assert!(pending_kinds(&repo).contains(&"write".to_owned()));
 }
@@ -209,8 +205,8 @@ fn a_cherry_pick_copies_the_note_and_takes_nothing_pending() {
     );
     let copy = repo.git(&["rev-parse", "HEAD"]);
     assert_ne!(copy, picked);
-    assert_eq!(kinds_in_note(&repo, &copy), original, "log: {}", log(&repo));
-    assert!(log(&repo).contains("cherry-picked from"), "{}", log(&repo));
+    assert_eq!(kinds_in_note(&repo, &copy), original, "log: {}", repo.log());
+    assert!(repo.log().contains("cherry-picked from"), "{}", repo.log());
     repo.extract(&path);
     assert!(pending_kinds(&repo).contains(&"rejection".to_owned()));
     assert_eq!(kinds_in_note(&repo, &copy), original);
@@ -250,9 +246,9 @@ fn rebase_and_amend_carry_notes_and_later_updates_follow_them() {
         kinds_in_note(&repo, &rebased),
         ["decision", "session"],
         "log: {}",
-        log(&repo)
+        repo.log()
     );
-    assert!(log(&repo).contains("rebase in progress"), "{}", log(&repo));
+    assert!(repo.log().contains("rebase in progress"), "{}", repo.log());
 
     repo.git_in(
         &repo.root,
@@ -303,7 +299,7 @@ fn a_commit_in_a_linked_worktree_is_linked_in_the_shared_store() {
         kinds_in_note(&repo, &head),
         ["decision", "session", "write"],
         "log: {}",
-        log(&repo)
+        repo.log()
     );
     assert!(!wt.join(".git/agent-context").exists());
 }
@@ -330,7 +326,7 @@ fn a_failing_hook_never_fails_the_commit_and_says_why_once() {
         stderr.starts_with("git-agent-context: hook post-commit: "),
         "{stderr}"
     );
-    assert!(log(&repo).contains("failed: "), "{}", log(&repo));
+    assert!(repo.log().contains("failed: "), "{}", repo.log());
     assert_eq!(repo.git(&["log", "-1", "--format=%s"]), "feat: cache");
 }
 
@@ -404,7 +400,7 @@ fn events_a_dead_hook_left_in_the_queue_stay_on_their_commit() {
         kinds_in_note(&repo, &second),
         ["session"],
         "log: {}",
-        log(&repo)
+        repo.log()
     );
     assert_eq!(
         kinds_in_note(&repo, &first),
@@ -433,7 +429,7 @@ fn sessions_of_a_worktree_nested_inside_this_one_are_left_to_it() {
     assert!(
         notes::read(&store(&repo), &head).unwrap().is_empty(),
         "log: {}",
-        log(&repo)
+        repo.log()
     );
     // ... nor does extracting from the main worktree read its transcript.
     let report = repo.json(&["extract"]);
@@ -461,7 +457,7 @@ fn a_session_that_left_nothing_makes_no_graph_node() {
         "by a session with no transcript",
     );
     // The hook ran, and found nothing to write.
-    assert!(log(&repo).contains("hook post-commit"), "{}", log(&repo));
+    assert!(repo.log().contains("hook post-commit"), "{}", repo.log());
     let tree = repo.git_output(
         &repo.root,
         &["ls-tree", "-r", "--name-only", "refs/agent-context"],
@@ -500,7 +496,7 @@ fn amending_a_cherry_picked_commit_is_the_sessions_own_work() {
         kinds_in_note(&repo, &head),
         ["decision", "session", "write"],
         "log: {}",
-        log(&repo)
+        repo.log()
     );
 }
 
@@ -520,7 +516,7 @@ fn a_hook_waits_for_a_busy_store_only_briefly() {
     let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
     let waited = start.elapsed();
     assert!(waited < std::time::Duration::from_secs(3), "{waited:?}");
-    assert!(log(&repo).contains("busy"), "{}", log(&repo));
+    assert!(repo.log().contains("busy"), "{}", repo.log());
     drop(lock);
     // A run that took the deferred commits aside and died: the next one puts them back.
     let store = repo.root.join(".git/agent-context");

@@ -231,6 +231,11 @@ impl TestRepo {
         path
     }
 
+    /// The store's log (`$GIT_DIR/agent-context/log`), empty when there is none.
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.root.join(".git/agent-context/log")).unwrap_or_default()
+    }
+
     /// Every pending event of the store, parsed, in file order.
     pub fn pending(&self) -> Vec<Value> {
         let dir = self.root.join(".git/agent-context/pending");

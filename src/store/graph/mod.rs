@@ -31,7 +31,7 @@ use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, backoff, git_error, history, notes, pending, signature};
-use crate::event::Event;
+use crate::event::{Event, Kind};
 use node::{DecisionNode, SessionEvents, SessionNode};
 
 pub const REF: &str = "refs/agent-context";
@@ -306,6 +306,17 @@ impl<'r> View<'r> {
     }
 }
 
+impl View<'_> {
+    /// The newest decision that supersedes decision `id`, if one does.
+    pub fn superseded_by(&mut self, id: &str) -> Result<Option<Edge>> {
+        Ok(self
+            .edges_to(id)?
+            .into_iter()
+            .filter(|e| e.kind == "supersedes")
+            .max_by(|a, b| (&a.timestamp, &a.later).cmp(&(&b.timestamp, &b.later))))
+    }
+}
+
 /// An edge from a later decision, as the edges index has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge {
@@ -354,6 +365,11 @@ pub fn rebuild(store: &Store) -> Result<Updated> {
         }
     }
     write(store, Start::Empty, &by_session)
+}
+
+/// The commit at the tip of the graph's ref, if it exists.
+pub fn tip(store: &Store) -> Result<Option<ObjectId>> {
+    Ok(Snapshot::at_tip(&store.repo())?.tip)
 }
 
 /// The graph's tip and how many sessions and decisions it holds, if the ref exists.
@@ -445,9 +461,13 @@ fn plan(
         .filter(|t| !t.is_empty())
         .min()
         .map(str::to_owned);
+    // The files the files index has for them: those they changed and their decisions' (not
+    // those they only read).
     let files: BTreeSet<String> = built
         .iter()
-        .flat_map(|(_, _, events)| events.iter().flat_map(|(e, _)| e.files_affected.clone()))
+        .flat_map(|(_, _, events)| events.iter())
+        .filter(|(e, _)| matches!(e.kind, Kind::Write | Kind::Session) || e.kind.stands())
+        .flat_map(|(e, _)| e.files_affected.clone())
         .collect();
     if let Some(earliest) = earliest {
         let mut later: BTreeSet<String> = BTreeSet::new();

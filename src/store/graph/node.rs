@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::summary::Summary;
+use crate::event::summary::Summary;
 use crate::event::{Event, Kind, SCHEMA_VERSION, Task, summarize, truncate_words};
 
 /// Prompts kept per session.
@@ -55,7 +55,8 @@ pub struct DecisionNode {
     pub kind: String,
     /// What was being decided: the prompt of the turn.
     pub subject: String,
-    /// What was chosen (empty for a rejection that stands alone: see `rejected`).
+    /// What was chosen; for a rejection that stands alone, its summary (also first in
+    /// `rejected`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub choice: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]

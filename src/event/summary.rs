@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Event, Kind, Origin, Task, truncate_words};
+use super::{Event, Kind, Origin, Task, truncate_words};
 
 /// Items kept per list: the most recent.
 const ITEMS_MAX: usize = 8;
