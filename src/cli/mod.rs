@@ -8,10 +8,14 @@ mod extract;
 mod hook;
 mod init;
 mod install;
+mod log;
 mod query;
 mod rebuild;
+mod review;
+mod show;
 mod status;
 mod switch;
+mod terminal;
 mod why;
 
 use std::io::{self, Write};
@@ -55,6 +59,13 @@ enum Command {
     Why(why::Args),
     /// The recorded reasoning that bears on a prompt, packed into a token budget.
     Query(query::Args),
+    /// A commit's diff with the reasoning behind it beside the hunks it explains.
+    Show(show::Args),
+    /// A branch's change set as a reviewer reads it: per file, the net diff and the reasoning
+    /// of every commit in the range that touched it.
+    Review(review::Args),
+    /// Commits, one line each, with their decisions, rejections and trade-offs underneath.
+    Log(log::Args),
     /// Make the decision graph (refs/agent-context) again from the notes.
     Rebuild(rebuild::Args),
     /// Set the default query backend (file, session, decision) for this clone.
@@ -119,6 +130,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
         Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, out),
         Command::Query(args) => query::run(&open(&cwd)?, &cwd, args, out),
+        Command::Show(args) => show::run(&open(&cwd)?, args, out),
+        Command::Review(args) => review::run(&open(&cwd)?, args, out),
+        Command::Log(args) => log::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
         Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),

@@ -7,4 +7,5 @@ pub mod continuation;
 pub mod hooks;
 pub mod injected;
 pub mod install;
+pub mod review;
 pub mod templates;

@@ -79,6 +79,20 @@ impl Kind {
         matches!(self, Kind::Decision | Kind::Rejection | Kind::Tradeoff)
     }
 
+    /// Where reasoning of this kind is shown among the rest: what was decided and ruled out
+    /// first, then what was traded away, observations, findings, and explorations last.
+    pub fn rank(self) -> u8 {
+        match self {
+            Kind::Decision => 0,
+            Kind::Rejection => 1,
+            Kind::Tradeoff => 2,
+            Kind::Feature | Kind::Bugfix | Kind::Refactor => 3,
+            Kind::Discovery => 4,
+            Kind::Raw => 5,
+            _ => 6,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Decision => "decision",

@@ -1,7 +1,9 @@
 //! Retrieval: from git's own signals back to the reasoning (DESIGN §8).
 
+pub mod diff;
 pub mod head;
 pub mod hints;
 pub mod index;
 pub mod query;
+pub mod review;
 pub mod why;

@@ -92,22 +92,13 @@ pub struct Uncommitted {
 /// The reasons among `events`, in the order they are shown: what was decided and ruled out
 /// first, explorations last, each kind in time order.
 fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
-    let rank = |kind: Kind| match kind {
-        Kind::Decision => 0,
-        Kind::Rejection => 1,
-        Kind::Tradeoff => 2,
-        Kind::Feature | Kind::Bugfix | Kind::Refactor => 3,
-        Kind::Discovery => 4,
-        Kind::Raw => 5,
-        _ => 6,
-    };
     let mut out: Vec<Event> = events
         .into_iter()
         .filter(|e| e.kind.is_reason())
         .cloned()
         .collect();
     out.sort_by(|a, b| {
-        (rank(a.kind), &a.timestamp, &a.id).cmp(&(rank(b.kind), &b.timestamp, &b.id))
+        (a.kind.rank(), &a.timestamp, &a.id).cmp(&(b.kind.rank(), &b.timestamp, &b.id))
     });
     out
 }

@@ -83,20 +83,7 @@ pub struct Added {
 /// The files `commit` changed (against its first parent) and the lines it added to each.
 /// Deleted and binary files are left out.
 pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<Added>> {
-    let c = repo
-        .find_commit(commit)
-        .map_err(git_error(format!("read commit {commit}")))?;
-    let tree = c
-        .tree()
-        .map_err(git_error(format!("read the tree of {commit}")))?;
-    let parent_tree = match c.parent_ids().next() {
-        Some(p) => Some(
-            repo.find_commit(p)
-                .and_then(|p| p.tree())
-                .map_err(git_error(format!("read the parent of {commit}")))?,
-        ),
-        None => None,
-    };
+    let (tree, parent_tree) = crate::retrieve::diff::with_parent(repo, commit)?;
     let options = gix::diff::Options::default().with_rewrites(None);
     let changes = repo
         .diff_tree_to_tree(parent_tree.as_ref(), &tree, options)

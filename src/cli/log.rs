@@ -1,0 +1,66 @@
+//! `log [<range>] [-- <path>...]`: one line per commit, like `git log --oneline`, with its
+//! decisions, rejections and trade-offs underneath.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::cli::review::{Output, Printed, failure};
+use crate::cli::{CmdResult, repo_path};
+use crate::deliver::review::{markdown, text};
+use crate::retrieve::review::{self, LogEntry};
+use crate::store::Store;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A revision (its history) or a range (`main..topic`, `main...topic`); HEAD by default.
+    range: Option<String>,
+    /// Only commits that changed these files or folders.
+    #[arg(last = true, value_name = "path")]
+    paths: Vec<String>,
+    /// At most this many commits.
+    #[arg(short = 'n', long, value_name = "number")]
+    max_count: Option<usize>,
+    /// Only commits with recorded reasoning.
+    #[arg(long)]
+    reasoned: bool,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| repo_path(store, cwd, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut entries = review::log(
+        store,
+        args.range.as_deref(),
+        &paths,
+        if args.reasoned { None } else { args.max_count },
+    )
+    .map_err(failure)?;
+    if args.reasoned {
+        entries.retain(|e| !e.reasons.is_empty());
+        entries.truncate(args.max_count.unwrap_or(usize::MAX));
+    }
+    args.output.emit(store, out, &Logged(&entries))
+}
+
+struct Logged<'a>(&'a [LogEntry]);
+
+impl Printed for Logged<'_> {
+    fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()> {
+        text::log(self.0, p, out)
+    }
+
+    fn markdown(&self, store: &Store) -> Result<String, String> {
+        markdown::log(store, self.0)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!({ "schema_version": 1, "commits": self.0 })
+    }
+}

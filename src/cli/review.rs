@@ -1,0 +1,128 @@
+//! `review <range>`: a branch's change set as a reviewer reads it, with the reasoning of its
+//! commits beside the diff. Also the output options `show` and `log` share with it.
+
+use std::io::{self, Write};
+
+use anyhow::anyhow;
+
+use crate::cli::terminal::{self, ColorWhen};
+use crate::cli::{CmdResult, Failure, write_json};
+use crate::deliver::review::{markdown, text};
+use crate::retrieve::review::{self, Error};
+use crate::store::Store;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// `<base>..<head>` (diff base's tree with head's), `<base>...<head>` (diff their merge
+    /// base with head: what a pull request shows), or `<base>` for `<base>..HEAD`.
+    range: String,
+    #[command(flatten)]
+    output: Output,
+}
+
+/// How `show`, `review` and `log` print.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For a terminal: git's diff with the reasoning beside it.
+    #[default]
+    Text,
+    /// A pull-request comment: a collapsible section per file, fenced diffs.
+    Markdown,
+    /// The data, with a schema_version.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Output {
+    #[arg(long, value_enum, default_value_t, value_name = "format")]
+    format: Format,
+    /// Print JSON (the same as --format json).
+    #[arg(long)]
+    json: bool,
+    /// Colour the text: auto (for a terminal, as color.ui and NO_COLOR allow), always, never.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "when",
+        num_args = 0..=1,
+        default_missing_value = "always",
+        require_equals = true
+    )]
+    color: ColorWhen,
+    /// Do not page the output (it is paged through core.pager, GIT_PAGER or less on a terminal).
+    #[arg(long)]
+    no_pager: bool,
+}
+
+/// What `show`, `review` and `log` print, in each format.
+pub trait Printed {
+    fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()>;
+    fn markdown(&self, store: &Store) -> Result<String, String>;
+    fn json(&self) -> serde_json::Value;
+}
+
+impl Output {
+    /// Print in the format asked for, paged and coloured as git would.
+    pub fn emit(&self, store: &Store, out: &mut dyn Write, printed: &dyn Printed) -> CmdResult {
+        let format = if self.json { Format::Json } else { self.format };
+        let pager = terminal::pager_command(store, self.no_pager);
+        let color =
+            format == Format::Text && terminal::use_color(store, self.color, pager.is_some());
+        terminal::paged(pager, out, |out| match format {
+            Format::Text => Ok(printed.text(text::Palette { color }, out)?),
+            Format::Markdown => {
+                let md = printed
+                    .markdown(store)
+                    .map_err(|e| Failure::Usage(anyhow!(e)))?;
+                Ok(out.write_all(md.as_bytes())?)
+            }
+            Format::Json => write_json(out, &printed.json()),
+        })
+    }
+}
+
+/// A review's error: bad revisions and ranges are usage errors.
+pub fn failure(e: Error) -> Failure {
+    match e {
+        Error::Store(e) => Failure::Failed(e.into()),
+        other => Failure::Usage(other.into()),
+    }
+}
+
+/// A review, or a commit shown (`show`).
+pub struct Reviewed<'a> {
+    pub review: &'a review::Review,
+    pub show: bool,
+}
+
+impl Printed for Reviewed<'_> {
+    fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()> {
+        if self.show {
+            text::show(self.review, p, out)
+        } else {
+            text::review(self.review, p, out)
+        }
+    }
+
+    fn markdown(&self, store: &Store) -> Result<String, String> {
+        markdown::review(store, self.review, self.show)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self.review).unwrap_or_default();
+        if let Some(map) = v.as_object_mut() {
+            map.insert("schema_version".to_owned(), 1.into());
+        }
+        v
+    }
+}
+
+pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    let review = review::review(store, &args.range).map_err(failure)?;
+    let printed = Reviewed {
+        review: &review,
+        show: false,
+    };
+    args.output.emit(store, out, &printed)
+}

@@ -1,0 +1,26 @@
+//! `show [<rev>]`: a commit as `git show` prints it, with its reasoning beside the diff.
+
+use std::io::Write;
+
+use crate::cli::CmdResult;
+use crate::cli::review::{Output, Reviewed, failure};
+use crate::retrieve::review;
+use crate::store::Store;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The commit (any revision git understands: a branch, a tag, `HEAD~2`, an id).
+    #[arg(default_value = "HEAD")]
+    rev: String,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    let review = review::show(store, &args.rev).map_err(failure)?;
+    let printed = Reviewed {
+        review: &review,
+        show: true,
+    };
+    args.output.emit(store, out, &printed)
+}

@@ -1,0 +1,198 @@
+//! `show`, `review` and `log` as Markdown for a pull-request comment, through the templates
+//! `review.md.j2` and `log.md.j2` (a repository may override them).
+//!
+//! The context is the review itself with what a template cannot easily work out made ready:
+//! each reasoning list grouped by session, commit and prompt; each hunk's text with a fence
+//! longer than any backtick run in it; each file's one-line summary. Templates escape every
+//! recorded string with the `md` filter (or `code`, or `e` inside HTML), so that nothing an
+//! agent wrote becomes markup.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::deliver::review::text;
+use crate::deliver::templates::{self, LOG, REVIEW, code_fence};
+use crate::event::Kind;
+use crate::retrieve::diff::Status;
+use crate::retrieve::review::{LogEntry, Reason, Review};
+use crate::store::Store;
+
+/// Reasons that share a session, a commit and a prompt.
+#[derive(Serialize)]
+struct Group<'a> {
+    session: &'a str,
+    commit: &'a str,
+    prompt: &'a str,
+    reasons: Vec<Value>,
+}
+
+/// The word a kind of reasoning is introduced by.
+pub fn label(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Decision => "Decision",
+        Kind::Rejection => "Rejected",
+        Kind::Tradeoff => "Trade-off",
+        Kind::Feature => "Feature",
+        Kind::Bugfix => "Bug fix",
+        Kind::Refactor => "Refactor",
+        Kind::Discovery => "Found",
+        Kind::Exploration => "Explored",
+        _ => "Note",
+    }
+}
+
+fn reason(r: &Reason) -> Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    v["label"] = json!(label(r.kind));
+    v
+}
+
+fn groups<'a>(reasons: impl IntoIterator<Item = &'a Reason>) -> Vec<Group<'a>> {
+    let mut out: Vec<Group<'a>> = Vec::new();
+    for r in reasons {
+        match out.last_mut() {
+            Some(g) if (g.session, g.commit, g.prompt) == (&r.session, &r.commit, &r.prompt) => {
+                g.reasons.push(reason(r));
+            }
+            _ => out.push(Group {
+                session: &r.session,
+                commit: &r.commit,
+                prompt: &r.prompt,
+                reasons: vec![reason(r)],
+            }),
+        }
+    }
+    out
+}
+
+/// `show` (`is_show`) or `review` as Markdown.
+pub fn review(store: &Store, review: &Review, is_show: bool) -> Result<String, String> {
+    let files: Vec<Value> = review
+        .files
+        .iter()
+        .map(|f| {
+            let d = &f.diff;
+            let hunks: Vec<Value> = d
+                .hunks
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    let body = format!("{}\n{}", h.header, h.lines.join("\n"));
+                    json!({
+                        "header": h.header,
+                        "groups": groups(f.reasons_at(Some(i))),
+                        "fence": code_fence(&body),
+                        "diff": body,
+                    })
+                })
+                .collect();
+            let status = match (d.status, &d.old_path) {
+                (Status::Renamed, Some(old)) => format!("renamed from {old}"),
+                (Status::Added, _) => "added".to_owned(),
+                (Status::Deleted, _) => "deleted".to_owned(),
+                _ => "modified".to_owned(),
+            };
+            let mode = match (&d.old_mode, &d.new_mode) {
+                (Some(a), Some(b)) if a != b => format!(", mode {a} → {b}"),
+                _ => String::new(),
+            };
+            let mut summary = format!(
+                "{} — {status}{mode}, +{} −{}",
+                d.path, d.additions, d.deletions
+            );
+            if !f.reasons.is_empty() {
+                summary.push_str(&format!(" · {}", counted(&f.reasons)));
+            }
+            json!({
+                "path": d.path,
+                "old_path": d.old_path,
+                "status": d.status,
+                "binary": d.binary,
+                "additions": d.additions,
+                "deletions": d.deletions,
+                "summary": summary,
+                "header": text::header(d),
+                "groups": groups(f.reasons_at(None)),
+                "reasons": f.reasons.len(),
+                "hunks": hunks,
+            })
+        })
+        .collect();
+    let commits: Vec<Value> = review
+        .commits
+        .iter()
+        .map(|c| {
+            let body: Vec<&str> = c
+                .message
+                .lines()
+                .skip(1)
+                .skip_while(|l| l.is_empty())
+                .collect();
+            json!({
+                "id": c.id,
+                "short": c.short,
+                "subject": c.subject,
+                "author": c.author,
+                "date": c.date,
+                "merge": c.parents.len() > 1,
+                "body": body,
+            })
+        })
+        .collect();
+    let context = json!({
+        "kind": if is_show { "show" } else { "review" },
+        "range": review.range,
+        "base": review.base.as_deref().map(|b| &b[..7]),
+        "head": &review.head[..7],
+        "commits": commits,
+        "sessions": review.sessions,
+        "totals": review.totals,
+        "general": groups(&review.general),
+        "files": files,
+    });
+    templates::render(store, &REVIEW, &context)
+}
+
+/// `log` as Markdown.
+pub fn log(store: &Store, entries: &[LogEntry]) -> Result<String, String> {
+    let commits: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            json!({
+                "id": e.commit.id,
+                "short": e.commit.short,
+                "subject": e.commit.subject,
+                "date": e.commit.timestamp,
+                "sessions": e.sessions,
+                "reasons": e.reasons.iter().map(reason).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    templates::render(store, &LOG, &json!({ "commits": commits }))
+}
+
+/// `2 decisions, 1 rejection`: the reasoning of a file, counted by kind (rejections folded
+/// under a decision included).
+fn counted(reasons: &[Reason]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut add = |word: &'static str| match counts.iter_mut().find(|(w, _)| *w == word) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((word, 1)),
+    };
+    for r in reasons {
+        add(match r.kind {
+            Kind::Decision => "decision",
+            Kind::Rejection => "rejection",
+            Kind::Tradeoff => "trade-off",
+            _ => "note",
+        });
+        for _ in r.considered.iter().filter(|c| c.rejection.is_some()) {
+            add("rejection");
+        }
+    }
+    counts
+        .iter()
+        .map(|(w, n)| format!("{n} {w}{}", if *n == 1 { "" } else { "s" }))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,820 @@
+//! Code review with the reasoning beside the diff (DESIGN §9): `show` (one commit), `review`
+//! (a branch's change set) and `log` (commits with their decisions underneath).
+//!
+//! A review is the net diff of a range and the reasoning in the notes of the commits in it.
+//! Each piece of reasoning goes with the files it names; one that names none of the changed
+//! files concerns the change as a whole. Within a file it is placed before the hunk it
+//! explains when that can be told — the only hunk holding lines its commit added, else the one
+//! whose changed lines share the most words with it — and before the file's first hunk
+//! otherwise. Decisions a later one superseded (the decision graph's edges) say so.
+//!
+//! Ranges read as git reads them: `A..B` diffs A's tree with B's, `A...B` diffs their merge
+//! base with B (what a pull request shows), a lone `A` means `A..HEAD`; the commits are those
+//! B reaches and A does not.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::event::time::rfc3339;
+use crate::event::{Event, Kind};
+use crate::retrieve::diff::{self, FileDiff, Hunk};
+use crate::retrieve::index::lines::{LineHash, added_lines};
+use crate::retrieve::index::terms::terms;
+use crate::store::graph::View;
+use crate::store::{self, Store, git_error, notes};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}: unknown revision or not a commit")]
+    UnknownRevision(String),
+    #[error("{spec}: the two sides have no common ancestor")]
+    NoMergeBase { spec: String },
+    #[error("this repository has no commit yet")]
+    NoHead,
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// A commit as a review shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitInfo {
+    pub id: String,
+    pub short: String,
+    pub parents: Vec<String>,
+    /// `Name <email>`
+    pub author: String,
+    /// The author date as `git show` prints it: `Mon Jan 5 10:00:00 2026 +0000`.
+    pub date: String,
+    /// The author date in UTC, RFC 3339.
+    pub timestamp: String,
+    pub subject: String,
+    /// The whole message, trailing white space trimmed.
+    pub message: String,
+}
+
+/// A session that made commits of a review.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionInfo {
+    pub id: String,
+    /// What it was asked to do, when known.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub request: String,
+    /// Its commits in the review, oldest first (short ids).
+    pub commits: Vec<String>,
+}
+
+/// The decision that superseded one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Superseded {
+    pub id: String,
+    pub summary: String,
+    /// The first commit carrying it (short id).
+    pub commit: String,
+}
+
+/// One piece of reasoning.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reason {
+    pub id: String,
+    pub kind: Kind,
+    pub summary: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub rationale: String,
+    /// Alternatives named as not taken, each with the rejection that said why when one of
+    /// the same turn did (that rejection is then not listed on its own).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub considered: Vec<Considered>,
+    /// The prompt it answered.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub prompt: String,
+    pub session: String,
+    /// The commit whose note holds it (short id).
+    pub commit: String,
+    pub timestamp: String,
+    /// The files it names; given for reasoning about the change as a whole.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The index of the hunk it explains, in its file's `hunks`; absent: the file as a whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hunk: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<Superseded>,
+}
+
+/// An alternative that was not taken.
+#[derive(Debug, Clone, Serialize)]
+pub struct Considered {
+    pub option: String,
+    /// Why it was ruled out: the summary of the rejection that said so.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub rejected: String,
+    /// That rejection's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejection: Option<String>,
+}
+
+/// A changed file and the reasoning about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReview {
+    #[serde(flatten)]
+    pub diff: FileDiff,
+    pub reasons: Vec<Reason>,
+}
+
+impl FileReview {
+    /// The reasons placed before hunk `index` (`None`: before the first hunk, for the file).
+    pub fn reasons_at(&self, index: Option<usize>) -> impl Iterator<Item = &Reason> {
+        self.reasons.iter().filter(move |r| r.hunk == index)
+    }
+}
+
+/// What a review holds, counted.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    pub commits: usize,
+    pub sessions: usize,
+    pub decisions: usize,
+    pub rejections: usize,
+    pub tradeoffs: usize,
+    /// Every piece of reasoning, each counted once.
+    pub reasons: usize,
+    pub files: usize,
+    pub additions: u32,
+    pub deletions: u32,
+    pub files_without_reasoning: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Review {
+    /// The range as asked (`main...feature`, or the commit for `show`).
+    pub range: String,
+    /// The commit the diff starts from; absent for a root commit (the empty tree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    pub head: String,
+    /// The commits of the range, oldest first.
+    pub commits: Vec<CommitInfo>,
+    pub sessions: Vec<SessionInfo>,
+    /// Reasoning that names none of the changed files.
+    pub general: Vec<Reason>,
+    pub files: Vec<FileReview>,
+    pub totals: Totals,
+}
+
+/// One commit of `log` and its standing reasoning.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    pub commit: CommitInfo,
+    pub sessions: Vec<String>,
+    /// Its decisions, rejections and trade-offs.
+    pub reasons: Vec<Reason>,
+}
+
+/// `show <rev>`: the commit against its first parent (the empty tree for a root commit).
+pub fn show(store: &Store, rev: &str) -> Result<Review, Error> {
+    let repo = store.repo();
+    let commit = resolve(&repo, rev)?;
+    let base = repo
+        .find_commit(commit)
+        .map_err(git_error(format!("read commit {commit}")))?
+        .parent_ids()
+        .next()
+        .map(|p| p.detach());
+    build(&repo, rev, base, commit, vec![commit])
+}
+
+/// `review <range>`: the net diff of the range and the reasoning of its commits.
+pub fn review(store: &Store, spec: &str) -> Result<Review, Error> {
+    let repo = store.repo();
+    let range = parse_range(spec);
+    let head = resolve(&repo, range.head)?;
+    let base = resolve(&repo, range.base)?;
+    let from = if range.symmetric {
+        repo.merge_base(base, head)
+            .map_err(git_error(format!("find the merge base of {spec}")))?
+            .map(|id| id.detach())
+            .ok_or_else(|| Error::NoMergeBase {
+                spec: spec.to_owned(),
+            })?
+    } else {
+        base
+    };
+    let mut commits = walk(&repo, head, &[base], &[], None)?;
+    commits.reverse();
+    build(&repo, spec, Some(from), head, commits)
+}
+
+/// `log [<range>] [-- <paths>]`: the commits newest first, each with its decisions,
+/// rejections and trade-offs; at most `max`.
+pub fn log(
+    store: &Store,
+    range: Option<&str>,
+    paths: &[String],
+    max: Option<usize>,
+) -> Result<Vec<LogEntry>, Error> {
+    let repo = store.repo();
+    let (head, hidden) = match range {
+        None => (resolve(&repo, "HEAD")?, Vec::new()),
+        Some(spec) if spec.contains("..") => {
+            let r = parse_range(spec);
+            let head = resolve(&repo, r.head)?;
+            let base = resolve(&repo, r.base)?;
+            if r.symmetric {
+                // Both sides' own commits, as `git log A...B` lists them.
+                return symmetric_log(&repo, base, head, paths, max);
+            }
+            (head, vec![base])
+        }
+        Some(rev) => (resolve(&repo, rev)?, Vec::new()),
+    };
+    let commits = walk(&repo, head, &hidden, paths, max)?;
+    entries(&repo, &commits)
+}
+
+fn symmetric_log(
+    repo: &gix::Repository,
+    one: ObjectId,
+    two: ObjectId,
+    paths: &[String],
+    max: Option<usize>,
+) -> Result<Vec<LogEntry>, Error> {
+    let hidden: Vec<ObjectId> = repo
+        .merge_base(one, two)
+        .map_err(git_error("find a merge base"))?
+        .map(|id| id.detach())
+        .into_iter()
+        .collect();
+    let mut commits = walk(repo, one, &hidden, paths, None)?;
+    commits.extend(walk(repo, two, &hidden, paths, None)?);
+    let mut dated: Vec<(i64, ObjectId)> = commits
+        .into_iter()
+        .map(|c| (commit_seconds(repo, c), c))
+        .collect();
+    dated.sort_by(|a, b| b.cmp(a));
+    dated.dedup();
+    let commits: Vec<ObjectId> = dated
+        .into_iter()
+        .map(|(_, c)| c)
+        .take(max.unwrap_or(usize::MAX))
+        .collect();
+    entries(repo, &commits)
+}
+
+fn entries(repo: &gix::Repository, commits: &[ObjectId]) -> Result<Vec<LogEntry>, Error> {
+    let mut reader = notes::Reader::new(repo)?;
+    let mut graph = Graph::open(repo)?;
+    let mut out = Vec::new();
+    for &c in commits {
+        let events = reader.events(c)?;
+        let info = commit_info(repo, c)?;
+        let mut sessions: Vec<String> = events.iter().map(|e| e.session_id.clone()).collect();
+        sessions.sort();
+        sessions.dedup();
+        let mut reasons: Vec<Reason> = events
+            .iter()
+            .filter(|e| e.kind.stands())
+            .map(|e| graph.reason(e, &info.short))
+            .collect::<Result<_, _>>()?;
+        sort_reasons(&mut reasons);
+        fold_rejections(&mut reasons);
+        out.push(LogEntry {
+            commit: info,
+            sessions,
+            reasons,
+        });
+    }
+    Ok(out)
+}
+
+/// What a range names.
+struct RangeSpec<'a> {
+    base: &'a str,
+    head: &'a str,
+    symmetric: bool,
+}
+
+/// `A..B`, `A...B` (either side may be left out for HEAD), or `A` for `A..HEAD`.
+fn parse_range(spec: &str) -> RangeSpec<'_> {
+    fn side(s: &str) -> &str {
+        if s.is_empty() { "HEAD" } else { s }
+    }
+    for (separator, symmetric) in [("...", true), ("..", false)] {
+        if let Some((a, b)) = spec.split_once(separator) {
+            return RangeSpec {
+                base: side(a),
+                head: side(b),
+                symmetric,
+            };
+        }
+    }
+    RangeSpec {
+        base: spec,
+        head: "HEAD",
+        symmetric: false,
+    }
+}
+
+/// The commit `rev` names (peeling tags).
+fn resolve(repo: &gix::Repository, rev: &str) -> Result<ObjectId, Error> {
+    if rev == "HEAD" && repo.head_id().is_err() {
+        return Err(Error::NoHead);
+    }
+    let unknown = || Error::UnknownRevision(rev.to_owned());
+    let id = repo.rev_parse_single(rev).map_err(|_| unknown())?;
+    let object = id.object().map_err(|_| unknown())?;
+    let commit = object.peel_to_commit().map_err(|_| unknown())?;
+    Ok(commit.id)
+}
+
+/// The commits `head` reaches and none of `hidden` do, newest first (by commit time, as
+/// `git log`), those that changed one of `paths` if any are given; at most `max`.
+fn walk(
+    repo: &gix::Repository,
+    head: ObjectId,
+    hidden: &[ObjectId],
+    paths: &[String],
+    max: Option<usize>,
+) -> Result<Vec<ObjectId>, Error> {
+    use gix::revision::walk::Sorting;
+    use gix::traverse::commit::simple::CommitTimeOrder;
+    let walk = repo
+        .rev_walk([head])
+        .sorting(Sorting::ByCommitTime(CommitTimeOrder::NewestFirst))
+        .with_hidden(hidden.iter().copied())
+        .all()
+        .map_err(git_error(format!("walk the history of {head}")))?;
+    let mut out = Vec::new();
+    for info in walk {
+        if max.is_some_and(|m| out.len() >= m) {
+            break;
+        }
+        let info = info.map_err(git_error(format!("walk the history of {head}")))?;
+        if !paths.is_empty() && !touches(repo, info.id, paths)? {
+            continue;
+        }
+        out.push(info.id);
+    }
+    Ok(out)
+}
+
+/// Whether `commit` changed one of `paths` (files or folders) against its first parent.
+fn touches(repo: &gix::Repository, commit: ObjectId, paths: &[String]) -> Result<bool, Error> {
+    let (tree, parent_tree) = diff::with_parent(repo, commit)?;
+    let entry = |tree: Option<&gix::Tree<'_>>, path: &str| -> Result<Option<ObjectId>, Error> {
+        let Some(tree) = tree else {
+            return Ok(None);
+        };
+        Ok(tree
+            .lookup_entry_by_path(path)
+            .map_err(git_error(format!("look up {path} in {commit}")))?
+            .map(|e| e.object_id()))
+    };
+    for path in paths {
+        let path = path.trim_end_matches('/');
+        if path.is_empty() {
+            return Ok(true);
+        }
+        if entry(Some(&tree), path)? != entry(parent_tree.as_ref(), path)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn commit_seconds(repo: &gix::Repository, commit: ObjectId) -> i64 {
+    repo.find_commit(commit)
+        .ok()
+        .and_then(|c| c.time().ok())
+        .map_or(0, |t| t.seconds)
+}
+
+fn commit_info(repo: &gix::Repository, commit: ObjectId) -> Result<CommitInfo, Error> {
+    let c = repo
+        .find_commit(commit)
+        .map_err(git_error(format!("read commit {commit}")))?;
+    let decoded = c
+        .decode()
+        .map_err(|e| git_error(format!("read commit {commit}"))(e))?;
+    let author = decoded
+        .author()
+        .map_err(|e| git_error(format!("read the author of {commit}"))(e))?;
+    let time = author.time().unwrap_or_default();
+    let message = decoded.message.to_string();
+    let message = message.trim_end().to_owned();
+    Ok(CommitInfo {
+        id: commit.to_string(),
+        short: short(&commit),
+        parents: c.parent_ids().map(|p| p.to_string()).collect(),
+        author: format!("{} <{}>", author.name, author.email),
+        date: time.format_or_unix(gix::date::time::format::DEFAULT),
+        timestamp: rfc3339(time.seconds),
+        subject: message.lines().next().unwrap_or_default().to_owned(),
+        message,
+    })
+}
+
+fn short(id: &ObjectId) -> String {
+    id.to_hex_with_len(7).to_string()
+}
+
+/// The review of the change from `base` to `head`, made by `commits` (oldest first).
+fn build(
+    repo: &gix::Repository,
+    range: &str,
+    base: Option<ObjectId>,
+    head: ObjectId,
+    commits: Vec<ObjectId>,
+) -> Result<Review, Error> {
+    let diffs = diff::between(repo, base, head)?;
+    let mut reader = notes::Reader::new(repo)?;
+    let mut graph = Graph::open(repo)?;
+    // Paths before and after the change, by either name.
+    let mut by_path: HashMap<&str, usize> = HashMap::new();
+    for (i, f) in diffs.iter().enumerate() {
+        by_path.insert(&f.path, i);
+        if let Some(old) = &f.old_path {
+            by_path.insert(old, i);
+        }
+    }
+    let mut infos = Vec::new();
+    let mut sessions: BTreeMap<String, SessionInfo> = BTreeMap::new();
+    let mut session_order: Vec<String> = Vec::new();
+    let mut general = Vec::new();
+    let mut per_file: Vec<Vec<(ObjectId, Event, Reason)>> = vec![Vec::new(); diffs.len()];
+    for &c in &commits {
+        let info = commit_info(repo, c)?;
+        let mut events = reader.events(c)?;
+        events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
+        for e in &events {
+            if !sessions.contains_key(&e.session_id) {
+                session_order.push(e.session_id.clone());
+            }
+            let s = sessions
+                .entry(e.session_id.clone())
+                .or_insert_with(|| SessionInfo {
+                    id: e.session_id.clone(),
+                    request: String::new(),
+                    commits: Vec::new(),
+                });
+            if !s.commits.contains(&info.short) {
+                s.commits.push(info.short.clone());
+            }
+            if e.kind == Kind::Session && s.request.is_empty() {
+                s.request = e.summary.clone();
+            }
+        }
+        let mut commit_general = Vec::new();
+        for e in events.iter().filter(|e| e.kind.is_reason()) {
+            let reason = graph.reason(e, &info.short)?;
+            let mut files: Vec<usize> = e
+                .files_affected
+                .iter()
+                .filter_map(|p| by_path.get(p.as_str()).copied())
+                .collect();
+            files.sort();
+            files.dedup();
+            if files.is_empty() {
+                commit_general.push(Reason {
+                    files: e.files_affected.clone(),
+                    ..reason
+                });
+                continue;
+            }
+            for i in files {
+                per_file[i].push((c, e.clone(), reason.clone()));
+            }
+        }
+        sort_reasons(&mut commit_general);
+        general.extend(commit_general);
+        infos.push(info);
+    }
+    let mut files = Vec::new();
+    let several = commits.len() > 1;
+    for (diff, found) in diffs.into_iter().zip(per_file) {
+        let mut by_commit: BTreeMap<usize, Vec<Reason>> = BTreeMap::new();
+        let order: HashMap<ObjectId, usize> =
+            commits.iter().enumerate().map(|(i, c)| (*c, i)).collect();
+        let mut added: HashMap<ObjectId, HashSet<u64>> = HashMap::new();
+        for (commit, event, mut reason) in found {
+            let candidates: Vec<usize> = if several {
+                let lines = match added.entry(commit) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(lines_added_by(repo, commit, &diff)?),
+                };
+                (0..diff.hunks.len())
+                    .filter(|&h| {
+                        diff.hunks[h]
+                            .lines
+                            .iter()
+                            .filter_map(|l| l.strip_prefix('+'))
+                            .map(|l| LineHash::of(l.as_bytes()))
+                            .any(|h| !h.trivial && lines.contains(&h.hash))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            reason.hunk = place(&event, &diff.hunks, &candidates);
+            by_commit
+                .entry(order.get(&commit).copied().unwrap_or(usize::MAX))
+                .or_default()
+                .push(reason);
+        }
+        let mut reasons = Vec::new();
+        for (_, mut list) in by_commit {
+            sort_reasons(&mut list);
+            reasons.extend(list);
+        }
+        files.push(FileReview { diff, reasons });
+    }
+    let sessions: Vec<SessionInfo> = session_order
+        .into_iter()
+        .filter_map(|id| sessions.remove(&id))
+        .collect();
+    // Counted before rejections are folded under their decisions: each is one still.
+    let totals = totals(&infos, &sessions, &general, &files);
+    fold_rejections(&mut general);
+    for f in &mut files {
+        fold_rejections(&mut f.reasons);
+    }
+    Ok(Review {
+        range: range.to_owned(),
+        base: base.map(|b| b.to_string()),
+        head: head.to_string(),
+        commits: infos,
+        sessions,
+        general,
+        files,
+        totals,
+    })
+}
+
+fn totals(
+    commits: &[CommitInfo],
+    sessions: &[SessionInfo],
+    general: &[Reason],
+    files: &[FileReview],
+) -> Totals {
+    let mut seen: BTreeMap<&str, Kind> = BTreeMap::new();
+    for r in general.iter().chain(files.iter().flat_map(|f| &f.reasons)) {
+        seen.insert(&r.id, r.kind);
+    }
+    let count = |kind: Kind| seen.values().filter(|&&k| k == kind).count();
+    Totals {
+        commits: commits.len(),
+        sessions: sessions.len(),
+        decisions: count(Kind::Decision),
+        rejections: count(Kind::Rejection),
+        tradeoffs: count(Kind::Tradeoff),
+        reasons: seen.len(),
+        files: files.len(),
+        additions: files.iter().map(|f| f.diff.additions).sum(),
+        deletions: files.iter().map(|f| f.diff.deletions).sum(),
+        files_without_reasoning: files
+            .iter()
+            .filter(|f| f.reasons.is_empty())
+            .map(|f| f.diff.path.clone())
+            .collect(),
+    }
+}
+
+/// Within a commit, in the order of [`Kind::rank`], each kind in time order.
+fn sort_reasons(reasons: &mut [Reason]) {
+    reasons.sort_by(|a, b| {
+        (a.kind.rank(), &a.timestamp, &a.id).cmp(&(b.kind.rank(), &b.timestamp, &b.id))
+    });
+}
+
+/// Put each rejection under the decision of its commit and session that names the option it
+/// rejects (most of the option's words are in it), as why that option was not taken.
+fn fold_rejections(reasons: &mut Vec<Reason>) {
+    let mut folded = Vec::new();
+    for (i, r) in reasons.iter().enumerate() {
+        if r.kind != Kind::Rejection || !r.considered.is_empty() {
+            continue;
+        }
+        let said: HashSet<String> = terms(&r.summary).into_iter().collect();
+        let target = reasons.iter().enumerate().find_map(|(j, d)| {
+            if d.kind != Kind::Decision || d.commit != r.commit || d.session != r.session {
+                return None;
+            }
+            let k = d.considered.iter().position(|c| {
+                let words: HashSet<String> = terms(&c.option).into_iter().collect();
+                let shared = words.iter().filter(|w| said.contains(*w)).count();
+                c.rejection.is_none() && shared > 0 && shared * 2 >= words.len()
+            })?;
+            Some((j, k))
+        });
+        if let Some((j, k)) = target
+            && !folded.iter().any(|&(_, jj, kk)| (jj, kk) == (j, k))
+        {
+            folded.push((i, j, k));
+        }
+    }
+    for &(i, j, k) in &folded {
+        let (summary, id) = (reasons[i].summary.clone(), reasons[i].id.clone());
+        let c = &mut reasons[j].considered[k];
+        c.rejected = summary;
+        c.rejection = Some(id);
+    }
+    let gone: HashSet<usize> = folded.iter().map(|&(i, _, _)| i).collect();
+    let mut index = 0;
+    reasons.retain(|_| {
+        index += 1;
+        !gone.contains(&(index - 1))
+    });
+}
+
+/// The hunks of `file` holding lines `commit` added to it (by its path then, or before a
+/// rename), as hashes of the lines that are not trivial.
+fn lines_added_by(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    file: &FileDiff,
+) -> Result<HashSet<u64>, Error> {
+    let (tree, parent_tree) = diff::with_parent(repo, commit)?;
+    let blob = |tree: Option<&gix::Tree<'_>>| -> Result<Vec<u8>, Error> {
+        let Some(tree) = tree else {
+            return Ok(Vec::new());
+        };
+        for path in std::iter::once(&file.path).chain(&file.old_path) {
+            let entry = tree
+                .lookup_entry_by_path(path)
+                .map_err(git_error(format!("look up {path} in {commit}")))?;
+            if let Some(entry) = entry.filter(|e| e.mode().is_blob()) {
+                let data = entry
+                    .object()
+                    .map_err(git_error(format!("read {path} in {commit}")))?;
+                return Ok(data.detach().data);
+            }
+        }
+        Ok(Vec::new())
+    };
+    let after = blob(Some(&tree))?;
+    let before = blob(parent_tree.as_ref())?;
+    Ok(added_lines(&before, &after)
+        .into_iter()
+        .filter(|(_, h)| !h.trivial)
+        .map(|(_, h)| h.hash)
+        .collect())
+}
+
+/// The hunk `event` explains: the only candidate (a hunk holding lines its commit added), else
+/// the hunk among the candidates (all, when there are none) whose changed lines share the
+/// most words with it, if one shares more than the others.
+fn place(event: &Event, hunks: &[Hunk], candidates: &[usize]) -> Option<usize> {
+    if let [only] = candidates {
+        return Some(*only);
+    }
+    if hunks.len() == 1 {
+        return Some(0);
+    }
+    let pool: Vec<usize> = if candidates.is_empty() {
+        (0..hunks.len()).collect()
+    } else {
+        candidates.to_vec()
+    };
+    let mut said: BTreeSet<String> = BTreeSet::new();
+    for text in [&event.summary, &event.rationale]
+        .into_iter()
+        .chain(&event.alternatives)
+    {
+        said.extend(terms(text).into_iter().filter(|t| t.len() >= 3));
+    }
+    let mut scores: Vec<(usize, usize)> = pool
+        .into_iter()
+        .map(|h| {
+            let words: HashSet<String> = hunks[h].changed().flat_map(terms).collect();
+            (said.iter().filter(|t| words.contains(*t)).count(), h)
+        })
+        .collect();
+    scores.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    match scores.as_slice() {
+        [(best, h), rest @ ..] if *best > 0 && rest.first().is_none_or(|r| r.0 < *best) => Some(*h),
+        _ => None,
+    }
+}
+
+/// The decision graph, for what superseded a decision; absent graphs supersede nothing.
+struct Graph<'r> {
+    view: View<'r>,
+}
+
+impl<'r> Graph<'r> {
+    fn open(repo: &'r gix::Repository) -> Result<Graph<'r>, Error> {
+        Ok(Graph {
+            view: View::open(repo)?,
+        })
+    }
+
+    /// `event`, found on commit `short`, as a review shows it.
+    fn reason(&mut self, event: &Event, short: &str) -> Result<Reason, Error> {
+        let superseded_by = match event.kind {
+            Kind::Decision | Kind::Rejection => match self.view.superseded_by(&event.id)? {
+                Some(edge) => {
+                    let summary = self
+                        .view
+                        .decision(&edge.later)?
+                        .map(|d| {
+                            if d.choice.is_empty() {
+                                d.subject
+                            } else {
+                                d.choice
+                            }
+                        })
+                        .unwrap_or_default();
+                    Some(Superseded {
+                        id: edge.later,
+                        summary,
+                        commit: edge.commit.chars().take(7).collect(),
+                    })
+                }
+                None => None,
+            },
+            _ => None,
+        };
+        Ok(Reason {
+            id: event.id.clone(),
+            kind: event.kind,
+            summary: event.summary.clone(),
+            rationale: if event.rationale == event.summary {
+                String::new()
+            } else {
+                event.rationale.clone()
+            },
+            considered: event
+                .alternatives
+                .iter()
+                .map(|a| Considered {
+                    option: a.clone(),
+                    rejected: String::new(),
+                    rejection: None,
+                })
+                .collect(),
+            prompt: event.prompt_context.clone(),
+            session: event.session_id.clone(),
+            commit: short.to_owned(),
+            timestamp: event.timestamp.clone(),
+            files: Vec::new(),
+            hunk: None,
+            superseded_by,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Origin;
+
+    #[test]
+    fn ranges_as_git_reads_them() {
+        let r = parse_range("main...feature");
+        assert_eq!((r.base, r.head, r.symmetric), ("main", "feature", true));
+        let r = parse_range("main..");
+        assert_eq!((r.base, r.head, r.symmetric), ("main", "HEAD", false));
+        let r = parse_range("..topic");
+        assert_eq!((r.base, r.head), ("HEAD", "topic"));
+        let r = parse_range("v1.0");
+        assert_eq!((r.base, r.head, r.symmetric), ("v1.0", "HEAD", false));
+    }
+
+    fn hunk(lines: &[&str]) -> Hunk {
+        Hunk {
+            header: String::new(),
+            old_start: 1,
+            old_lines: 1,
+            new_start: 1,
+            new_lines: 1,
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn reasoning_goes_before_the_hunk_it_names() {
+        let hunks = [
+            hunk(&[" fn get() {", "+    let fresh = ttl_check();"]),
+            hunk(&["+const MAX_ENTRIES: usize = 10_000;", " struct Cache;"]),
+        ];
+        let mut e = Event::new(
+            "s",
+            "m",
+            Kind::Decision,
+            Origin::Text,
+            "Cap the cache at 10,000 entries",
+            "t",
+        );
+        assert_eq!(place(&e, &hunks, &[]), Some(1));
+        // The only hunk with the commit's lines wins over words.
+        assert_eq!(place(&e, &hunks, &[0]), Some(0));
+        // Nothing in common: the file as a whole.
+        e.summary = "Prefer clarity".to_owned();
+        assert_eq!(place(&e, &hunks, &[]), None);
+        // A tie is not a placement.
+        e.summary = "fresh entries".to_owned();
+        assert_eq!(place(&e, &hunks, &[]), None);
+    }
+}
