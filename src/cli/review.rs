@@ -72,9 +72,13 @@ impl Output {
         terminal::paged(pager, out, |out| match format {
             Format::Text => Ok(printed.text(text::Palette { color }, out)?),
             Format::Markdown => {
-                let md = printed
+                let mut md = printed
                     .markdown(store)
                     .map_err(|e| Failure::Usage(anyhow!(e)))?;
+                // Templates lose their last newline (minijinja's default); a file keeps one.
+                if !md.ends_with('\n') {
+                    md.push('\n');
+                }
                 Ok(out.write_all(md.as_bytes())?)
             }
             Format::Json => write_json(out, &printed.json()),

@@ -69,6 +69,7 @@ pub fn render(
     let mut env = minijinja::Environment::new();
     env.add_filter("md", |text: String| markdown_text(&text));
     env.add_filter("code", |text: String| code_span(&text));
+    env.add_filter("html", |text: String| html_text(&text));
     env.render_str(
         &source,
         minijinja::Value::from(minijinja::value::Serde(context)),
@@ -96,6 +97,21 @@ pub fn markdown_text(text: &str) -> String {
                 }
                 c => out.push(c),
             }
+        }
+    }
+    out
+}
+
+/// `text` inside HTML (a `<summary>`): `&`, `<`, `>` and `"` as entities, nothing else touched.
+pub fn html_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
         }
     }
     out
@@ -158,6 +174,10 @@ mod tests {
             r"use &lt;details&gt; &amp; \*not\* \`x\` \[link\](y) a\|b"
         );
         assert_eq!(markdown_text("# heading"), r"\# heading");
+        assert_eq!(
+            html_text(r#"a/b <i> & "c""#),
+            "a/b &lt;i&gt; &amp; &quot;c&quot;"
+        );
     }
 
     #[test]

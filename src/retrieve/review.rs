@@ -581,10 +581,23 @@ fn totals(
     }
 }
 
-/// Within a commit, in the order of [`Kind::rank`], each kind in time order.
+/// Within a commit: by turn (the prompt, in the order the turns began), then in the order of
+/// [`Kind::rank`], each kind in time order — a turn's reasoning stays together.
 fn sort_reasons(reasons: &mut [Reason]) {
+    let mut began: HashMap<String, String> = HashMap::new();
+    for r in reasons.iter() {
+        let t = began
+            .entry(r.prompt.clone())
+            .or_insert_with(|| r.timestamp.clone());
+        if r.timestamp < *t {
+            *t = r.timestamp.clone();
+        }
+    }
     reasons.sort_by(|a, b| {
-        (a.kind.rank(), &a.timestamp, &a.id).cmp(&(b.kind.rank(), &b.timestamp, &b.id))
+        let key = |r: &Reason| (began[&r.prompt].clone(), r.prompt.clone(), r.kind.rank());
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)))
     });
 }
 

@@ -96,10 +96,12 @@ pub fn review(store: &Store, review: &Review, is_show: bool) -> Result<String, S
                 (Some(a), Some(b)) if a != b => format!(", mode {a} → {b}"),
                 _ => String::new(),
             };
-            let mut summary = format!(
-                "{} — {status}{mode}, +{} −{}",
-                d.path, d.additions, d.deletions
-            );
+            let size = if d.binary {
+                "binary".to_owned()
+            } else {
+                format!("+{} −{}", d.additions, d.deletions)
+            };
+            let mut summary = format!("{} — {status}{mode}, {size}", d.path);
             if !f.reasons.is_empty() {
                 summary.push_str(&format!(" · {}", counted(&f.reasons)));
             }
@@ -174,25 +176,34 @@ pub fn log(store: &Store, entries: &[LogEntry]) -> Result<String, String> {
 /// `2 decisions, 1 rejection`: the reasoning of a file, counted by kind (rejections folded
 /// under a decision included).
 fn counted(reasons: &[Reason]) -> String {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    let mut add = |word: &'static str| match counts.iter_mut().find(|(w, _)| *w == word) {
+    let mut counts: Vec<(Kind, usize)> = Vec::new();
+    let mut add = |kind: Kind| match counts.iter_mut().find(|(k, _)| *k == kind) {
         Some((_, n)) => *n += 1,
-        None => counts.push((word, 1)),
+        None => counts.push((kind, 1)),
     };
     for r in reasons {
-        add(match r.kind {
-            Kind::Decision => "decision",
-            Kind::Rejection => "rejection",
-            Kind::Tradeoff => "trade-off",
-            _ => "note",
-        });
+        add(r.kind);
         for _ in r.considered.iter().filter(|c| c.rejection.is_some()) {
-            add("rejection");
+            add(Kind::Rejection);
         }
     }
+    counts.sort();
     counts
         .iter()
-        .map(|(w, n)| format!("{n} {w}{}", if *n == 1 { "" } else { "s" }))
+        .map(|&(kind, n)| {
+            let (one, many) = match kind {
+                Kind::Decision => ("decision", "decisions"),
+                Kind::Rejection => ("rejection", "rejections"),
+                Kind::Tradeoff => ("trade-off", "trade-offs"),
+                Kind::Feature => ("feature", "features"),
+                Kind::Bugfix => ("bug fix", "bug fixes"),
+                Kind::Refactor => ("refactor", "refactors"),
+                Kind::Discovery => ("finding", "findings"),
+                Kind::Exploration => ("exploration", "explorations"),
+                _ => ("note", "notes"),
+            };
+            format!("{n} {}", if n == 1 { one } else { many })
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -1,0 +1,866 @@
+//! `show`, `review` and `log` on a real-looking branch: `feature/rate-limit`, two sessions of
+//! work with decisions, rejections, trade-offs, a superseded decision and reasoning about the
+//! change as a whole; a merge of `main` into it; a rename, a deletion, a binary file and a
+//! commit nobody explained. The notes are written by git itself, in the documented format,
+//! and the graph by `rebuild`.
+//!
+//! The terminal text (without colour), the Markdown and the JSON are compared with the files
+//! in `tests/golden/` — `review.md` is the example pull-request comment the README points to.
+//! Run with `GOLDEN_UPDATE=1` to rewrite them after an intended change, and read the diff.
+//! The diffs themselves are checked against git's: `git show` and `git diff` print the same
+//! lines (but for the function name git adds after `@@`).
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::repo::{TestRepo, stderr};
+use crate::scenario::add_note;
+
+/// The branch scenario: the repository and its commits by label.
+pub struct Branch {
+    pub repo: TestRepo,
+    pub commits: std::collections::HashMap<&'static str, String>,
+}
+
+const SERVER: &str = "use std::net::TcpListener;
+
+use crate::config::Config;
+use crate::legacy_auth::check_api_key;
+
+pub struct Server {
+    config: Config,
+}
+
+impl Server {
+    pub fn new(config: Config) -> Server {
+        Server { config }
+    }
+
+    pub fn run(&self) -> std::io::Result<()> {
+        let listener = TcpListener::bind(&self.config.listen)?;
+        for stream in listener.incoming() {
+            let request = Request::read(stream?)?;
+            if !check_api_key(&request) {
+                request.respond(401, \"unauthorized\")?;
+                continue;
+            }
+            route(request)?;
+        }
+        Ok(())
+    }
+}
+";
+
+const SERVER_LIMITED: &str = "use std::net::TcpListener;
+
+use crate::config::Config;
+use crate::legacy_auth::check_api_key;
+use crate::limit::Limiter;
+
+pub struct Server {
+    config: Config,
+}
+
+impl Server {
+    pub fn new(config: Config) -> Server {
+        Server { config }
+    }
+
+    pub fn run(&self) -> std::io::Result<()> {
+        let listener = TcpListener::bind(&self.config.listen)?;
+        let mut limiter = Limiter::new(self.config.rate_limit);
+        for stream in listener.incoming() {
+            let request = Request::read(stream?)?;
+            if !check_api_key(&request) {
+                request.respond(401, \"unauthorized\")?;
+                continue;
+            }
+            // Middleware: over-limit requests are turned away before routing.
+            if !limiter.allow(request.api_key()) {
+                request.respond(429, \"too many requests\")?;
+                continue;
+            }
+            route(request)?;
+        }
+        Ok(())
+    }
+}
+";
+
+const CONFIG: &str = "use serde::Deserialize;
+
+#[derive(Deserialize)]
+pub struct Config {
+    pub listen: String,
+    pub database_url: String,
+}
+";
+
+const CONFIG_LIMITED: &str = "use serde::Deserialize;
+
+#[derive(Deserialize)]
+pub struct Config {
+    pub listen: String,
+    pub database_url: String,
+    #[serde(default)]
+    pub rate_limit: RateLimit,
+}
+
+/// `[rate_limit]` in config.toml.
+#[derive(Deserialize, Clone, Copy)]
+pub struct RateLimit {
+    pub per_minute: u32,
+    pub burst: u32,
+}
+
+impl Default for RateLimit {
+    fn default() -> RateLimit {
+        RateLimit { per_minute: 100, burst: 20 }
+    }
+}
+";
+
+const LEGACY_AUTH: &str = "pub fn check_api_key(request: &Request) -> bool {
+    let Some(key) = request.header(\"x-api-key\") else {
+        return false;
+    };
+    KEYS.contains(&key)
+}
+";
+
+const API_KEY: &str = "pub fn check_api_key(request: &Request) -> bool {
+    let Some(key) = request.api_key() else {
+        return false;
+    };
+    KEYS.contains(&key)
+}
+";
+
+const THROTTLE: &str = "/// Sleep between requests: the first attempt at limiting load.
+pub fn throttle() {
+    std::thread::sleep(std::time::Duration::from_millis(10));
+}
+";
+
+const LIMIT: &str = "use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::config::RateLimit;
+
+/// A token bucket per API key, in this process's memory.
+pub struct Limiter {
+    limit: RateLimit,
+    buckets: HashMap<String, Bucket>,
+}
+
+struct Bucket {
+    tokens: f64,
+    refilled: Instant,
+}
+
+impl Limiter {
+    pub fn new(limit: RateLimit) -> Limiter {
+        Limiter { limit, buckets: HashMap::new() }
+    }
+
+    pub fn allow(&mut self, key: &str) -> bool {
+        let rate = f64::from(self.limit.per_minute) / 60.0;
+        let burst = f64::from(self.limit.burst);
+        let bucket = self.buckets.entry(key.to_owned()).or_insert(Bucket {
+            tokens: burst,
+            refilled: Instant::now(),
+        });
+        let elapsed = bucket.refilled.elapsed().as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * rate).min(burst);
+        bucket.refilled = Instant::now();
+        if bucket.tokens < 1.0 {
+            return false;
+        }
+        bucket.tokens -= 1.0;
+        true
+    }
+}
+";
+
+const LIMIT_REDIS: &str = "use crate::config::RateLimit;
+
+/// A token bucket per API key, in Redis: every replica draws on the same bucket.
+pub struct Limiter {
+    limit: RateLimit,
+    redis: redis::Client,
+}
+
+/// Refill and take a token in one step, atomically, on the Redis server.
+const TAKE: &str = include_str!(\"take_token.lua\");
+
+impl Limiter {
+    pub fn new(limit: RateLimit, redis: redis::Client) -> Limiter {
+        Limiter { limit, redis }
+    }
+
+    pub fn allow(&mut self, key: &str) -> bool {
+        let script = redis::Script::new(TAKE);
+        script
+            .key(format!(\"bucket:{key}\"))
+            .arg(self.limit.per_minute)
+            .arg(self.limit.burst)
+            .invoke(&mut self.redis)
+            .unwrap_or(true)
+    }
+}
+";
+
+/// A 1×1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// One event of a note: (session, source, kind), summary, files, prompt, and extra fields.
+fn event(
+    (session, source, kind): (&str, &str, &str),
+    summary: &str,
+    files: &[&str],
+    prompt: &str,
+    at: &str,
+    extra: Value,
+) -> Value {
+    let k = serde_json::from_value(json!(kind)).unwrap();
+    let mut e = json!({
+        "kind": kind,
+        "summary": summary,
+        "id": git_agent_context::event::event_id(session, source, k),
+        "schema_version": 1,
+        "session_id": session,
+        "timestamp": at,
+        "origin": if kind == "session" { "prompt" } else { "text" },
+        "source": source,
+        "prompt_context": prompt,
+        "files_affected": files,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        e[k] = v.clone();
+    }
+    e
+}
+
+fn note(repo: &TestRepo, commit: &str, events: &[Value]) {
+    let lines: Vec<String> = events.iter().map(Value::to_string).collect();
+    add_note(repo, commit, &lines.join("\n"));
+}
+
+/// Write (or, with `None`, remove) files and commit them at `date`.
+fn commit(repo: &TestRepo, files: &[(&str, Option<&[u8]>)], message: &str, date: &str) -> String {
+    for (path, content) in files {
+        let file = repo.root.join(path);
+        match content {
+            Some(bytes) => {
+                fs::create_dir_all(file.parent().unwrap()).unwrap();
+                fs::write(&file, bytes).unwrap();
+                repo.git(&["add", path]);
+            }
+            None => {
+                repo.git(&["rm", "-q", path]);
+            }
+        }
+    }
+    repo.git_at(&["commit", "-q", "-m", message], date);
+    repo.git(&["rev-parse", "HEAD"])
+}
+
+pub fn build() -> Branch {
+    let repo = TestRepo::new();
+    let mut commits = std::collections::HashMap::new();
+    let m1 = commit(
+        &repo,
+        &[
+            ("README.md", Some(b"# api\n\nA small HTTP API.\n")),
+            ("src/server.rs", Some(SERVER.as_bytes())),
+            ("src/config.rs", Some(CONFIG.as_bytes())),
+            ("src/legacy_auth.rs", Some(LEGACY_AUTH.as_bytes())),
+            ("src/throttle.rs", Some(THROTTLE.as_bytes())),
+        ],
+        "Initial API server",
+        "2026-03-02T09:00:00Z",
+    );
+    commits.insert("m1", m1);
+    repo.git(&["checkout", "-q", "-b", "feature/rate-limit"]);
+
+    let s1 = "9d1f6c2e-rate-limit";
+    let request1 = "Add per-client rate limiting to the API";
+    let f1 = commit(
+        &repo,
+        &[
+            ("src/limit.rs", Some(LIMIT.as_bytes())),
+            ("src/server.rs", Some(SERVER_LIMITED.as_bytes())),
+        ],
+        "Rate-limit requests per API key",
+        "2026-03-03T10:00:00Z",
+    );
+    let at = "2026-03-03T09:40:00Z";
+    note(
+        &repo,
+        &f1,
+        &[
+            event(
+                (s1, "session", "session"),
+                request1,
+                &["src/limit.rs", "src/server.rs", "src/config.rs"],
+                request1,
+                at,
+                json!({}),
+            ),
+            event(
+                (s1, "msg_bucket", "decision"),
+                "Use a token bucket per API key in process memory",
+                &["src/limit.rs"],
+                request1,
+                at,
+                json!({
+                    "rationale": "Token buckets allow short bursts while holding the average rate, which is how clients of this API call it.",
+                    "alternatives": ["a fixed window counter"],
+                }),
+            ),
+            event(
+                (s1, "msg_window", "rejection"),
+                "A fixed window counter won't work: a client can send twice the limit across a window boundary",
+                &["src/limit.rs"],
+                "Why not a simple counter per minute?",
+                "2026-03-03T09:45:00Z",
+                json!({}),
+            ),
+            event(
+                (s1, "msg_memory", "tradeoff"),
+                "Buckets live in process memory: each replica enforces its own limit, so the real limit grows with replicas",
+                &["src/limit.rs"],
+                request1,
+                at,
+                json!({}),
+            ),
+            event(
+                (s1, "msg_middleware", "decision"),
+                "Check the limit as middleware before routing, so rejected requests cost no handler work",
+                &["src/server.rs"],
+                request1,
+                at,
+                json!({}),
+            ),
+        ],
+    );
+    commits.insert("f1", f1);
+
+    let f2 = commit(
+        &repo,
+        &[("src/config.rs", Some(CONFIG_LIMITED.as_bytes()))],
+        "Make the rate limit configurable",
+        "2026-03-03T11:00:00Z",
+    );
+    let at = "2026-03-03T10:50:00Z";
+    let prompt = "Make the limits configurable";
+    note(
+        &repo,
+        &f2,
+        &[
+            event(
+                (s1, "session", "session"),
+                request1,
+                &["src/limit.rs", "src/server.rs", "src/config.rs"],
+                request1,
+                at,
+                json!({}),
+            ),
+            event(
+                (s1, "msg_config", "decision"),
+                "Read the limits from a [rate_limit] table in config.toml: 100 requests a minute, bursts of 20, by default",
+                &["src/config.rs"],
+                prompt,
+                at,
+                json!({"alternatives": ["environment variables only"]}),
+            ),
+        ],
+    );
+    commits.insert("f2", f2);
+
+    repo.git(&["checkout", "-q", "main"]);
+    let m2 = commit(
+        &repo,
+        &[(
+            "README.md",
+            Some(b"# api\n\nA small HTTP API.\n\nRun it with `cargo run -- config.toml`.\n"),
+        )],
+        "README: how to run the server",
+        "2026-03-05T09:00:00Z",
+    );
+    commits.insert("m2", m2);
+    repo.git(&["checkout", "-q", "feature/rate-limit"]);
+    repo.git_at(
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge branch 'main' into feature/rate-limit",
+            "main",
+        ],
+        "2026-03-06T09:00:00Z",
+    );
+    commits.insert("merge", repo.git(&["rev-parse", "HEAD"]));
+
+    let s2 = "4be07a91-shared-limits";
+    let request2 = "Rate limits must hold across all replicas, not per process";
+    let f4 = commit(
+        &repo,
+        &[
+            ("src/limit.rs", Some(LIMIT_REDIS.as_bytes())),
+            ("src/legacy_auth.rs", None),
+            ("src/auth/api_key.rs", Some(API_KEY.as_bytes())),
+            ("src/throttle.rs", None),
+            ("assets/429.png", Some(PNG)),
+        ],
+        "Share rate limits across replicas through Redis",
+        "2026-03-10T10:00:00Z",
+    );
+    let at = "2026-03-10T09:30:00Z";
+    note(
+        &repo,
+        &f4,
+        &[
+            event(
+                (s2, "session", "session"),
+                request2,
+                &["src/limit.rs", "src/auth/api_key.rs", "src/throttle.rs"],
+                request2,
+                at,
+                json!({}),
+            ),
+            event(
+                (s2, "msg_redis", "decision"),
+                "Keep the token bucket per API key in Redis instead of process memory",
+                &["src/limit.rs"],
+                request2,
+                at,
+                json!({
+                    "rationale": "A Lua script refills and takes a token in one round trip, so two replicas cannot both spend the last token.",
+                    "alternatives": ["sticky sessions at the load balancer"],
+                }),
+            ),
+            event(
+                (s2, "msg_service", "rejection"),
+                "A separate rate-limit service was rejected: one more deployment to run and be paged for",
+                &["src/limit.rs"],
+                "Why not a dedicated rate-limit service?",
+                at,
+                json!({}),
+            ),
+            event(
+                (s2, "msg_latency", "tradeoff"),
+                "Every request now makes a Redis round trip, about a millisecond; if Redis is down, requests are allowed",
+                &["src/limit.rs"],
+                request2,
+                at,
+                json!({}),
+            ),
+            event(
+                (s2, "msg_auth", "refactor"),
+                "Move the API key check from legacy_auth.rs to auth/api_key.rs and read the key with Request::api_key",
+                &["src/legacy_auth.rs"],
+                request2,
+                at,
+                json!({}),
+            ),
+            event(
+                (s2, "msg_throttle", "decision"),
+                "Remove the old sleep-based throttle: the limiter replaces it",
+                &["src/throttle.rs"],
+                request2,
+                at,
+                json!({}),
+            ),
+            event(
+                (s2, "msg_balancer", "discovery"),
+                "The load balancer already retries a 429 once, so a client sees at most two rejections per call",
+                &[],
+                request2,
+                at,
+                json!({}),
+            ),
+        ],
+    );
+    commits.insert("f4", f4);
+
+    let f5 = commit(
+        &repo,
+        &[(
+            "CHANGELOG.md",
+            Some(b"# Changes\n\n- Requests are rate-limited per API key (429 when over).\n"),
+        )],
+        "Changelog for the rate limiter",
+        "2026-03-11T09:00:00Z",
+    );
+    commits.insert("f5", f5);
+    repo.ok(&["rebuild"]);
+    Branch { repo, commits }
+}
+
+/// `actual` must equal `tests/golden/<name>`; with `GOLDEN_UPDATE=1`, the file is rewritten.
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("GOLDEN_UPDATE").is_some() {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (GOLDEN_UPDATE=1 writes it)", path.display()));
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{} differs from the output at line {}:\n  golden: {:?}\n  output: {:?}\n\
+             (GOLDEN_UPDATE=1 rewrites it; read the diff before committing)",
+            path.display(),
+            first + 1,
+            expected.lines().nth(first),
+            actual.lines().nth(first)
+        );
+    }
+}
+
+/// The diff part of a text output (from the first `diff --git`), gutter lines left out: what
+/// git prints for the same change.
+fn diff_part(text: &str) -> String {
+    let start = text.find("\ndiff --git").map_or(text.len(), |i| i + 1);
+    text[start..]
+        .lines()
+        .filter(|l| !l.starts_with("│ "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// git's diff with the function names after `@@` dropped.
+fn git_diff(repo: &TestRepo, args: &[&str]) -> String {
+    let mut all = vec!["-c", "core.quotePath=false"];
+    all.extend(args);
+    repo.git(&all)
+        .lines()
+        .map(
+            |l| match l.strip_prefix("@@ ").and_then(|r| r.find(" @@")) {
+                Some(end) => format!("{}\n", &l[..end + 6]),
+                None => format!("{l}\n"),
+            },
+        )
+        .collect()
+}
+
+#[test]
+fn review_of_a_branch_golden_in_three_formats() {
+    let b = build();
+    let text = b
+        .repo
+        .ok(&["review", "main...feature/rate-limit", "--color=never"]);
+    golden("review.txt", &text);
+    let md = b.repo.ok(&[
+        "review",
+        "main...feature/rate-limit",
+        "--format",
+        "markdown",
+    ]);
+    golden("review.md", &md);
+    let json = b
+        .repo
+        .ok(&["review", "main...feature/rate-limit", "--json"]);
+    golden("review.json", &json);
+
+    // What the goldens hold, said outright.
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["base"], b.commits["m2"].as_str(), "the merge base");
+    let subjects: Vec<&str> = v["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            "Rate-limit requests per API key",
+            "Make the rate limit configurable",
+            "Merge branch 'main' into feature/rate-limit",
+            "Share rate limits across replicas through Redis",
+            "Changelog for the rate limiter"
+        ],
+        "oldest first; main's own commit is not in the range"
+    );
+    let t = &v["totals"];
+    assert_eq!(
+        (t["sessions"].as_u64(), t["decisions"].as_u64()),
+        (Some(2), Some(5))
+    );
+    assert_eq!(
+        (t["rejections"].as_u64(), t["tradeoffs"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(
+        t["files_without_reasoning"],
+        json!(["CHANGELOG.md", "assets/429.png"])
+    );
+    let file = |path: &str| {
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{path} in {v:#}"))
+            .clone()
+    };
+    // The first decision on the limiter, superseded by the second session's.
+    let limit = file("src/limit.rs");
+    assert_eq!(limit["status"], "added");
+    let reasons = limit["reasons"].as_array().unwrap();
+    let bucket = &reasons[0];
+    assert_eq!(
+        bucket["summary"],
+        "Use a token bucket per API key in process memory"
+    );
+    assert_eq!(
+        bucket["superseded_by"]["summary"],
+        "Keep the token bucket per API key in Redis instead of process memory"
+    );
+    assert_eq!(bucket["superseded_by"]["commit"], &b.commits["f4"][..7]);
+    // The rejection of the fixed window is the reason its alternative was not taken.
+    assert_eq!(bucket["considered"][0]["option"], "a fixed window counter");
+    assert!(
+        bucket["considered"][0]["rejected"]
+            .as_str()
+            .unwrap()
+            .starts_with("A fixed window counter won't work")
+    );
+    assert!(
+        !reasons.iter().any(|r| r["kind"] == "rejection"
+            && r["summary"].as_str().unwrap().starts_with("A fixed window")),
+        "folded, not listed twice"
+    );
+    // Reasoning about the old name follows the rename; a deleted file keeps its reasoning.
+    let auth = file("src/auth/api_key.rs");
+    assert_eq!(auth["status"], "renamed");
+    assert_eq!(auth["old_path"], "src/legacy_auth.rs");
+    assert_eq!(auth["reasons"][0]["kind"], "refactor");
+    let throttle = file("src/throttle.rs");
+    assert_eq!(throttle["status"], "deleted");
+    assert_eq!(
+        throttle["reasons"][0]["summary"],
+        "Remove the old sleep-based throttle: the limiter replaces it"
+    );
+    assert_eq!(file("assets/429.png")["binary"], true);
+    // The middleware decision goes before the hunk that adds the middleware, not the import.
+    let server = file("src/server.rs");
+    assert_eq!(server["hunks"].as_array().unwrap().len(), 2);
+    assert_eq!(server["reasons"][0]["hunk"], 1);
+    // Reasoning that names no file of the change concerns it as a whole.
+    assert_eq!(v["general"][0]["kind"], "discovery");
+
+    // The text's diff is git's.
+    assert_eq!(
+        diff_part(&text),
+        git_diff(&b.repo, &["diff", "main...feature/rate-limit"])
+    );
+}
+
+#[test]
+fn show_a_commit_golden_and_its_diff_is_gits() {
+    let b = build();
+    let text = b.repo.ok(&["show", &b.commits["f1"], "--color=never"]);
+    golden("show.txt", &text);
+    assert_eq!(
+        diff_part(&text),
+        git_diff(&b.repo, &["show", "--format=", &b.commits["f1"]])
+    );
+    // The header is git's too.
+    let header = b
+        .repo
+        .git(&["show", "--no-patch", "--format=medium", &b.commits["f1"]]);
+    assert!(text.starts_with(&header), "{text}");
+    // HEAD by default.
+    let head = b.repo.ok(&["show", "--color=never"]);
+    assert!(head.starts_with(&format!("commit {}\n", b.commits["f5"])));
+    assert!(head.contains("no reasoning was recorded"), "{head}");
+}
+
+#[test]
+fn show_renames_deletions_binaries_merges_and_root_commits() {
+    let b = build();
+    let text = b.repo.ok(&["show", &b.commits["f4"], "--color=never"]);
+    assert_eq!(
+        diff_part(&text),
+        git_diff(&b.repo, &["show", "--format=", &b.commits["f4"]])
+    );
+    for expected in [
+        "rename from src/legacy_auth.rs\nrename to src/auth/api_key.rs\n",
+        "deleted file mode 100644\n",
+        "Binary files /dev/null and b/assets/429.png differ\n",
+        "│ refactor: Move the API key check",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+
+    // A merge: against its first parent, as `git show --first-parent` does, and said so.
+    let merge = b.repo.ok(&["show", &b.commits["merge"], "--color=never"]);
+    assert!(merge.contains(&format!(
+        "Merge: {} {}\n",
+        &b.commits["f2"][..7],
+        &b.commits["m2"][..7]
+    )));
+    assert!(merge.contains("the diff is against its first parent"));
+    assert_eq!(
+        diff_part(&merge),
+        git_diff(
+            &b.repo,
+            &["show", "--first-parent", "--format=", &b.commits["merge"]]
+        )
+    );
+
+    // A root commit: every file added, from the empty tree.
+    let root = b.repo.ok(&["show", &b.commits["m1"], "--color=never"]);
+    assert_eq!(
+        diff_part(&root),
+        git_diff(&b.repo, &["show", "--format=", &b.commits["m1"]])
+    );
+    assert_eq!(root.matches("new file mode 100644").count(), 5);
+    let json: Value =
+        serde_json::from_str(&b.repo.ok(&["show", &b.commits["m1"], "--json"])).unwrap();
+    assert!(json.get("base").is_none(), "no parent: {json}");
+}
+
+#[test]
+fn empty_ranges_and_ranges_without_reasoning() {
+    let b = build();
+    let empty = b.repo.ok(&["review", "HEAD..HEAD", "--color=never"]);
+    assert!(empty.contains("no commits in this range"), "{empty}");
+    assert!(!empty.contains("diff --git"));
+    let md = b.repo.ok(&["review", "HEAD..HEAD", "--format=markdown"]);
+    assert!(md.contains("No commits in this range."), "{md}");
+    let json: Value =
+        serde_json::from_str(&b.repo.ok(&["review", "HEAD..HEAD", "--json"])).unwrap();
+    assert_eq!(json["commits"], json!([]));
+    assert_eq!(json["files"], json!([]));
+
+    // main's own commit: a diff, and no reasoning recorded.
+    let plain = b.repo.ok(&["review", "main~1..main", "--color=never"]);
+    assert!(plain.contains("no reasoning was recorded"), "{plain}");
+    assert!(plain.contains("+Run it with `cargo run -- config.toml`."));
+    let md = b.repo.ok(&["review", "main~1..main", "--format=markdown"]);
+    assert!(md.contains("No reasoning was recorded for these commits."));
+    assert!(md.contains("```diff\n@@ -1,3 +1,5 @@\n"), "{md}");
+
+    // A lone base means base..HEAD.
+    let lone: Value = serde_json::from_str(&b.repo.ok(&["review", "main", "--json"])).unwrap();
+    let two: Value = serde_json::from_str(&b.repo.ok(&["review", "main..HEAD", "--json"])).unwrap();
+    assert_eq!(lone["files"], two["files"]);
+    assert_eq!(lone["base"], b.commits["m2"].as_str());
+}
+
+#[test]
+fn log_lists_commits_with_their_reasoning() {
+    let b = build();
+    let text = b
+        .repo
+        .ok(&["log", "main..feature/rate-limit", "--color=never"]);
+    golden("log.txt", &text);
+    let oneline = b.repo.git(&[
+        "log",
+        "--format=%h %s",
+        "--abbrev=7",
+        "main..feature/rate-limit",
+    ]);
+    let ours: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(
+        ours,
+        oneline.lines().collect::<Vec<_>>(),
+        "the commits and order of git log"
+    );
+    assert!(text.contains("    rejected: A separate rate-limit service was rejected"));
+
+    // -- <path>: the commits that changed it, as git log -- <path> lists them.
+    let limited = b.repo.ok(&["log", "--color=never", "--", "src/limit.rs"]);
+    let git = b
+        .repo
+        .git(&["log", "--format=%h %s", "--abbrev=7", "--", "src/limit.rs"]);
+    let ours: Vec<&str> = limited.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(ours, git.lines().collect::<Vec<_>>());
+
+    // -n and --reasoned.
+    let reasoned = b
+        .repo
+        .ok(&["log", "--reasoned", "-n", "2", "--color=never"]);
+    let heads: Vec<&str> = reasoned.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(
+        heads,
+        [
+            format!(
+                "{} Share rate limits across replicas through Redis",
+                &b.commits["f4"][..7]
+            ),
+            format!("{} Make the rate limit configurable", &b.commits["f2"][..7]),
+        ]
+    );
+    let json: Value = serde_json::from_str(&b.repo.ok(&["log", "-n", "1", "--json"])).unwrap();
+    assert_eq!(json["commits"].as_array().unwrap().len(), 1);
+    assert_eq!(json["commits"][0]["commit"]["id"], b.commits["f5"].as_str());
+}
+
+#[test]
+fn bad_revisions_and_ranges_are_usage_errors() {
+    let b = build();
+    for args in [
+        vec!["show", "no-such-branch"],
+        vec!["review", "main..no-such-branch"],
+        vec!["log", "nope"],
+    ] {
+        let out = b.repo.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("error: ") && err.contains("unknown revision"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let empty = TestRepo::new();
+    let out = empty.run(&["show"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no commit yet"));
+}
+
+#[test]
+fn a_repository_template_overrides_the_markdown() {
+    let b = build();
+    let dir = b.repo.root.join(".agent-context/templates");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("review.md.j2"),
+        "{{ totals.decisions }} decisions in {{ range | code }}\n",
+    )
+    .unwrap();
+    let md = b
+        .repo
+        .ok(&["review", "main...feature/rate-limit", "--format=markdown"]);
+    assert_eq!(
+        md, "5 decisions in `main...feature/rate-limit`\n",
+        "ends its line"
+    );
+    fs::write(dir.join("review.md.j2"), "{% if %}\n").unwrap();
+    let out = b.repo.run(&["review", "main", "--format=markdown"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(".agent-context/templates/review.md.j2"));
+}
