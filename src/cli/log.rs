@@ -56,7 +56,7 @@ impl Printed for Logged<'_> {
         text::log(self.0, p, out)
     }
 
-    fn markdown(&self, store: &Store) -> Result<String, String> {
+    fn markdown(&self, store: &Store, _max_chars: Option<usize>) -> Result<String, String> {
         markdown::log(store, self.0)
     }
 

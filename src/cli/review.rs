@@ -50,6 +50,10 @@ pub struct Output {
         require_equals = true
     )]
     color: ColorWhen,
+    /// Markdown of show and review: leave out the diffs of the largest files (never their
+    /// reasoning) until the text fits this many characters; GitHub's comments take 65536.
+    #[arg(long, value_name = "n")]
+    max_chars: Option<usize>,
     /// Do not page the output (it is paged through core.pager, GIT_PAGER or less on a terminal).
     #[arg(long)]
     no_pager: bool,
@@ -58,7 +62,7 @@ pub struct Output {
 /// What `show`, `review` and `log` print, in each format.
 pub trait Printed {
     fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()>;
-    fn markdown(&self, store: &Store) -> Result<String, String>;
+    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> Result<String, String>;
     fn json(&self) -> serde_json::Value;
 }
 
@@ -73,7 +77,7 @@ impl Output {
             Format::Text => Ok(printed.text(text::Palette { color }, out)?),
             Format::Markdown => {
                 let mut md = printed
-                    .markdown(store)
+                    .markdown(store, self.max_chars)
                     .map_err(|e| Failure::Usage(anyhow!(e)))?;
                 // Templates lose their last newline (minijinja's default); a file keeps one.
                 if !md.ends_with('\n') {
@@ -109,8 +113,8 @@ impl Printed for Reviewed<'_> {
         }
     }
 
-    fn markdown(&self, store: &Store) -> Result<String, String> {
-        markdown::review(store, self.review, self.show)
+    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> Result<String, String> {
+        markdown::review(store, self.review, self.show, max_chars)
     }
 
     fn json(&self) -> serde_json::Value {

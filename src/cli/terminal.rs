@@ -156,7 +156,8 @@ fn decide_color(
         ColorWhen::Auto => {
             // As git's is_terminal_dumb: no TERM at all is as dumb as TERM=dumb.
             let dumb = term.is_none_or(|t| t == "dumb");
-            !dumb && (tty || (paging && color_pager))
+            // Paged, the text goes to the pager (ours or git's), not to the terminal.
+            !dumb && if paging { color_pager } else { tty }
         }
     }
 }

@@ -843,6 +843,46 @@ fn bad_revisions_and_ranges_are_usage_errors() {
 }
 
 #[test]
+fn markdown_fits_a_comment_by_leaving_out_the_largest_diffs() {
+    let b = build();
+    let full = b
+        .repo
+        .ok(&["review", "main...feature/rate-limit", "--format=markdown"]);
+    let max = 6000;
+    assert!(full.chars().count() > max, "the scenario must need cutting");
+    let cut = b.repo.ok(&[
+        "review",
+        "main...feature/rate-limit",
+        "--format=markdown",
+        &format!("--max-chars={max}"),
+    ]);
+    assert!(cut.chars().count() <= max, "{}", cut.chars().count());
+    // The largest diff (server.rs's two hunks) goes first, and was enough; the rest stay.
+    assert!(cut.contains("Diff not shown (25 lines)"), "{cut}");
+    assert!(!cut.contains("+            // Middleware: over-limit requests"));
+    assert!(cut.contains("+/// A token bucket per API key, in Redis"));
+    assert!(cut.contains("+- Requests are rate-limited per API key (429 when over)."));
+    // Every piece of reasoning stays.
+    let json: Value =
+        serde_json::from_str(
+            &b.repo
+                .ok(&["review", "main...feature/rate-limit", "--json"]),
+        )
+        .unwrap();
+    for f in json["files"].as_array().unwrap() {
+        for r in f["reasons"].as_array().unwrap() {
+            let summary = r["summary"]
+                .as_str()
+                .unwrap()
+                .replace('[', "\\[")
+                .replace(']', "\\]")
+                .replace('_', "\\_");
+            assert!(cut.contains(&summary), "{summary} in\n{cut}");
+        }
+    }
+}
+
+#[test]
 fn a_repository_template_overrides_the_markdown() {
     let b = build();
     let dir = b.repo.root.join(".agent-context/templates");
@@ -863,4 +903,92 @@ fn a_repository_template_overrides_the_markdown() {
     let out = b.repo.run(&["review", "main", "--format=markdown"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains(".agent-context/templates/review.md.j2"));
+}
+
+/// The checked-in example comment, read by a CommonMark parser as GitHub would: its headings,
+/// one `<details>` per file with a `<summary>`, every diff in a `diff` fence, lists of
+/// reasoning, and no raw HTML but those tags.
+#[test]
+fn the_example_comment_renders_as_markdown() {
+    use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/review.md");
+    let md = fs::read_to_string(path).unwrap();
+    let json: Value = serde_json::from_str(
+        &fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/review.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let files = json["files"].as_array().unwrap();
+    let hunks: usize = files
+        .iter()
+        .map(|f| f["hunks"].as_array().unwrap().len())
+        .sum();
+
+    let mut headings: Vec<(HeadingLevel, String)> = Vec::new();
+    let mut heading: Option<(HeadingLevel, String)> = None;
+    let (mut html, mut fences, mut items) = (Vec::new(), Vec::new(), 0);
+    let mut fence: Option<String> = None;
+    for event in Parser::new_ext(&md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => heading = Some((level, String::new())),
+            Event::End(TagEnd::Heading(_)) => headings.extend(heading.take()),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                fences.push(info.to_string());
+                fence = Some(String::new());
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                let body = fence.take().unwrap();
+                assert!(body.starts_with("@@ -"), "a fence holds a hunk: {body}");
+            }
+            Event::Start(Tag::Item) => items += 1,
+            Event::Html(h) | Event::InlineHtml(h) => html.push(h.trim().to_owned()),
+            Event::Text(t) | Event::Code(t) => {
+                if let Some((_, text)) = heading.as_mut() {
+                    text.push_str(&t);
+                }
+                if let Some(body) = fence.as_mut() {
+                    body.push_str(&t);
+                }
+            }
+            _ => {}
+        }
+    }
+    let titles: Vec<&str> = headings.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Reasoning behind main...feature/rate-limit",
+            "Sessions",
+            "Commits",
+            "About the change as a whole",
+            "Files"
+        ]
+    );
+    assert_eq!(headings[0].0, HeadingLevel::H3);
+    assert!(headings[1..].iter().all(|(l, _)| *l == HeadingLevel::H4));
+    assert_eq!(fences.len(), hunks, "one fence per hunk");
+    assert!(fences.iter().all(|f| f == "diff"), "{fences:?}");
+    // Sessions, commits, and the reasoning groups and items.
+    assert!(items > 20, "{items} list items");
+    // Each file: <details> (open when it has reasoning) with its <summary>, then </details>;
+    // no other HTML.
+    let lines: Vec<&str> = html.iter().flat_map(|h| h.lines()).map(str::trim).collect();
+    let summaries: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("<summary>")?.strip_suffix("</summary>"))
+        .collect();
+    assert_eq!(summaries.len(), files.len(), "{lines:?}");
+    for (summary, f) in summaries.iter().zip(files) {
+        let path = f["path"].as_str().unwrap();
+        assert!(summary.starts_with(&format!("{path} — ")), "{summary}");
+    }
+    let opened = lines.iter().filter(|l| l.starts_with("<details")).count();
+    let closed = lines.iter().filter(|l| **l == "</details>").count();
+    assert_eq!((opened, closed), (files.len(), files.len()));
+    for l in &lines {
+        let allowed = matches!(*l, "<details>" | "<details open>" | "</details>")
+            || (l.starts_with("<summary>") && l.ends_with("</summary>"));
+        assert!(allowed, "raw HTML beyond <details>: {l:?}");
+    }
 }

@@ -7,6 +7,8 @@
 //! recorded string with the `md` filter (or `code`, or `e` inside HTML), so that nothing an
 //! agent wrote becomes markup.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -65,17 +67,61 @@ fn groups<'a>(reasons: impl IntoIterator<Item = &'a Reason>) -> Vec<Group<'a>> {
     out
 }
 
-/// `show` (`is_show`) or `review` as Markdown.
-pub fn review(store: &Store, review: &Review, is_show: bool) -> Result<String, String> {
+/// `show` (`is_show`) or `review` as Markdown, within `max_chars` characters if it can be:
+/// the diffs of the largest files are left out (their reasoning never is) until it fits —
+/// GitHub refuses a comment over 65,536 characters.
+pub fn review(
+    store: &Store,
+    review: &Review,
+    is_show: bool,
+    max_chars: Option<usize>,
+) -> Result<String, String> {
+    let mut largest: Vec<(usize, usize)> = review
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.diff.hunks.is_empty())
+        .map(|(i, f)| {
+            (
+                f.diff
+                    .hunks
+                    .iter()
+                    .flat_map(|h| &h.lines)
+                    .map(|l| l.len() + 1)
+                    .sum(),
+                i,
+            )
+        })
+        .collect();
+    largest.sort_by(|a, b| b.cmp(a));
+    let mut largest = largest.into_iter().map(|(_, i)| i);
+    let mut omitted = HashSet::new();
+    loop {
+        let text = templates::render(store, &REVIEW, &context(review, is_show, &omitted))?;
+        let over = max_chars.is_some_and(|max| text.chars().count() > max);
+        match largest.next() {
+            Some(i) if over => {
+                omitted.insert(i);
+            }
+            _ => return Ok(text),
+        }
+    }
+}
+
+/// The template's context; the files in `omitted` without their hunks.
+fn context(review: &Review, is_show: bool, omitted: &HashSet<usize>) -> Value {
     let files: Vec<Value> = review
         .files
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(index, f)| {
             let d = &f.diff;
+            let omit = omitted.contains(&index);
             let hunks: Vec<Value> = d
                 .hunks
                 .iter()
                 .enumerate()
+                .filter(|_| !omit)
                 .map(|(i, h)| {
                     let body = format!("{}\n{}", h.header, h.lines.join("\n"));
                     json!({
@@ -114,9 +160,15 @@ pub fn review(store: &Store, review: &Review, is_show: bool) -> Result<String, S
                 "deletions": d.deletions,
                 "summary": summary,
                 "header": text::header(d),
-                "groups": groups(f.reasons_at(None)),
+                "groups": if omit {
+                    groups(&f.reasons)
+                } else {
+                    groups(f.reasons_at(None))
+                },
                 "reasons": f.reasons.len(),
                 "hunks": hunks,
+                // Reasoning placed at a left-out hunk goes with the file's.
+                "omitted": omit.then(|| d.hunks.iter().map(|h| h.lines.len()).sum::<usize>()),
             })
         })
         .collect();
@@ -141,7 +193,7 @@ pub fn review(store: &Store, review: &Review, is_show: bool) -> Result<String, S
             })
         })
         .collect();
-    let context = json!({
+    json!({
         "kind": if is_show { "show" } else { "review" },
         "range": review.range,
         "base": review.base.as_deref().map(|b| &b[..7]),
@@ -151,8 +203,7 @@ pub fn review(store: &Store, review: &Review, is_show: bool) -> Result<String, S
         "totals": review.totals,
         "general": groups(&review.general),
         "files": files,
-    });
-    templates::render(store, &REVIEW, &context)
+    })
 }
 
 /// `log` as Markdown.
