@@ -277,7 +277,7 @@ impl TestRepo {
 }
 
 /// PATH with the binary's folder first, so that `git agent-context` runs the binary under test.
-fn path_with_binary() -> std::ffi::OsString {
+pub fn path_with_binary() -> std::ffi::OsString {
     let dir = Path::new(BIN).parent().unwrap().to_owned();
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap()

@@ -992,3 +992,107 @@ fn the_example_comment_renders_as_markdown() {
         assert!(allowed, "raw HTML beyond <details>: {l:?}");
     }
 }
+
+/// The `run:` script of the step named `name` in a GitHub Actions workflow, dedented.
+fn workflow_step(workflow: &str, name: &str) -> String {
+    let lines: Vec<&str> = workflow.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim() == format!("- name: {name}"))
+        .unwrap_or_else(|| panic!("no step {name:?}"));
+    let run = (at..lines.len())
+        .find(|&i| lines[i].trim() == "run: |")
+        .unwrap_or_else(|| panic!("step {name:?} has no `run: |`"));
+    let indent = lines[run].len() - lines[run].trim_start().len();
+    let body: Vec<&str> = lines[run + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > indent)
+        .copied()
+        .collect();
+    let strip = body
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    body.iter()
+        .map(|l| format!("{}\n", l.get(strip..).unwrap_or("")))
+        .collect()
+}
+
+/// The GitHub Actions example, run as GitHub would run its steps (bash -e) in a fresh clone of
+/// the branch: its fetch brings the notes and the graph, and its review prints the comment the
+/// original repository prints for the pull request's range.
+#[test]
+fn the_github_workflow_example_reviews_a_fresh_clone() {
+    let b = build();
+    let workflow = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/github/agent-context-review.yml"),
+    )
+    .unwrap();
+    let clone = b.repo.home.parent().unwrap().join("runner");
+    b.repo.git_in(
+        b.repo.home.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            b.repo.root.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let (base, head) = (&b.commits["m2"], &b.commits["f5"]);
+    b.repo
+        .git_in(&clone, &["checkout", "-q", "--detach", head], &[]);
+    let step = |name: &str| {
+        let out = std::process::Command::new("bash")
+            .arg("-e")
+            .arg("-c")
+            .arg(workflow_step(&workflow, name))
+            .current_dir(&clone)
+            .env_clear()
+            .env("PATH", crate::repo::path_with_binary())
+            .env("HOME", &b.repo.home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("BASE", base)
+            .env("HEAD", head)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "step {name:?}: {}", stderr(&out));
+    };
+    // Before the fetch, the clone knows no reasoning.
+    assert!(
+        b.repo
+            .git_output(
+                &clone,
+                &["rev-parse", "--verify", "refs/notes/agent-context"],
+                &[]
+            )
+            .status
+            .code()
+            != Some(0)
+    );
+    step("Fetch the reasoning");
+    step("Review");
+    let posted = fs::read_to_string(clone.join("review.md")).unwrap();
+    let range = format!("{base}...{head}");
+    let expected = b.repo.ok(&["review", &range, "--format=markdown"]);
+    assert_eq!(posted, expected);
+    // The notes came (the reasoning) and so did the graph (what superseded what).
+    assert!(posted.contains("**Decision:** Use a token bucket per API key"));
+    assert!(posted.contains("*superseded by `"), "{posted}");
+    // A second run on a remote without the refs is not a failure.
+    let bare = b.repo.home.parent().unwrap().join("bare.git");
+    b.repo.git_in(
+        b.repo.home.parent().unwrap(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+        &[],
+    );
+    b.repo.git_in(
+        &clone,
+        &["remote", "set-url", "origin", bare.to_str().unwrap()],
+        &[],
+    );
+    step("Fetch the reasoning");
+}
