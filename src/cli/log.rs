@@ -35,17 +35,14 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         .iter()
         .map(|p| repo_path(store, cwd, p))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut entries = review::log(
+    let entries = review::log(
         store,
         args.range.as_deref(),
         &paths,
-        if args.reasoned { None } else { args.max_count },
+        args.max_count,
+        args.reasoned,
     )
     .map_err(failure)?;
-    if args.reasoned {
-        entries.retain(|e| !e.reasons.is_empty());
-        entries.truncate(args.max_count.unwrap_or(usize::MAX));
-    }
     args.output.emit(store, out, &Logged(&entries))
 }
 

@@ -102,11 +102,13 @@ pub fn markdown_text(text: &str) -> String {
     out
 }
 
-/// `text` inside HTML (a `<summary>`): `&`, `<`, `>` and `"` as entities, nothing else touched.
+/// `text` inside HTML (a `<summary>`): `&`, `<`, `>` and `"` as entities, control characters
+/// (a newline in a file name) as spaces, so that the element stays on its line.
 pub fn html_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            c if c.is_control() => out.push(' '),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),

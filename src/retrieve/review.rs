@@ -202,65 +202,50 @@ pub fn review(store: &Store, spec: &str) -> Result<Review, Error> {
     } else {
         base
     };
-    let mut commits = walk(&repo, head, &[base], &[], None)?;
+    let mut commits = walk(&repo, &[head], &[base], None, &mut |_| Ok(true))?;
     commits.reverse();
     build(&repo, spec, Some(from), head, commits)
 }
 
 /// `log [<range>] [-- <paths>]`: the commits newest first, each with its decisions,
-/// rejections and trade-offs; at most `max`.
+/// rejections and trade-offs; only those with some when `reasoned`; at most `max`.
 pub fn log(
     store: &Store,
     range: Option<&str>,
     paths: &[String],
     max: Option<usize>,
+    reasoned: bool,
 ) -> Result<Vec<LogEntry>, Error> {
     let repo = store.repo();
-    let (head, hidden) = match range {
-        None => (resolve(&repo, "HEAD")?, Vec::new()),
+    let (heads, hidden) = match range {
+        None => (vec![resolve(&repo, "HEAD")?], Vec::new()),
         Some(spec) if spec.contains("..") => {
             let r = parse_range(spec);
             let head = resolve(&repo, r.head)?;
             let base = resolve(&repo, r.base)?;
             if r.symmetric {
                 // Both sides' own commits, as `git log A...B` lists them.
-                return symmetric_log(&repo, base, head, paths, max);
+                let merge_base = repo
+                    .merge_base(base, head)
+                    .map_err(git_error(format!("find the merge base of {spec}")))?;
+                (
+                    vec![base, head],
+                    merge_base.map(|m| m.detach()).into_iter().collect(),
+                )
+            } else {
+                (vec![head], vec![base])
             }
-            (head, vec![base])
         }
-        Some(rev) => (resolve(&repo, rev)?, Vec::new()),
+        Some(rev) => (vec![resolve(&repo, rev)?], Vec::new()),
     };
-    let commits = walk(&repo, head, &hidden, paths, max)?;
+    let mut reader = notes::Reader::new(&repo)?;
+    let commits = walk(&repo, &heads, &hidden, max, &mut |c| {
+        if !paths.is_empty() && !touches(&repo, c, paths)? {
+            return Ok(false);
+        }
+        Ok(!reasoned || reader.events(c)?.iter().any(|e| e.kind.stands()))
+    })?;
     entries(&repo, &commits)
-}
-
-fn symmetric_log(
-    repo: &gix::Repository,
-    one: ObjectId,
-    two: ObjectId,
-    paths: &[String],
-    max: Option<usize>,
-) -> Result<Vec<LogEntry>, Error> {
-    let hidden: Vec<ObjectId> = repo
-        .merge_base(one, two)
-        .map_err(git_error("find a merge base"))?
-        .map(|id| id.detach())
-        .into_iter()
-        .collect();
-    let mut commits = walk(repo, one, &hidden, paths, None)?;
-    commits.extend(walk(repo, two, &hidden, paths, None)?);
-    let mut dated: Vec<(i64, ObjectId)> = commits
-        .into_iter()
-        .map(|c| (commit_seconds(repo, c), c))
-        .collect();
-    dated.sort_by(|a, b| b.cmp(a));
-    dated.dedup();
-    let commits: Vec<ObjectId> = dated
-        .into_iter()
-        .map(|(_, c)| c)
-        .take(max.unwrap_or(usize::MAX))
-        .collect();
-    entries(repo, &commits)
 }
 
 fn entries(repo: &gix::Repository, commits: &[ObjectId]) -> Result<Vec<LogEntry>, Error> {
@@ -329,33 +314,33 @@ fn resolve(repo: &gix::Repository, rev: &str) -> Result<ObjectId, Error> {
     Ok(commit.id)
 }
 
-/// The commits `head` reaches and none of `hidden` do, newest first (by commit time, as
-/// `git log`), those that changed one of `paths` if any are given; at most `max`.
+/// The commits `heads` reach and none of `hidden` do, newest first (by commit time, as
+/// `git log`), those `keep` keeps; at most `max`.
 fn walk(
     repo: &gix::Repository,
-    head: ObjectId,
+    heads: &[ObjectId],
     hidden: &[ObjectId],
-    paths: &[String],
     max: Option<usize>,
+    keep: &mut dyn FnMut(ObjectId) -> Result<bool, Error>,
 ) -> Result<Vec<ObjectId>, Error> {
     use gix::revision::walk::Sorting;
     use gix::traverse::commit::simple::CommitTimeOrder;
+    let failed = || git_error(format!("walk the history of {}", heads[0]));
     let walk = repo
-        .rev_walk([head])
+        .rev_walk(heads.iter().copied())
         .sorting(Sorting::ByCommitTime(CommitTimeOrder::NewestFirst))
         .with_hidden(hidden.iter().copied())
         .all()
-        .map_err(git_error(format!("walk the history of {head}")))?;
+        .map_err(failed())?;
     let mut out = Vec::new();
     for info in walk {
         if max.is_some_and(|m| out.len() >= m) {
             break;
         }
-        let info = info.map_err(git_error(format!("walk the history of {head}")))?;
-        if !paths.is_empty() && !touches(repo, info.id, paths)? {
-            continue;
+        let id = info.map_err(failed())?.id;
+        if keep(id)? {
+            out.push(id);
         }
-        out.push(info.id);
     }
     Ok(out)
 }
@@ -382,13 +367,6 @@ fn touches(repo: &gix::Repository, commit: ObjectId, paths: &[String]) -> Result
         }
     }
     Ok(false)
-}
-
-fn commit_seconds(repo: &gix::Repository, commit: ObjectId) -> i64 {
-    repo.find_commit(commit)
-        .ok()
-        .and_then(|c| c.time().ok())
-        .map_or(0, |t| t.seconds)
 }
 
 fn commit_info(repo: &gix::Repository, commit: ObjectId) -> Result<CommitInfo, Error> {

@@ -1096,3 +1096,31 @@ fn the_github_workflow_example_reviews_a_fresh_clone() {
     );
     step("Fetch the reasoning");
 }
+
+/// File names with spaces, tabs, quotes and non-ASCII letters are written as git writes them
+/// (`core.quotePath=false`): quoted and escaped where a name could break the line.
+#[test]
+fn odd_file_names_as_git_writes_them() {
+    let repo = TestRepo::new();
+    for name in [
+        "with space.txt",
+        "tab\there.txt",
+        "say \"hi\".txt",
+        "café.txt",
+    ] {
+        fs::write(repo.root.join(name), format!("{name}\n")).unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "odd names"]);
+    fs::write(repo.root.join("with space.txt"), "changed\n").unwrap();
+    repo.git(&["mv", "café.txt", "thé.txt"]);
+    repo.git(&["commit", "-q", "-a", "-m", "change and rename"]);
+    for rev in ["HEAD~1", "HEAD"] {
+        let text = repo.ok(&["show", rev, "--color=never"]);
+        assert_eq!(
+            diff_part(&text),
+            git_diff(&repo, &["show", "--format=", rev]),
+            "{rev}"
+        );
+    }
+}

@@ -257,19 +257,54 @@ fn names(d: &FileDiff) -> (String, String) {
     let old = d.old_path.as_deref().unwrap_or(&d.path);
     let a = match d.status {
         Status::Added => "/dev/null".to_owned(),
-        _ => format!("a/{old}"),
+        _ => quoted("a/", old),
     };
     let b = match d.status {
         Status::Deleted => "/dev/null".to_owned(),
-        _ => format!("b/{}", d.path),
+        _ => quoted("b/", &d.path),
     };
     (a, b)
+}
+
+/// `prefix` and `path` as git writes a path in a diff's header: in double quotes with C
+/// escapes when it holds a double quote, a backslash or a control character (a newline in a
+/// file name must not end the line). Other characters are written as they are, as git does
+/// with `core.quotePath=false`.
+fn quoted(prefix: &str, path: &str) -> String {
+    if !path
+        .chars()
+        .any(|c| c == '"' || c == '\\' || c.is_control())
+    {
+        return format!("{prefix}{path}");
+    }
+    let mut out = format!("\"{prefix}");
+    for c in path.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let mut buf = [0; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\{b:03o}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `diff --git` and the extended header lines git writes for a file.
 pub fn header(d: &FileDiff) -> Vec<String> {
     let old = d.old_path.as_deref().unwrap_or(&d.path);
-    let mut lines = vec![format!("diff --git a/{old} b/{}", d.path)];
+    let mut lines = vec![format!(
+        "diff --git {} {}",
+        quoted("a/", old),
+        quoted("b/", &d.path)
+    )];
     let short = |id: &Option<String>| {
         id.as_deref()
             .map_or("0000000".to_owned(), |i| i[..7].to_owned())
@@ -292,8 +327,8 @@ pub fn header(d: &FileDiff) -> Vec<String> {
     }
     if d.status == Status::Renamed {
         lines.push(format!("similarity index {}%", d.similarity.unwrap_or(100)));
-        lines.push(format!("rename from {old}"));
-        lines.push(format!("rename to {}", d.path));
+        lines.push(format!("rename from {}", quoted("", old)));
+        lines.push(format!("rename to {}", quoted("", &d.path)));
     }
     if d.old_id != d.new_id {
         let mode = match (d.status, &d.old_mode, &d.new_mode) {
@@ -310,8 +345,10 @@ pub fn header(d: &FileDiff) -> Vec<String> {
     }
     if !d.hunks.is_empty() {
         let (a, b) = names(d);
-        lines.push(format!("--- {a}"));
-        lines.push(format!("+++ {b}"));
+        // git ends a name holding a space with a tab, so that patch can tell where it ends.
+        let tab = |name: &str| if name.contains(' ') { "\t" } else { "" };
+        lines.push(format!("--- {a}{}", tab(&a)));
+        lines.push(format!("+++ {b}{}", tab(&b)));
     }
     lines
 }
@@ -392,4 +429,18 @@ fn one_line(text: &str) -> String {
 
 fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    #[test]
+    fn paths_are_quoted_as_git_quotes_them() {
+        assert_eq!(quoted("a/", "src/café file.rs"), "a/src/café file.rs");
+        assert_eq!(quoted("b/", "tab\there"), r#""b/tab\there""#);
+        assert_eq!(quoted("a/", "new\nline"), r#""a/new\nline""#);
+        assert_eq!(quoted("", r#"say "hi"\"#), r#""say \"hi\"\\""#);
+        assert_eq!(quoted("a/", "bell\u{7}"), r#""a/bell\007""#);
+    }
 }
