@@ -791,6 +791,23 @@ fn log_lists_commits_with_their_reasoning() {
     );
     assert!(text.contains("    rejected: A separate rate-limit service was rejected"));
 
+    // A...B: the commits of either side but not both, as git log lists them.
+    b.repo.git(&["branch", "side", &b.commits["m1"]]);
+    b.repo.git(&["checkout", "-q", "side"]);
+    b.repo.commit_at(
+        "side.txt",
+        "side\n",
+        "On a side branch",
+        "2026-03-07T09:00:00Z",
+    );
+    b.repo.git(&["checkout", "-q", "feature/rate-limit"]);
+    for range in ["side...feature/rate-limit", "main...side"] {
+        let ours = b.repo.ok(&["log", range, "--color=never"]);
+        let ours: Vec<&str> = ours.lines().filter(|l| !l.starts_with(' ')).collect();
+        let git = b.repo.git(&["log", "--format=%h %s", "--abbrev=7", range]);
+        assert_eq!(ours, git.lines().collect::<Vec<_>>(), "{range}");
+    }
+
     // -- <path>: the commits that changed it, as git log -- <path> lists them.
     let limited = b.repo.ok(&["log", "--color=never", "--", "src/limit.rs"]);
     let git = b
