@@ -35,13 +35,21 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         .iter()
         .map(|p| repo_path(store, cwd, p))
         .collect::<Result<Vec<_>, _>>()?;
-    let entries = review::log(
-        store,
-        args.range.as_deref(),
-        &paths,
-        args.max_count,
-        args.reasoned,
-    )
+    let (range, max) = (args.range.as_deref(), args.max_count);
+    if args.output.is_text() {
+        // Printed as the walk goes: the first screen of a long history shows at once.
+        return args.output.text(store, out, |p, out| {
+            review::log(store, range, &paths, max, args.reasoned, &mut |e| {
+                Ok(text::log(std::slice::from_ref(&e), p, out)?)
+            })
+            .map_err(failure)
+        });
+    }
+    let mut entries = Vec::new();
+    review::log(store, range, &paths, max, args.reasoned, &mut |e| {
+        entries.push(e);
+        Ok(())
+    })
     .map_err(failure)?;
     args.output.emit(store, out, &Logged(&entries))
 }

@@ -67,25 +67,41 @@ pub trait Printed {
 }
 
 impl Output {
+    /// Whether the text format was asked for.
+    pub fn is_text(&self) -> bool {
+        !self.json && self.format == Format::Text
+    }
+
+    /// Print text with `body`, paged and coloured as git would.
+    pub fn text(
+        &self,
+        store: &Store,
+        out: &mut dyn Write,
+        body: impl FnOnce(text::Palette, &mut dyn Write) -> CmdResult,
+    ) -> CmdResult {
+        let pager = terminal::pager_command(store, self.no_pager);
+        let color = terminal::use_color(store, self.color, pager.is_some());
+        terminal::paged(pager, out, |out| body(text::Palette { color }, out))
+    }
+
     /// Print in the format asked for, paged and coloured as git would.
     pub fn emit(&self, store: &Store, out: &mut dyn Write, printed: &dyn Printed) -> CmdResult {
-        let format = if self.json { Format::Json } else { self.format };
+        if self.is_text() {
+            return self.text(store, out, |p, out| Ok(printed.text(p, out)?));
+        }
         let pager = terminal::pager_command(store, self.no_pager);
-        let color =
-            format == Format::Text && terminal::use_color(store, self.color, pager.is_some());
-        terminal::paged(pager, out, |out| match format {
-            Format::Text => Ok(printed.text(text::Palette { color }, out)?),
-            Format::Markdown => {
-                let mut md = printed
-                    .markdown(store, self.max_chars)
-                    .map_err(|e| Failure::Usage(anyhow!(e)))?;
-                // Templates lose their last newline (minijinja's default); a file keeps one.
-                if !md.ends_with('\n') {
-                    md.push('\n');
-                }
-                Ok(out.write_all(md.as_bytes())?)
+        terminal::paged(pager, out, |out| {
+            if self.json || self.format == Format::Json {
+                return write_json(out, &printed.json());
             }
-            Format::Json => write_json(out, &printed.json()),
+            let mut md = printed
+                .markdown(store, self.max_chars)
+                .map_err(|e| Failure::Usage(anyhow!(e)))?;
+            // Templates lose their last newline (minijinja's default); a file keeps one.
+            if !md.ends_with('\n') {
+                md.push('\n');
+            }
+            Ok(out.write_all(md.as_bytes())?)
         })
     }
 }
@@ -94,6 +110,7 @@ impl Output {
 pub fn failure(e: Error) -> Failure {
     match e {
         Error::Store(e) => Failure::Failed(e.into()),
+        Error::Output(e) => Failure::Failed(e.into()),
         other => Failure::Usage(other.into()),
     }
 }

@@ -34,6 +34,8 @@ pub enum Error {
     NoMergeBase { spec: String },
     #[error("this repository has no commit yet")]
     NoHead,
+    #[error("cannot write the output")]
+    Output(#[from] std::io::Error),
     #[error(transparent)]
     Store(#[from] store::Error),
 }
@@ -208,14 +210,17 @@ pub fn review(store: &Store, spec: &str) -> Result<Review, Error> {
 }
 
 /// `log [<range>] [-- <paths>]`: the commits newest first, each with its decisions,
-/// rejections and trade-offs; only those with some when `reasoned`; at most `max`.
+/// rejections and trade-offs, given to `each` as the walk finds them (so that the first
+/// screen shows at once on a long history); only those with some when `reasoned`; at most
+/// `max`.
 pub fn log(
     store: &Store,
     range: Option<&str>,
     paths: &[String],
     max: Option<usize>,
     reasoned: bool,
-) -> Result<Vec<LogEntry>, Error> {
+    each: &mut dyn FnMut(LogEntry) -> Result<(), Error>,
+) -> Result<(), Error> {
     let repo = store.repo();
     let (heads, hidden) = match range {
         None => (vec![resolve(&repo, "HEAD")?], Vec::new()),
@@ -239,39 +244,43 @@ pub fn log(
         Some(rev) => (vec![resolve(&repo, rev)?], Vec::new()),
     };
     let mut reader = notes::Reader::new(&repo)?;
-    let commits = walk(&repo, &heads, &hidden, max, &mut |c| {
+    let mut graph = Graph::open(&repo)?;
+    walk(&repo, &heads, &hidden, max, &mut |c| {
         if !paths.is_empty() && !touches(&repo, c, paths)? {
             return Ok(false);
         }
-        Ok(!reasoned || reader.events(c)?.iter().any(|e| e.kind.stands()))
+        let events = reader.events(c)?;
+        if reasoned && !events.iter().any(|e| e.kind.stands()) {
+            return Ok(false);
+        }
+        each(log_entry(&repo, &mut graph, c, &events)?)?;
+        Ok(true)
     })?;
-    entries(&repo, &commits)
+    Ok(())
 }
 
-fn entries(repo: &gix::Repository, commits: &[ObjectId]) -> Result<Vec<LogEntry>, Error> {
-    let mut reader = notes::Reader::new(repo)?;
-    let mut graph = Graph::open(repo)?;
-    let mut out = Vec::new();
-    for &c in commits {
-        let events = reader.events(c)?;
-        let info = commit_info(repo, c)?;
-        let mut sessions: Vec<String> = events.iter().map(|e| e.session_id.clone()).collect();
-        sessions.sort();
-        sessions.dedup();
-        let mut reasons: Vec<Reason> = events
-            .iter()
-            .filter(|e| e.kind.stands())
-            .map(|e| graph.reason(e, &info.short))
-            .collect::<Result<_, _>>()?;
-        sort_reasons(&mut reasons);
-        fold_rejections(&mut reasons);
-        out.push(LogEntry {
-            commit: info,
-            sessions,
-            reasons,
-        });
-    }
-    Ok(out)
+fn log_entry(
+    repo: &gix::Repository,
+    graph: &mut Graph<'_>,
+    commit: ObjectId,
+    events: &[Event],
+) -> Result<LogEntry, Error> {
+    let info = commit_info(repo, commit)?;
+    let mut sessions: Vec<String> = events.iter().map(|e| e.session_id.clone()).collect();
+    sessions.sort();
+    sessions.dedup();
+    let mut reasons: Vec<Reason> = events
+        .iter()
+        .filter(|e| e.kind.stands())
+        .map(|e| graph.reason(e, &info.short))
+        .collect::<Result<_, _>>()?;
+    sort_reasons(&mut reasons);
+    fold_rejections(&mut reasons);
+    Ok(LogEntry {
+        commit: info,
+        sessions,
+        reasons,
+    })
 }
 
 /// What a range names.
