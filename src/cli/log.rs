@@ -40,7 +40,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         // Printed as the walk goes: the first screen of a long history shows at once.
         return args.output.text(store, out, |p, out| {
             review::log(store, range, &paths, max, args.reasoned, &mut |e| {
-                Ok(text::log(std::slice::from_ref(&e), p, out)?)
+                Ok(text::log_entry(&e, p, out)?)
             })
             .map_err(failure)
         });
@@ -58,7 +58,7 @@ struct Logged<'a>(&'a [LogEntry]);
 
 impl Printed for Logged<'_> {
     fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()> {
-        text::log(self.0, p, out)
+        self.0.iter().try_for_each(|e| text::log_entry(e, p, out))
     }
 
     fn markdown(&self, store: &Store, _max_chars: Option<usize>) -> Result<String, String> {

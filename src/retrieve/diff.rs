@@ -256,9 +256,9 @@ fn content(repo: &gix::Repository, path: &str, side: Option<Side>) -> store::Res
 
 /// The unified hunks that turn `before` into `after`.
 pub fn hunks(before: &[u8], after: &[u8]) -> Vec<Hunk> {
-    let old: Vec<&[u8]> = byte_lines(before).collect();
-    let new: Vec<&[u8]> = byte_lines(after).collect();
     let input = InternedInput::new(byte_lines(before), byte_lines(after));
+    let old: Vec<&[u8]> = input.before.iter().map(|&t| input.interner[t]).collect();
+    let new: Vec<&[u8]> = input.after.iter().map(|&t| input.interner[t]).collect();
     let mut diff = Diff::compute(Algorithm::Myers, &input);
     // git's sliders: an ambiguous change moved where a person would put it (the indent
     // heuristic, on by default since git 2.14).

@@ -191,18 +191,12 @@ pub fn show(store: &Store, rev: &str) -> Result<Review, Error> {
 /// `review <range>`: the net diff of the range and the reasoning of its commits.
 pub fn review(store: &Store, spec: &str) -> Result<Review, Error> {
     let repo = store.repo();
-    let range = parse_range(spec);
-    let head = resolve(&repo, range.head)?;
-    let base = resolve(&repo, range.base)?;
-    let from = if range.symmetric {
-        repo.merge_base(base, head)
-            .map_err(git_error(format!("find the merge base of {spec}")))?
-            .map(|id| id.detach())
-            .ok_or_else(|| Error::NoMergeBase {
-                spec: spec.to_owned(),
-            })?
-    } else {
-        base
+    let (base, head, merge_base) = resolve_range(&repo, spec)?;
+    let from = match merge_base {
+        None => base,
+        Some(m) => m.ok_or_else(|| Error::NoMergeBase {
+            spec: spec.to_owned(),
+        })?,
     };
     let mut commits = walk(&repo, &[head], &[base], None, &mut |_| Ok(true))?;
     commits.reverse();
@@ -224,27 +218,15 @@ pub fn log(
     let repo = store.repo();
     let (heads, hidden) = match range {
         None => (vec![resolve(&repo, "HEAD")?], Vec::new()),
-        Some(spec) if spec.contains("..") => {
-            let r = parse_range(spec);
-            let head = resolve(&repo, r.head)?;
-            let base = resolve(&repo, r.base)?;
-            if r.symmetric {
-                // Both sides' own commits, as `git log A...B` lists them.
-                let merge_base = repo
-                    .merge_base(base, head)
-                    .map_err(git_error(format!("find the merge base of {spec}")))?;
-                (
-                    vec![base, head],
-                    merge_base.map(|m| m.detach()).into_iter().collect(),
-                )
-            } else {
-                (vec![head], vec![base])
-            }
-        }
+        Some(spec) if spec.contains("..") => match resolve_range(&repo, spec)? {
+            // Both sides' own commits, as `git log A...B` lists them.
+            (base, head, Some(merge_base)) => (vec![base, head], merge_base.into_iter().collect()),
+            (base, head, None) => (vec![head], vec![base]),
+        },
         Some(rev) => (vec![resolve(&repo, rev)?], Vec::new()),
     };
     let mut reader = notes::Reader::new(&repo)?;
-    let mut graph = Graph::open(&repo)?;
+    let mut graph = View::open(&repo)?;
     walk(&repo, &heads, &hidden, max, &mut |c| {
         if !paths.is_empty() && !touches(&repo, c, paths)? {
             return Ok(false);
@@ -261,7 +243,7 @@ pub fn log(
 
 fn log_entry(
     repo: &gix::Repository,
-    graph: &mut Graph<'_>,
+    graph: &mut View<'_>,
     commit: ObjectId,
     events: &[Event],
 ) -> Result<LogEntry, Error> {
@@ -272,8 +254,8 @@ fn log_entry(
     let mut reasons: Vec<Reason> = events
         .iter()
         .filter(|e| e.kind.stands())
-        .map(|e| graph.reason(e, &info.short))
-        .collect::<Result<_, _>>()?;
+        .map(|e| Ok(reason(e, &info.short, superseded(graph, e)?)))
+        .collect::<Result<_, Error>>()?;
     sort_reasons(&mut reasons);
     fold_rejections(&mut reasons);
     Ok(LogEntry {
@@ -309,6 +291,25 @@ fn parse_range(spec: &str) -> RangeSpec<'_> {
         head: "HEAD",
         symmetric: false,
     }
+}
+
+/// The two ends of a range, and for `A...B` their merge base (`Some(None)`: they have none).
+type Ends = (ObjectId, ObjectId, Option<Option<ObjectId>>);
+
+/// The base and head commits `spec` names, and their merge base for `A...B`.
+fn resolve_range(repo: &gix::Repository, spec: &str) -> Result<Ends, Error> {
+    let range = parse_range(spec);
+    let head = resolve(repo, range.head)?;
+    let base = resolve(repo, range.base)?;
+    let merge_base = if range.symmetric {
+        let found = repo
+            .merge_base(base, head)
+            .map_err(git_error(format!("find the merge base of {spec}")))?;
+        Some(found.map(|id| id.detach()))
+    } else {
+        None
+    };
+    Ok((base, head, merge_base))
 }
 
 /// The commit `rev` names (peeling tags).
@@ -384,10 +385,10 @@ fn commit_info(repo: &gix::Repository, commit: ObjectId) -> Result<CommitInfo, E
         .map_err(git_error(format!("read commit {commit}")))?;
     let decoded = c
         .decode()
-        .map_err(|e| git_error(format!("read commit {commit}"))(e))?;
+        .map_err(git_error(format!("read commit {commit}")))?;
     let author = decoded
         .author()
-        .map_err(|e| git_error(format!("read the author of {commit}"))(e))?;
+        .map_err(git_error(format!("read the author of {commit}")))?;
     let time = author.time().unwrap_or_default();
     let message = decoded.message.to_string();
     let message = message.trim_end().to_owned();
@@ -417,7 +418,7 @@ fn build(
 ) -> Result<Review, Error> {
     let diffs = diff::between(repo, base, head)?;
     let mut reader = notes::Reader::new(repo)?;
-    let mut graph = Graph::open(repo)?;
+    let mut graph = View::open(repo)?;
     // Paths before and after the change, by either name.
     let mut by_path: HashMap<&str, usize> = HashMap::new();
     for (i, f) in diffs.iter().enumerate() {
@@ -427,25 +428,26 @@ fn build(
         }
     }
     let mut infos = Vec::new();
-    let mut sessions: BTreeMap<String, SessionInfo> = BTreeMap::new();
-    let mut session_order: Vec<String> = Vec::new();
+    let mut sessions: Vec<SessionInfo> = Vec::new();
     let mut general = Vec::new();
-    let mut per_file: Vec<Vec<(ObjectId, Event, Reason)>> = vec![Vec::new(); diffs.len()];
+    // Each file's reasoning with the commit it is on, in the order of the commits.
+    let mut per_file: Vec<Vec<(ObjectId, Reason)>> = vec![Vec::new(); diffs.len()];
     for &c in &commits {
         let info = commit_info(repo, c)?;
         let mut events = reader.events(c)?;
         events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
         for e in &events {
-            if !sessions.contains_key(&e.session_id) {
-                session_order.push(e.session_id.clone());
-            }
-            let s = sessions
-                .entry(e.session_id.clone())
-                .or_insert_with(|| SessionInfo {
-                    id: e.session_id.clone(),
-                    request: String::new(),
-                    commits: Vec::new(),
-                });
+            let s = match sessions.iter().position(|s| s.id == e.session_id) {
+                Some(i) => &mut sessions[i],
+                None => {
+                    sessions.push(SessionInfo {
+                        id: e.session_id.clone(),
+                        request: String::new(),
+                        commits: Vec::new(),
+                    });
+                    sessions.last_mut().expect("just pushed")
+                }
+            };
             if !s.commits.contains(&info.short) {
                 s.commits.push(info.short.clone());
             }
@@ -455,7 +457,7 @@ fn build(
         }
         let mut commit_general = Vec::new();
         for e in events.iter().filter(|e| e.kind.is_reason()) {
-            let reason = graph.reason(e, &info.short)?;
+            let reason = reason(e, &info.short, superseded(&mut graph, e)?);
             let mut files: Vec<usize> = e
                 .files_affected
                 .iter()
@@ -471,7 +473,7 @@ fn build(
                 continue;
             }
             for i in files {
-                per_file[i].push((c, e.clone(), reason.clone()));
+                per_file[i].push((c, reason.clone()));
             }
         }
         sort_reasons(&mut commit_general);
@@ -479,48 +481,47 @@ fn build(
         infos.push(info);
     }
     let mut files = Vec::new();
-    let several = commits.len() > 1;
-    for (diff, found) in diffs.into_iter().zip(per_file) {
-        let mut by_commit: BTreeMap<usize, Vec<Reason>> = BTreeMap::new();
-        let order: HashMap<ObjectId, usize> =
-            commits.iter().enumerate().map(|(i, c)| (*c, i)).collect();
-        let mut added: HashMap<ObjectId, HashSet<u64>> = HashMap::new();
-        for (commit, event, mut reason) in found {
-            let candidates: Vec<usize> = if several {
-                let lines = match added.entry(commit) {
-                    Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(e) => e.insert(lines_added_by(repo, commit, &diff)?),
-                };
-                (0..diff.hunks.len())
-                    .filter(|&h| {
-                        diff.hunks[h]
-                            .lines
-                            .iter()
-                            .filter_map(|l| l.strip_prefix('+'))
-                            .map(|l| LineHash::of(l.as_bytes()))
-                            .any(|h| !h.trivial && lines.contains(&h.hash))
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            reason.hunk = place(&event, &diff.hunks, &candidates);
-            by_commit
-                .entry(order.get(&commit).copied().unwrap_or(usize::MAX))
-                .or_default()
-                .push(reason);
+    for (diff, mut found) in diffs.into_iter().zip(per_file) {
+        // The hunks holding lines each commit added, found once per commit; a single commit's
+        // are all of them, and say nothing.
+        let mut candidates: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+        if commits.len() > 1 && !found.is_empty() {
+            let added: Vec<Vec<u64>> = diff
+                .hunks
+                .iter()
+                .map(|h| {
+                    h.lines
+                        .iter()
+                        .filter_map(|l| l.strip_prefix('+'))
+                        .map(|l| LineHash::of(l.as_bytes()))
+                        .filter(|h| !h.trivial)
+                        .map(|h| h.hash)
+                        .collect()
+                })
+                .collect();
+            for &(commit, _) in &found {
+                if let Entry::Vacant(slot) = candidates.entry(commit) {
+                    let lines = lines_added_by(repo, commit, &diff)?;
+                    slot.insert(
+                        (0..added.len())
+                            .filter(|&h| added[h].iter().any(|l| lines.contains(l)))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        for (commit, reason) in &mut found {
+            let these = candidates.get(commit).map_or(&[][..], Vec::as_slice);
+            reason.hunk = place(reason, &diff.hunks, these);
         }
         let mut reasons = Vec::new();
-        for (_, mut list) in by_commit {
+        for group in found.chunk_by_mut(|a, b| a.0 == b.0) {
+            let mut list: Vec<Reason> = group.iter().map(|(_, r)| r.clone()).collect();
             sort_reasons(&mut list);
             reasons.extend(list);
         }
         files.push(FileReview { diff, reasons });
     }
-    let sessions: Vec<SessionInfo> = session_order
-        .into_iter()
-        .filter_map(|id| sessions.remove(&id))
-        .collect();
     // Counted before rejections are folded under their decisions: each is one still.
     let totals = totals(&infos, &sessions, &general, &files);
     fold_rejections(&mut general);
@@ -581,9 +582,11 @@ fn sort_reasons(reasons: &mut [Reason]) {
         }
     }
     reasons.sort_by(|a, b| {
-        let key = |r: &Reason| (began[&r.prompt].clone(), r.prompt.clone(), r.kind.rank());
-        key(a)
-            .cmp(&key(b))
+        fn key<'a>(began: &'a HashMap<String, String>, r: &'a Reason) -> (&'a str, &'a str, u8) {
+            (began[&r.prompt].as_str(), r.prompt.as_str(), r.kind.rank())
+        }
+        key(&began, a)
+            .cmp(&key(&began, b))
             .then_with(|| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)))
     });
 }
@@ -621,11 +624,12 @@ fn fold_rejections(reasons: &mut Vec<Reason>) {
         c.rejection = Some(id);
     }
     let gone: HashSet<usize> = folded.iter().map(|&(i, _, _)| i).collect();
-    let mut index = 0;
-    reasons.retain(|_| {
-        index += 1;
-        !gone.contains(&(index - 1))
-    });
+    *reasons = std::mem::take(reasons)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !gone.contains(i))
+        .map(|(_, r)| r)
+        .collect();
 }
 
 /// The hunks of `file` holding lines `commit` added to it (by its path then, or before a
@@ -662,10 +666,10 @@ fn lines_added_by(
         .collect())
 }
 
-/// The hunk `event` explains: the only candidate (a hunk holding lines its commit added), else
-/// the hunk among the candidates (all, when there are none) whose changed lines share the
-/// most words with it, if one shares more than the others.
-fn place(event: &Event, hunks: &[Hunk], candidates: &[usize]) -> Option<usize> {
+/// The hunk `reason` explains: the only candidate (a hunk holding lines its commit added),
+/// else the hunk among the candidates (all, when there are none) whose changed lines share
+/// the most words with it, if one shares more than the others.
+fn place(reason: &Reason, hunks: &[Hunk], candidates: &[usize]) -> Option<usize> {
     if let [only] = candidates {
         return Some(*only);
     }
@@ -678,9 +682,9 @@ fn place(event: &Event, hunks: &[Hunk], candidates: &[usize]) -> Option<usize> {
         candidates.to_vec()
     };
     let mut said: BTreeSet<String> = BTreeSet::new();
-    for text in [&event.summary, &event.rationale]
+    for text in [&reason.summary, &reason.rationale]
         .into_iter()
-        .chain(&event.alternatives)
+        .chain(reason.considered.iter().map(|c| &c.option))
     {
         said.extend(terms(text).into_iter().filter(|t| t.len() >= 3));
     }
@@ -698,70 +702,59 @@ fn place(event: &Event, hunks: &[Hunk], candidates: &[usize]) -> Option<usize> {
     }
 }
 
-/// The decision graph, for what superseded a decision; absent graphs supersede nothing.
-struct Graph<'r> {
-    view: View<'r>,
+/// The decision that superseded `event`, if the graph has one (no graph supersedes nothing).
+fn superseded(graph: &mut View<'_>, event: &Event) -> Result<Option<Superseded>, Error> {
+    let edge = match event.kind {
+        Kind::Decision | Kind::Rejection => graph.superseded_by(&event.id)?,
+        _ => None,
+    };
+    let Some(edge) = edge else {
+        return Ok(None);
+    };
+    let summary = graph
+        .decision(&edge.later)?
+        .map(|d| {
+            if d.choice.is_empty() {
+                d.subject
+            } else {
+                d.choice
+            }
+        })
+        .unwrap_or_default();
+    Ok(Some(Superseded {
+        id: edge.later,
+        summary,
+        commit: edge.commit.chars().take(7).collect(),
+    }))
 }
 
-impl<'r> Graph<'r> {
-    fn open(repo: &'r gix::Repository) -> Result<Graph<'r>, Error> {
-        Ok(Graph {
-            view: View::open(repo)?,
-        })
-    }
-
-    /// `event`, found on commit `short`, as a review shows it.
-    fn reason(&mut self, event: &Event, short: &str) -> Result<Reason, Error> {
-        let superseded_by = match event.kind {
-            Kind::Decision | Kind::Rejection => match self.view.superseded_by(&event.id)? {
-                Some(edge) => {
-                    let summary = self
-                        .view
-                        .decision(&edge.later)?
-                        .map(|d| {
-                            if d.choice.is_empty() {
-                                d.subject
-                            } else {
-                                d.choice
-                            }
-                        })
-                        .unwrap_or_default();
-                    Some(Superseded {
-                        id: edge.later,
-                        summary,
-                        commit: edge.commit.chars().take(7).collect(),
-                    })
-                }
-                None => None,
-            },
-            _ => None,
-        };
-        Ok(Reason {
-            id: event.id.clone(),
-            kind: event.kind,
-            summary: event.summary.clone(),
-            rationale: if event.rationale == event.summary {
-                String::new()
-            } else {
-                event.rationale.clone()
-            },
-            considered: event
-                .alternatives
-                .iter()
-                .map(|a| Considered {
-                    option: a.clone(),
-                    rejected: String::new(),
-                    rejection: None,
-                })
-                .collect(),
-            prompt: event.prompt_context.clone(),
-            session: event.session_id.clone(),
-            commit: short.to_owned(),
-            timestamp: event.timestamp.clone(),
-            files: Vec::new(),
-            hunk: None,
-            superseded_by,
-        })
+/// `event`, found on commit `short`, as a review shows it.
+fn reason(event: &Event, short: &str, superseded_by: Option<Superseded>) -> Reason {
+    Reason {
+        id: event.id.clone(),
+        kind: event.kind,
+        summary: event.summary.clone(),
+        rationale: if event.rationale == event.summary {
+            String::new()
+        } else {
+            event.rationale.clone()
+        },
+        considered: event
+            .alternatives
+            .iter()
+            .map(|a| Considered {
+                option: a.clone(),
+                rejected: String::new(),
+                rejection: None,
+            })
+            .collect(),
+        prompt: event.prompt_context.clone(),
+        session: event.session_id.clone(),
+        commit: short.to_owned(),
+        timestamp: event.timestamp.clone(),
+        files: Vec::new(),
+        hunk: None,
+        superseded_by,
     }
 }
 
@@ -799,7 +792,7 @@ mod tests {
             hunk(&[" fn get() {", "+    let fresh = ttl_check();"]),
             hunk(&["+const MAX_ENTRIES: usize = 10_000;", " struct Cache;"]),
         ];
-        let mut e = Event::new(
+        let event = Event::new(
             "s",
             "m",
             Kind::Decision,
@@ -807,6 +800,7 @@ mod tests {
             "Cap the cache at 10,000 entries",
             "t",
         );
+        let mut e = reason(&event, "c", None);
         assert_eq!(place(&e, &hunks, &[]), Some(1));
         // The only hunk with the commit's lines wins over words.
         assert_eq!(place(&e, &hunks, &[0]), Some(0));

@@ -293,6 +293,17 @@ pub fn build() -> Branch {
 
     let s1 = "9d1f6c2e-rate-limit";
     let request1 = "Add per-client rate limiting to the API";
+    // The session's own event, on each of its commits.
+    let session1 = |at: &str| {
+        event(
+            (s1, "session", "session"),
+            request1,
+            &["src/limit.rs", "src/server.rs", "src/config.rs"],
+            request1,
+            at,
+            json!({}),
+        )
+    };
     let f1 = commit(
         &repo,
         &[
@@ -307,14 +318,7 @@ pub fn build() -> Branch {
         &repo,
         &f1,
         &[
-            event(
-                (s1, "session", "session"),
-                request1,
-                &["src/limit.rs", "src/server.rs", "src/config.rs"],
-                request1,
-                at,
-                json!({}),
-            ),
+            session1(at),
             event(
                 (s1, "msg_bucket", "decision"),
                 "Use a token bucket per API key in process memory",
@@ -366,14 +370,7 @@ pub fn build() -> Branch {
         &repo,
         &f2,
         &[
-            event(
-                (s1, "session", "session"),
-                request1,
-                &["src/limit.rs", "src/server.rs", "src/config.rs"],
-                request1,
-                at,
-                json!({}),
-            ),
+            session1(at),
             event(
                 (s1, "msg_config", "decision"),
                 "Read the limits from a [rate_limit] table in config.toml: 100 requests a minute, bursts of 20, by default",
@@ -545,6 +542,11 @@ fn diff_part(text: &str) -> String {
         .filter(|l| !l.starts_with("│ "))
         .map(|l| format!("{l}\n"))
         .collect()
+}
+
+/// The commit lines of `log`'s text, without the reasoning indented under them.
+fn heads(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| !l.starts_with(' ')).collect()
 }
 
 /// git's diff with the function names after `@@` dropped.
@@ -737,8 +739,7 @@ fn show_renames_deletions_binaries_merges_and_root_commits() {
         git_diff(&b.repo, &["show", "--format=", &b.commits["m1"]])
     );
     assert_eq!(root.matches("new file mode 100644").count(), 5);
-    let json: Value =
-        serde_json::from_str(&b.repo.ok(&["show", &b.commits["m1"], "--json"])).unwrap();
+    let json: Value = b.repo.json(&["show", &b.commits["m1"]]);
     assert!(json.get("base").is_none(), "no parent: {json}");
 }
 
@@ -750,8 +751,7 @@ fn empty_ranges_and_ranges_without_reasoning() {
     assert!(!empty.contains("diff --git"));
     let md = b.repo.ok(&["review", "HEAD..HEAD", "--format=markdown"]);
     assert!(md.contains("No commits in this range."), "{md}");
-    let json: Value =
-        serde_json::from_str(&b.repo.ok(&["review", "HEAD..HEAD", "--json"])).unwrap();
+    let json: Value = b.repo.json(&["review", "HEAD..HEAD"]);
     assert_eq!(json["commits"], json!([]));
     assert_eq!(json["files"], json!([]));
 
@@ -764,8 +764,8 @@ fn empty_ranges_and_ranges_without_reasoning() {
     assert!(md.contains("```diff\n@@ -1,3 +1,5 @@\n"), "{md}");
 
     // A lone base means base..HEAD.
-    let lone: Value = serde_json::from_str(&b.repo.ok(&["review", "main", "--json"])).unwrap();
-    let two: Value = serde_json::from_str(&b.repo.ok(&["review", "main..HEAD", "--json"])).unwrap();
+    let lone = b.repo.json(&["review", "main"]);
+    let two = b.repo.json(&["review", "main..HEAD"]);
     assert_eq!(lone["files"], two["files"]);
     assert_eq!(lone["base"], b.commits["m2"].as_str());
 }
@@ -783,7 +783,7 @@ fn log_lists_commits_with_their_reasoning() {
         "--abbrev=7",
         "main..feature/rate-limit",
     ]);
-    let ours: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
+    let ours: Vec<&str> = heads(&text);
     assert_eq!(
         ours,
         oneline.lines().collect::<Vec<_>>(),
@@ -803,7 +803,7 @@ fn log_lists_commits_with_their_reasoning() {
     b.repo.git(&["checkout", "-q", "feature/rate-limit"]);
     for range in ["side...feature/rate-limit", "main...side"] {
         let ours = b.repo.ok(&["log", range, "--color=never"]);
-        let ours: Vec<&str> = ours.lines().filter(|l| !l.starts_with(' ')).collect();
+        let ours: Vec<&str> = heads(&ours);
         let git = b.repo.git(&["log", "--format=%h %s", "--abbrev=7", range]);
         assert_eq!(ours, git.lines().collect::<Vec<_>>(), "{range}");
     }
@@ -813,14 +813,14 @@ fn log_lists_commits_with_their_reasoning() {
     let git = b
         .repo
         .git(&["log", "--format=%h %s", "--abbrev=7", "--", "src/limit.rs"]);
-    let ours: Vec<&str> = limited.lines().filter(|l| !l.starts_with(' ')).collect();
+    let ours: Vec<&str> = heads(&limited);
     assert_eq!(ours, git.lines().collect::<Vec<_>>());
 
     // -n and --reasoned.
     let reasoned = b
         .repo
         .ok(&["log", "--reasoned", "-n", "2", "--color=never"]);
-    let heads: Vec<&str> = reasoned.lines().filter(|l| !l.starts_with(' ')).collect();
+    let heads: Vec<&str> = heads(&reasoned);
     assert_eq!(
         heads,
         [
@@ -831,7 +831,7 @@ fn log_lists_commits_with_their_reasoning() {
             format!("{} Make the rate limit configurable", &b.commits["f2"][..7]),
         ]
     );
-    let json: Value = serde_json::from_str(&b.repo.ok(&["log", "-n", "1", "--json"])).unwrap();
+    let json = b.repo.json(&["log", "-n", "1"]);
     assert_eq!(json["commits"].as_array().unwrap().len(), 1);
     assert_eq!(json["commits"][0]["commit"]["id"], b.commits["f5"].as_str());
 }
@@ -880,12 +880,7 @@ fn markdown_fits_a_comment_by_leaving_out_the_largest_diffs() {
     assert!(cut.contains("+/// A token bucket per API key, in Redis"));
     assert!(cut.contains("+- Requests are rate-limited per API key (429 when over)."));
     // Every piece of reasoning stays.
-    let json: Value =
-        serde_json::from_str(
-            &b.repo
-                .ok(&["review", "main...feature/rate-limit", "--json"]),
-        )
-        .unwrap();
+    let json = b.repo.json(&["review", "main...feature/rate-limit"]);
     for f in json["files"].as_array().unwrap() {
         for r in f["reasons"].as_array().unwrap() {
             let summary = r["summary"]

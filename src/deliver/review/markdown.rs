@@ -76,37 +76,52 @@ pub fn review(
     is_show: bool,
     max_chars: Option<usize>,
 ) -> Result<String, String> {
+    let render = |omitted: &HashSet<usize>| {
+        templates::render(store, &REVIEW, &context(review, is_show, omitted))
+    };
+    let mut omitted = HashSet::new();
+    let mut text = render(&omitted)?;
+    let Some(max) = max_chars else {
+        return Ok(text);
+    };
+    // Each diff's text, which the comment holds verbatim: leaving a file's out saves at least
+    // that, less the line said instead.
     let mut largest: Vec<(usize, usize)> = review
         .files
         .iter()
         .enumerate()
         .filter(|(_, f)| !f.diff.hunks.is_empty())
         .map(|(i, f)| {
-            (
-                f.diff
-                    .hunks
-                    .iter()
-                    .flat_map(|h| &h.lines)
-                    .map(|l| l.len() + 1)
-                    .sum(),
-                i,
-            )
+            let chars = f.diff.hunks.iter().flat_map(|h| &h.lines);
+            (chars.map(|l| l.chars().count() + 1).sum(), i)
         })
         .collect();
     largest.sort_by(|a, b| b.cmp(a));
-    let mut largest = largest.into_iter().map(|(_, i)| i);
-    let mut omitted = HashSet::new();
+    let mut largest = largest.into_iter();
     loop {
-        let text = templates::render(store, &REVIEW, &context(review, is_show, &omitted))?;
-        let over = max_chars.is_some_and(|max| text.chars().count() > max);
-        match largest.next() {
-            Some(i) if over => {
-                omitted.insert(i);
-            }
-            _ => return Ok(text),
+        let over = text.chars().count().saturating_sub(max);
+        if over == 0 {
+            return Ok(text);
         }
+        // As many of the largest diffs as make up the excess, then measure again: a render or
+        // two, not one per file.
+        let (before, mut saved) = (omitted.len(), 0);
+        while saved < over {
+            let Some((size, i)) = largest.next() else {
+                break;
+            };
+            omitted.insert(i);
+            saved += size.saturating_sub(OMITTED_LINE);
+        }
+        if omitted.len() == before {
+            return Ok(text);
+        }
+        text = render(&omitted)?;
     }
 }
+
+/// About how long the line that stands for a left-out diff is.
+const OMITTED_LINE: usize = 80;
 
 /// The template's context; the files in `omitted` without their hunks.
 fn context(review: &Review, is_show: bool, omitted: &HashSet<usize>) -> Value {

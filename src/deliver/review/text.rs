@@ -154,22 +154,20 @@ pub fn review(review: &Review, p: Palette, out: &mut dyn Write) -> io::Result<()
     files(review, p, out)
 }
 
-/// `log`: a line per commit, its standing reasoning under it.
-pub fn log(entries: &[LogEntry], p: Palette, out: &mut dyn Write) -> io::Result<()> {
-    for e in entries {
-        writeln!(
-            out,
-            "{} {}",
-            p.paint(YELLOW, &e.commit.short),
-            e.commit.subject
-        )?;
-        for r in &e.reasons {
-            write!(out, "    {}: {}", p.kind(r.kind), r.summary)?;
-            superseded(r, p, out)?;
-            writeln!(out)?;
-            for c in &r.considered {
-                writeln!(out, "      {}", considered(c, p))?;
-            }
+/// A commit of `log`: its line, its standing reasoning under it.
+pub fn log_entry(e: &LogEntry, p: Palette, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} {}",
+        p.paint(YELLOW, &e.commit.short),
+        e.commit.subject
+    )?;
+    for r in &e.reasons {
+        write!(out, "    {}: {}", p.kind(r.kind), r.summary)?;
+        superseded(r, p, out)?;
+        writeln!(out)?;
+        for c in &r.considered {
+            writeln!(out, "      {}", considered(c, p))?;
         }
     }
     Ok(())
