@@ -510,9 +510,14 @@ fn build(
                 }
             }
         }
+        let words = if found.is_empty() {
+            Vec::new()
+        } else {
+            hunk_words(&diff.hunks)
+        };
         for (commit, reason) in &mut found {
             let these = candidates.get(commit).map_or(&[][..], Vec::as_slice);
-            reason.hunk = place(reason, &diff.hunks, these);
+            reason.hunk = place(reason, &words, these);
         }
         let mut reasons = Vec::new();
         for group in found.chunk_by_mut(|a, b| a.0 == b.0) {
@@ -669,7 +674,8 @@ fn lines_added_by(
 /// The hunk `reason` explains: the only candidate (a hunk holding lines its commit added),
 /// else the hunk among the candidates (all, when there are none) whose changed lines share
 /// the most words with it, if one shares more than the others.
-fn place(reason: &Reason, hunks: &[Hunk], candidates: &[usize]) -> Option<usize> {
+/// `hunks` holds the words of each hunk's changed lines ([`hunk_words`]).
+fn place(reason: &Reason, hunks: &[HashSet<String>], candidates: &[usize]) -> Option<usize> {
     if let [only] = candidates {
         return Some(*only);
     }
@@ -690,16 +696,21 @@ fn place(reason: &Reason, hunks: &[Hunk], candidates: &[usize]) -> Option<usize>
     }
     let mut scores: Vec<(usize, usize)> = pool
         .into_iter()
-        .map(|h| {
-            let words: HashSet<String> = hunks[h].changed().flat_map(terms).collect();
-            (said.iter().filter(|t| words.contains(*t)).count(), h)
-        })
+        .map(|h| (said.iter().filter(|t| hunks[h].contains(*t)).count(), h))
         .collect();
     scores.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     match scores.as_slice() {
         [(best, h), rest @ ..] if *best > 0 && rest.first().is_none_or(|r| r.0 < *best) => Some(*h),
         _ => None,
     }
+}
+
+/// The words of each hunk's changed lines, for [`place`].
+fn hunk_words(hunks: &[Hunk]) -> Vec<HashSet<String>> {
+    hunks
+        .iter()
+        .map(|h| h.changed().flat_map(terms).collect())
+        .collect()
 }
 
 /// The decision that superseded `event`, if the graph has one (no graph supersedes nothing).
@@ -788,10 +799,10 @@ mod tests {
 
     #[test]
     fn reasoning_goes_before_the_hunk_it_names() {
-        let hunks = [
+        let hunks = hunk_words(&[
             hunk(&[" fn get() {", "+    let fresh = ttl_check();"]),
             hunk(&["+const MAX_ENTRIES: usize = 10_000;", " struct Cache;"]),
-        ];
+        ]);
         let event = Event::new(
             "s",
             "m",
