@@ -78,15 +78,14 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let mut done = Vec::new();
     let mut in_place = Vec::new();
     // What `init` does, first: a hook that runs at once finds the store.
-    let created = store.init()?;
-    let started = notes::ensure_ref(store)?;
-    if created || started {
+    let init = super::init::initialize(store)?;
+    if init.created || init.started {
         done.push(format!(
             "initialized agent-context in {}",
             shown(store, store.dir())
         ));
     }
-    if git_config::enable_note_rewrites(store)? {
+    if init.configured {
         done.push(
             "set notes.rewriteRef and notes.rewrite.*: notes follow commits through amend and \
              rebase"

@@ -23,7 +23,7 @@ const TOKENS: usize = 2_000;
 
 /// Every stored event of `session`: pending, and attached to commits (several versions of an
 /// event may be among them; see [`summary::unique`]).
-pub fn session_events(store: &Store, session: &str) -> Result<Vec<Event>, String> {
+fn session_events(store: &Store, session: &str) -> Result<Vec<Event>, String> {
     let mut events = pending::session_events(store, session).map_err(|e| e.to_string())?;
     events.extend(link::attached_events(store, session).map_err(|e| e.to_string())?);
     Ok(events)

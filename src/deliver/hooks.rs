@@ -27,7 +27,7 @@ use crate::config::Backend;
 use crate::deliver::claude_md::{self, Refreshed};
 use crate::deliver::{brief, continuation, injected};
 use crate::event::time::{self, rfc3339};
-use crate::ingest::{self, commit};
+use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::store::{self, Store, link, pending, sessions};
 use crate::transcript::record::ToolInput;
@@ -225,20 +225,11 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, St
         Ok(lock) => lock,
         Err(busy) => return Ok(busy),
     };
-    let options = ingest::Options {
-        link: false,
-        ..ingest::Options::default()
-    };
     let (mut added, mut updated) = (0, 0);
     for path in &paths {
-        match ingest::transcript(store, path, options) {
-            Ok(report) => {
-                added += report.events_added;
-                updated += report.events_updated;
-            }
-            // A transcript that went away is skipped.
-            Err(ingest::Error::Transcript { .. }) => {}
-            Err(e) => return Err(e.to_string()),
+        if let Some(report) = commit::read(store, path).map_err(|e| e.to_string())? {
+            added += report.events_added;
+            updated += report.events_updated;
         }
     }
     let linked = link::session(store, session).map_err(|e| e.to_string())?;

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 
 use gix::ObjectId;
 
-use super::{Error, Options, transcript};
+use super::{Error, Options, TranscriptReport, transcript};
 use crate::event::Event;
 use crate::store::{self, Store, graph, link, notes, sessions};
 use crate::transcript::locate;
@@ -90,7 +90,10 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
         None => {
             let mut active: BTreeSet<String> = BTreeSet::new();
             for path in active_transcripts(store, env) {
-                if let Some(session) = read(store, &path)? {
+                if let Some(session) = read(store, &path)?
+                    .map(|r| r.session_id)
+                    .filter(|s| !s.is_empty())
+                {
                     active.insert(session);
                 }
             }
@@ -104,14 +107,14 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
 }
 
 /// Extract one transcript, leaving the linking to the caller; a transcript that has gone away
-/// is skipped. Returns its session.
-fn read(store: &Store, path: &Path) -> Result<Option<String>, Error> {
+/// is skipped (`None`).
+pub(crate) fn read(store: &Store, path: &Path) -> Result<Option<TranscriptReport>, Error> {
     let options = Options {
         link: false,
         ..Options::default()
     };
     match transcript(store, path, options) {
-        Ok(report) => Ok(Some(report.session_id).filter(|s| !s.is_empty())),
+        Ok(report) => Ok(Some(report)),
         Err(Error::Transcript { .. }) => Ok(None),
         Err(e) => Err(e),
     }

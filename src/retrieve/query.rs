@@ -29,7 +29,7 @@ use crate::store::graph::View;
 use crate::store::{self, Store, notes};
 
 /// The template queries are rendered through.
-pub const TEMPLATE: &str = include_str!("../../templates/query.md.j2");
+const TEMPLATE: &str = include_str!("../../templates/query.md.j2");
 
 /// Candidates kept from each source before ranking.
 const KEYWORD_HITS: usize = 30;
@@ -48,7 +48,7 @@ const RARE: f64 = 0.1;
 const RATIONALE_CHARS: usize = 400;
 
 /// The template file items about to be edited are rendered through.
-pub const FILE_TEMPLATE: &str = include_str!("../../templates/file.md.j2");
+const FILE_TEMPLATE: &str = include_str!("../../templates/file.md.j2");
 
 /// What a query is for, which decides what it weighs and how it renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -384,27 +384,57 @@ const TMP_SUFFIX: &str = ".tmp";
 
 /// Replace `path` with `bytes` atomically: readers see the old or the new file, never a mix.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace(path, bytes, true)
+    replace(path, bytes, true, None)
 }
 
 /// [`write_atomic`] for a cache that can be made again: not synced to disk.
 pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace(path, bytes, false)
+    replace(path, bytes, false, None)
 }
 
-fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
-    let dir = path.parent().expect("store files live in a folder");
+/// [`write_atomic`], the new file with the permissions `mode` (Unix): a file of the user's we
+/// edit keeps its own, a git hook is executable.
+pub(crate) fn write_atomic_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    replace(path, bytes, true, mode)
+}
+
+/// A temporary file in the same folder, then a rename; the temporary file is removed if any
+/// step fails.
+fn replace(path: &Path, bytes: &[u8], sync: bool, mode: Option<u32>) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
     let tmp = dir.join(format!(
         ".{}.{}{TMP_SUFFIX}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
         std::process::id()
     ));
-    let mut file = File::create(&tmp).map_err(io_error("cannot create", &tmp))?;
-    file.write_all(bytes)
-        .map_err(io_error("cannot write", &tmp))?;
-    if sync {
-        file.sync_all().map_err(io_error("cannot sync", &tmp))?;
+    let written = (|| {
+        let mut file = File::create(&tmp).map_err(io_error("cannot create", &tmp))?;
+        file.write_all(bytes)
+            .map_err(io_error("cannot write", &tmp))?;
+        if sync {
+            file.sync_all().map_err(io_error("cannot sync", &tmp))?;
+        }
+        set_mode(&tmp, mode)?;
+        fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
     }
-    fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
+    written
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: Option<u32>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match mode {
+        Some(mode) => fs::set_permissions(path, fs::Permissions::from_mode(mode))
+            .map_err(io_error("cannot set the permissions of", path)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: Option<u32>) -> Result<()> {
+    Ok(())
 }

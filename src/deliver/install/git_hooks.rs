@@ -13,7 +13,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result, io_error, mode_of, replace};
+use super::{Error, Result, io_error, mode_of};
+use crate::store::write_atomic_with_mode;
 
 /// The suffix a hook that was there before ours is kept under.
 pub const CHAINED: &str = ".pre-agent-context";
@@ -106,7 +107,13 @@ pub fn plan(folder: &Path) -> Result<Vec<Step>> {
 
 /// Do what [`plan`] said.
 pub fn apply(step: &Step) -> Result<()> {
-    let write = || replace(&step.path, step.script.as_bytes(), Some(0o755));
+    let write = || {
+        Ok(write_atomic_with_mode(
+            &step.path,
+            step.script.as_bytes(),
+            Some(0o755),
+        )?)
+    };
     match step.action {
         Action::Nothing => Ok(()),
         Action::Create | Action::Update => write(),

@@ -10,8 +10,8 @@
 pub mod git_hooks;
 pub mod settings;
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Why installing or uninstalling failed.
@@ -54,44 +54,6 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) 
         path: path.to_owned(),
         source,
     }
-}
-
-/// Replace `path` with `bytes` atomically, the new file with the permissions `mode` (Unix) —
-/// the old file's, for a file we edit, or an executable's for a git hook.
-fn replace(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = File::create(&tmp).map_err(io_error("cannot create", &tmp))?;
-        file.write_all(bytes)
-            .map_err(io_error("cannot write", &tmp))?;
-        file.sync_all().map_err(io_error("cannot sync", &tmp))?;
-        set_mode(&tmp, mode)?;
-        fs::rename(&tmp, path).map_err(io_error("cannot replace", path))
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: Option<u32>) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    match mode {
-        Some(mode) => fs::set_permissions(path, fs::Permissions::from_mode(mode))
-            .map_err(io_error("cannot set the permissions of", path)),
-        None => Ok(()),
-    }
-}
-
-#[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: Option<u32>) -> Result<()> {
-    Ok(())
 }
 
 /// The permission bits of `path` (Unix), if it exists.

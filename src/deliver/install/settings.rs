@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{Error, Result, io_error, mode_of, replace};
+use super::{Error, Result, io_error, mode_of};
 use crate::deliver::hooks;
 use crate::store::Store;
+use crate::store::write_atomic_with_mode;
 
 /// One of our hook entries: the event, the tools it is limited to, its timeout in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,7 +233,7 @@ impl Settings {
             .serialize(&mut serializer)
             .map_err(|e| io_error("cannot write", &self.path)(e.into()))?;
         bytes.push(b'\n');
-        replace(&self.target, &bytes, mode_of(&self.target))?;
+        write_atomic_with_mode(&self.target, &bytes, mode_of(&self.target))?;
         Ok(Written::Written)
     }
 }
@@ -255,7 +256,7 @@ pub fn ignore_locally(store: &Store, pattern: &str) -> Result<bool> {
     }
     text.push_str(pattern);
     text.push('\n');
-    replace(&path, text.as_bytes(), mode_of(&path))?;
+    write_atomic_with_mode(&path, text.as_bytes(), mode_of(&path))?;
     Ok(true)
 }
 

@@ -286,7 +286,7 @@ impl<'r> View<'r> {
     }
 
     /// The later decisions with an edge to decision `id`.
-    pub fn edges_to(&mut self, id: &str) -> Result<Vec<Edge>> {
+    fn edges_to(&mut self, id: &str) -> Result<Vec<Edge>> {
         let path = edges_bucket(id);
         if !self.edges.contains_key(&path) {
             let text = self.snapshot.file(&path)?.unwrap_or_default();
@@ -304,9 +304,7 @@ impl<'r> View<'r> {
             })
             .collect())
     }
-}
 
-impl View<'_> {
     /// The newest decision that supersedes decision `id`, if one does.
     pub fn superseded_by(&mut self, id: &str) -> Result<Option<Edge>> {
         Ok(self
