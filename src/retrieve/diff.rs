@@ -172,14 +172,16 @@ pub fn between(
                 )
             }
         };
-        // Folders come with the files in them; a file that became a folder (or the reverse)
-        // is a deletion and an addition.
+        // Folders come with the files in them, so a file that became a folder (or the
+        // reverse) is a deletion, or an addition, here.
         let old = old.filter(|(mode, _)| !mode.is_tree());
         let new = new.filter(|(mode, _)| !mode.is_tree());
         let path = path.to_string();
         match (old, new) {
             (None, None) => {}
-            (Some(old), Some(new)) if old.0.is_tree() != new.0.is_tree() => {
+            // A file that became a symlink or a submodule (or the reverse): git shows a
+            // deletion and an addition, not a mode change.
+            (Some(old), Some(new)) if kind(old.0) != kind(new.0) => {
                 files.push(file_diff(repo, &path, None, Some(old), None, None)?);
                 files.push(file_diff(repo, &path, None, None, Some(new), None)?);
             }
@@ -191,6 +193,15 @@ pub fn between(
 }
 
 type Side = (gix::object::tree::EntryMode, ObjectId);
+
+/// What an entry is, as far as a diff goes: a file (executable or not), a symlink or a
+/// submodule.
+fn kind(mode: gix::object::tree::EntryMode) -> EntryKind {
+    match mode.kind() {
+        EntryKind::BlobExecutable => EntryKind::Blob,
+        other => other,
+    }
+}
 
 fn file_diff(
     repo: &gix::Repository,

@@ -1136,3 +1136,19 @@ fn odd_file_names_as_git_writes_them() {
         );
     }
 }
+
+/// A file that becomes a symlink is a deletion and an addition, as git shows it, not a mode
+/// change.
+#[test]
+fn a_file_that_becomes_a_symlink_as_git_shows_it() {
+    let repo = TestRepo::new();
+    repo.commit("target.txt", "target\n", "a target");
+    repo.commit("link", "a plain file\n", "a file");
+    fs::remove_file(repo.root.join("link")).unwrap();
+    std::os::unix::fs::symlink("target.txt", repo.root.join("link")).unwrap();
+    repo.git(&["commit", "-q", "-a", "-m", "the file becomes a link"]);
+    let text = repo.ok(&["show", "--color=never"]);
+    assert_eq!(diff_part(&text), git_diff(&repo, &["show", "--format="]));
+    assert!(text.contains("deleted file mode 100644\n"), "{text}");
+    assert!(text.contains("new file mode 120000\n"), "{text}");
+}
