@@ -1152,3 +1152,55 @@ fn a_file_that_becomes_a_symlink_as_git_shows_it() {
     assert!(text.contains("deleted file mode 100644\n"), "{text}");
     assert!(text.contains("new file mode 120000\n"), "{text}");
 }
+
+/// What an agent wrote never reaches the terminal as a line of the diff or as an escape
+/// sequence: recorded text is put on its line and stripped of control characters.
+#[test]
+fn recorded_text_cannot_forge_diff_lines_or_escapes() {
+    let repo = TestRepo::new();
+    let commit = repo.commit("a.txt", "real\n", "one file");
+    let forged = "Fine\n+    rm -rf /  # a forged line\u{1b}[31m";
+    let events = [
+        event(
+            ("s", "session", "session"),
+            "request\n-forged request\u{1b}]0;title\u{7}",
+            &["a.txt"],
+            "request",
+            "2026-01-01T00:00:00Z",
+            json!({}),
+        ),
+        event(
+            ("s", "m1", "decision"),
+            forged,
+            &["a.txt"],
+            "prompt\n+forged prompt",
+            "2026-01-01T00:00:00Z",
+            json!({"alternatives": [forged], "rationale": forged}),
+        ),
+    ];
+    note(&repo, &commit, &events);
+    for args in [
+        vec!["show", "--color=never"],
+        vec!["log", "--color=never"],
+        vec!["review", &commit, "--color=never"],
+        vec!["show", "--color=always"],
+    ] {
+        let out = repo.ok(&args);
+        // A forged line would start as a diff line does, after our own colour if any.
+        let forged_lines: Vec<&str> = out
+            .lines()
+            .map(|l| {
+                l.strip_prefix("\u{1b}[31m")
+                    .or(l.strip_prefix("\u{1b}[32m"))
+                    .unwrap_or(l)
+            })
+            .filter(|l| l.contains("forged") && l.starts_with(['+', '-']))
+            .collect();
+        assert!(forged_lines.is_empty(), "{args:?}: {forged_lines:?}");
+        assert!(
+            !out.contains("forged line\u{1b}"),
+            "{args:?}: an escape after recorded text"
+        );
+        assert!(!out.contains("\u{1b}]0;"), "{args:?}");
+    }
+}

@@ -118,7 +118,7 @@ pub fn review(review: &Review, p: Palette, out: &mut dyn Write) -> io::Result<()
         writeln!(
             out,
             "files without reasoning: {}",
-            t.files_without_reasoning.join(", ")
+            one_line(&t.files_without_reasoning.join(", "))
         )?;
     }
     if !review.sessions.is_empty() {
@@ -128,12 +128,12 @@ pub fn review(review: &Review, p: Palette, out: &mut dyn Write) -> io::Result<()
             let request = if s.request.is_empty() {
                 String::new()
             } else {
-                format!("  {}", s.request)
+                format!("  {}", one_line(&s.request))
             };
             writeln!(
                 out,
                 "  {}{request}  {}",
-                p.paint(MAGENTA, &s.id),
+                p.paint(MAGENTA, &one_line(&s.id)),
                 p.paint(DIM, &format!("({})", s.commits.join(", ")))
             )?;
         }
@@ -163,7 +163,7 @@ pub fn log_entry(e: &LogEntry, p: Palette, out: &mut dyn Write) -> io::Result<()
         e.commit.subject
     )?;
     for r in &e.reasons {
-        write!(out, "    {}: {}", p.kind(r.kind), r.summary)?;
+        write!(out, "    {}: {}", p.kind(r.kind), one_line(&r.summary))?;
         superseded(r, p, out)?;
         writeln!(out)?;
         for c in &r.considered {
@@ -198,13 +198,13 @@ fn reasoning_overview(review: &Review, p: Palette, out: &mut dyn Write) -> io::R
         let request = if s.request.is_empty() {
             String::new()
         } else {
-            format!(": {}", s.request)
+            format!(": {}", one_line(&s.request))
         };
         writeln!(
             out,
             "{} {}{request}",
             p.paint(BOLD, "session"),
-            p.paint(MAGENTA, &s.id)
+            p.paint(MAGENTA, &one_line(&s.id))
         )?;
     }
     if review.totals.reasons == 0 {
@@ -373,12 +373,12 @@ fn reasons<'a>(
                 "{gutter}{}",
                 p.paint(
                     DIM,
-                    &format!("session {} · {}{prompt}", r.session, r.commit)
+                    &format!("session {} · {}{prompt}", one_line(&r.session), r.commit)
                 )
             )?;
             last = Some(origin);
         }
-        write!(out, "{gutter}{}: {}", p.kind(r.kind), r.summary)?;
+        write!(out, "{gutter}{}: {}", p.kind(r.kind), one_line(&r.summary))?;
         superseded(r, p, out)?;
         writeln!(out)?;
         if !r.rationale.is_empty() {
@@ -388,7 +388,11 @@ fn reasons<'a>(
             writeln!(out, "{gutter}  {}", considered(c, p))?;
         }
         if !r.files.is_empty() {
-            writeln!(out, "{gutter}  {}", p.paint(DIM, &r.files.join(", ")))?;
+            writeln!(
+                out,
+                "{gutter}  {}",
+                p.paint(DIM, &one_line(&r.files.join(", ")))
+            )?;
         }
     }
     Ok(())
@@ -401,7 +405,7 @@ fn superseded(r: &Reason, p: Palette, out: &mut dyn Write) -> io::Result<()> {
             " {}",
             p.paint(
                 YELLOW,
-                &format!("[superseded by {}: {}]", s.commit, s.summary)
+                &format!("[superseded by {}: {}]", s.commit, one_line(&s.summary))
             )
         )?;
     }
@@ -410,19 +414,26 @@ fn superseded(r: &Reason, p: Palette, out: &mut dyn Write) -> io::Result<()> {
 
 fn considered(c: &crate::retrieve::review::Considered, p: Palette) -> String {
     if c.rejected.is_empty() {
-        format!("considered {} — not taken", c.option)
+        format!("considered {} — not taken", one_line(&c.option))
     } else {
         format!(
             "considered {} — {} {}",
-            c.option,
+            one_line(&c.option),
             p.paint(RED, "rejected:"),
-            c.rejected
+            one_line(&c.rejected)
         )
     }
 }
 
+/// Recorded text (what an agent wrote, a session id, a file name) as it may reach a terminal:
+/// on one line, so that it can never pass for a line of the diff, and without control
+/// characters, so that no escape sequence reaches the terminal.
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .map(|word| word.chars().filter(|c| !c.is_control()).collect::<String>())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn count(n: usize, what: &str) -> String {
@@ -431,7 +442,15 @@ fn count(n: usize, what: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quoted;
+    use super::{one_line, quoted};
+
+    #[test]
+    fn recorded_text_stays_on_its_line_without_escapes() {
+        assert_eq!(
+            one_line("Fine\n+    rm -rf /\x1b[31m red\r\n\x07"),
+            "Fine + rm -rf /[31m red"
+        );
+    }
 
     #[test]
     fn paths_are_quoted_as_git_quotes_them() {
