@@ -51,7 +51,8 @@ pub struct Output {
     )]
     color: ColorWhen,
     /// Markdown of show and review: leave out the diffs of the largest files (never their
-    /// reasoning) until the text fits this many characters; GitHub's comments take 65536.
+    /// reasoning) until the text fits this many characters, and cut it after the last file
+    /// that fits if the reasoning alone is longer; GitHub's comments take 65536.
     #[arg(long, value_name = "n")]
     max_chars: Option<usize>,
     /// Do not page the output (it is paged through core.pager, GIT_PAGER or less on a terminal).

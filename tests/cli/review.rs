@@ -894,6 +894,32 @@ fn markdown_fits_a_comment_by_leaving_out_the_largest_diffs() {
     }
 }
 
+/// When the reasoning alone is over the limit, the comment is cut after the last file that
+/// fits, and says so: never longer than asked, never a `<details>` left open.
+#[test]
+fn markdown_over_the_limit_without_diffs_is_cut_after_a_file() {
+    let b = build();
+    for max in [2600, 3200, 300] {
+        let cut = b.repo.ok(&[
+            "review",
+            "main...feature/rate-limit",
+            "--format=markdown",
+            &format!("--max-chars={max}"),
+        ]);
+        assert!(cut.chars().count() <= max, "{max}: {}", cut.chars().count());
+        assert!(
+            cut.contains("*Cut here: the comment would run past"),
+            "{cut}"
+        );
+        assert!(!cut.contains("```diff"), "every diff left out first");
+        assert_eq!(
+            cut.matches("\n<details").count(),
+            cut.matches("\n</details>").count(),
+            "{max}: {cut}"
+        );
+    }
+}
+
 #[test]
 fn a_repository_template_overrides_the_markdown() {
     let b = build();

@@ -114,10 +114,32 @@ pub fn review(
             saved += size.saturating_sub(OMITTED_LINE);
         }
         if omitted.len() == before {
-            return Ok(text);
+            // No diff left to leave out: the reasoning itself is too long.
+            return Ok(cut(&text, max));
         }
         text = render(&omitted)?;
     }
+}
+
+/// `text` cut to at most `max` characters after the last file (`</details>`) that fits, else
+/// after the last paragraph, with a line that says so.
+fn cut(text: &str, max: usize) -> String {
+    let note = format!(
+        "\n\n*Cut here: the comment would run past {max} characters; \
+         `git agent-context review` prints it whole.*\n"
+    );
+    let room = max.saturating_sub(note.chars().count());
+    let fits = text
+        .char_indices()
+        .nth(room)
+        .map_or(text.len(), |(at, _)| at);
+    let head = &text[..fits];
+    let end = head
+        .rfind("\n</details>\n")
+        .map(|i| i + "\n</details>".len())
+        .or_else(|| head.rfind("\n\n"))
+        .unwrap_or(fits);
+    format!("{}{note}", text[..end].trim_end())
 }
 
 /// About how long the line that stands for a left-out diff is.
