@@ -191,10 +191,11 @@ pub fn show(store: &Store, rev: &str) -> Result<Review, Error> {
 /// `review <range>`: the net diff of the range and the reasoning of its commits.
 pub fn review(store: &Store, spec: &str) -> Result<Review, Error> {
     let repo = store.repo();
-    let (base, head, merge_base) = resolve_range(&repo, spec)?;
-    let from = match merge_base {
+    let (base, head, merge_bases) = resolve_range(&repo, spec)?;
+    // Of several merge bases (criss-cross merges), the first, as `git diff A...B` takes.
+    let from = match merge_bases {
         None => base,
-        Some(m) => m.ok_or_else(|| Error::NoMergeBase {
+        Some(bases) => *bases.first().ok_or_else(|| Error::NoMergeBase {
             spec: spec.to_owned(),
         })?,
     };
@@ -220,7 +221,7 @@ pub fn log(
         None => (vec![resolve(&repo, "HEAD")?], Vec::new()),
         Some(spec) if spec.contains("..") => match resolve_range(&repo, spec)? {
             // Both sides' own commits, as `git log A...B` lists them.
-            (base, head, Some(merge_base)) => (vec![base, head], merge_base.into_iter().collect()),
+            (base, head, Some(merge_bases)) => (vec![base, head], merge_bases),
             (base, head, None) => (vec![head], vec![base]),
         },
         Some(rev) => (vec![resolve(&repo, rev)?], Vec::new()),
@@ -293,19 +294,20 @@ fn parse_range(spec: &str) -> RangeSpec<'_> {
     }
 }
 
-/// The two ends of a range, and for `A...B` their merge base (`Some(None)`: they have none).
-type Ends = (ObjectId, ObjectId, Option<Option<ObjectId>>);
+/// The two ends of a range, and for `A...B` their merge bases (none, one, or several after
+/// criss-cross merges).
+type Ends = (ObjectId, ObjectId, Option<Vec<ObjectId>>);
 
-/// The base and head commits `spec` names, and their merge base for `A...B`.
+/// The base and head commits `spec` names, and their merge bases for `A...B`.
 fn resolve_range(repo: &gix::Repository, spec: &str) -> Result<Ends, Error> {
     let range = parse_range(spec);
     let head = resolve(repo, range.head)?;
     let base = resolve(repo, range.base)?;
     let merge_base = if range.symmetric {
         let found = repo
-            .merge_base(base, head)
-            .map_err(git_error(format!("find the merge base of {spec}")))?;
-        Some(found.map(|id| id.detach()))
+            .merge_bases_many(base, &[head])
+            .map_err(git_error(format!("find the merge bases of {spec}")))?;
+        Some(found.into_iter().map(|id| id.detach()).collect())
     } else {
         None
     };

@@ -1230,3 +1230,27 @@ fn recorded_text_cannot_forge_diff_lines_or_escapes() {
         assert!(!out.contains("\u{1b}]0;"), "{args:?}");
     }
 }
+
+/// After criss-cross merges two branches have two merge bases; `log A...B` hides both, as
+/// git does.
+#[test]
+fn log_of_a_symmetric_range_with_two_merge_bases() {
+    let repo = TestRepo::new();
+    repo.commit("base.txt", "base\n", "base");
+    repo.git(&["checkout", "-q", "-b", "a"]);
+    repo.commit("a.txt", "a1\n", "a1");
+    repo.git(&["checkout", "-q", "-b", "b", "main"]);
+    repo.commit("b.txt", "b1\n", "b1");
+    let b1 = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&["merge", "-q", "--no-ff", "-m", "b takes a1", "a"]);
+    repo.git(&["checkout", "-q", "a"]);
+    repo.git(&["merge", "-q", "--no-ff", "-m", "a takes b1", &b1]);
+    repo.commit("a.txt", "a2\n", "a2");
+    repo.git(&["checkout", "-q", "b"]);
+    repo.commit("b.txt", "b2\n", "b2");
+    let bases = repo.git(&["merge-base", "--all", "a", "b"]);
+    assert_eq!(bases.lines().count(), 2, "a criss-cross");
+    let ours = repo.ok(&["log", "a...b", "--color=never"]);
+    let git = repo.git(&["log", "--format=%h %s", "--abbrev=7", "a...b"]);
+    assert_eq!(heads(&ours), git.lines().collect::<Vec<_>>());
+}
