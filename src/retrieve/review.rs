@@ -34,6 +34,8 @@ pub enum Error {
     NoMergeBase { spec: String },
     #[error("this repository has no commit yet")]
     NoHead,
+    #[error("{0}: ^!, ^@ and ^-<n> are not supported; write the range out (A~1..A, A^1..A)")]
+    Unsupported(String),
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
     #[error(transparent)]
@@ -314,8 +316,12 @@ fn resolve_range(repo: &gix::Repository, spec: &str) -> Result<Ends, Error> {
     Ok((base, head, merge_base))
 }
 
-/// The commit `rev` names (peeling tags).
+/// The commit `rev` names (peeling tags). The suffixes that name a range rather than a commit
+/// are refused: gix reads `A^!` as `A`.
 fn resolve(repo: &gix::Repository, rev: &str) -> Result<ObjectId, Error> {
+    if ["^!", "^@", "^-"].iter().any(|s| rev.contains(s)) {
+        return Err(Error::Unsupported(rev.to_owned()));
+    }
     if rev == "HEAD" && repo.head_id().is_err() {
         return Err(Error::NoHead);
     }

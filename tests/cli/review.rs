@@ -853,6 +853,20 @@ fn bad_revisions_and_ranges_are_usage_errors() {
         );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+    // Suffixes that name a range, which gix would read as the commit alone.
+    for args in [
+        vec!["review", "HEAD^!"],
+        vec!["log", "HEAD^@"],
+        vec!["show", "HEAD^-1"],
+    ] {
+        let out = b.repo.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).contains("are not supported"),
+            "{}",
+            stderr(&out)
+        );
+    }
     let empty = TestRepo::new();
     let out = empty.run(&["show"]);
     assert_eq!(out.status.code(), Some(2));
