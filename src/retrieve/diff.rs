@@ -67,7 +67,7 @@ pub struct Hunk {
     pub new_start: u32,
     pub new_lines: u32,
     /// Each line as a unified diff has it: `' '`, `'+'` or `'-'` then the text, without its
-    /// newline; `\ No newline at end of file` after a line that has none.
+    /// `\n` (a CR stays); `\ No newline at end of file` after a line that has none.
     pub lines: Vec<String>,
 }
 
@@ -333,13 +333,13 @@ pub fn hunks(before: &[u8], after: &[u8]) -> Vec<Hunk> {
     out
 }
 
-/// A line of a hunk: its sign, its text without the line end, and git's marker after a last
-/// line that has none.
+/// A line of a hunk: its sign, its text without the `\n` (a CR before it is kept, as git keeps
+/// it: a change from LF to CRLF must show), and git's marker after a last line that has none.
 fn push_line(lines: &mut Vec<String>, sign: char, line: &[u8]) {
     let text = String::from_utf8_lossy(line);
     let ended = text.ends_with('\n');
     let text = text.strip_suffix('\n').unwrap_or(&text);
-    lines.push(format!("{sign}{}", text.strip_suffix('\r').unwrap_or(text)));
+    lines.push(format!("{sign}{text}"));
     if !ended {
         lines.push("\\ No newline at end of file".to_owned());
     }

@@ -1177,6 +1177,19 @@ fn odd_file_names_as_git_writes_them() {
     }
 }
 
+/// A file that changes its line ends from LF to CRLF shows the CRs, as git does.
+#[test]
+fn a_change_of_line_ends_shows() {
+    let repo = TestRepo::new();
+    repo.commit("crlf.txt", "a\nb\n", "LF");
+    repo.commit("crlf.txt", "a\r\nb\r\n", "CRLF");
+    let text = repo.ok(&["show", "--color=never"]);
+    assert_eq!(diff_part(&text), git_diff(&repo, &["show", "--format="]));
+    assert!(text.contains("-a\n-b\n+a\r\n+b\r\n"), "{text:?}");
+    let json = repo.json(&["show"]);
+    assert_eq!(json["files"][0]["hunks"][0]["lines"][2], "+a\r");
+}
+
 /// A file that becomes a symlink is a deletion and an addition, as git shows it, not a mode
 /// change.
 #[test]

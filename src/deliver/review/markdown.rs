@@ -160,7 +160,10 @@ fn context(review: &Review, is_show: bool, omitted: &HashSet<usize>) -> Value {
                 .enumerate()
                 .filter(|_| !omit)
                 .map(|(i, h)| {
-                    let body = format!("{}\n{}", h.header, h.lines.join("\n"));
+                    // A CR would end the line in the comment: Markdown has no way to show it.
+                    let lines: Vec<&str> =
+                        h.lines.iter().map(|l| l.trim_end_matches('\r')).collect();
+                    let body = format!("{}\n{}", h.header, lines.join("\n"));
                     json!({
                         "header": h.header,
                         "groups": groups(f.reasons_at(Some(i))),
