@@ -139,7 +139,7 @@ fn print_human(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
             ));
         }
         if let Some(why) = r.restarted {
-            detail.push_str(&format!(" (file was {why}: read again from the start)"));
+            detail.push_str(&format!(" (read again from the start: {why})"));
         }
         writeln!(out, "{detail}")?;
     }

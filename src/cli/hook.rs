@@ -5,8 +5,9 @@
 //! nothing; a Claude Code hook prints the context to inject as Claude Code's JSON, or nothing,
 //! and answers with nothing once its budget has passed (`hook.budget_ms`; `hook.extract_budget_ms`
 //! for the hooks that extract a transcript). What it did, or why it failed,
-//! goes to `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr. Outside a git
-//! repository it does nothing.
+//! goes to `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr, the error
+//! with its causes. Outside a git repository it does nothing; a repository it cannot open (a
+//! bad configuration, a `.git/config` git cannot parse) is a failure like any other.
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -18,6 +19,7 @@ use serde_json::json;
 
 use crate::cli::{CmdResult, claude_dir};
 use crate::deliver::hooks::{self, Payload};
+use crate::deliver::reason;
 use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::retrieve::index;
 use crate::store::{self, Store, log};
@@ -50,14 +52,24 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
         Some(Ok(Payload { cwd: Some(dir), .. })) => dir.clone(),
         _ => cwd.to_owned(),
     };
+    // A folder that is gone (a worktree removed under a running session) is in no repository.
+    if !here.is_dir() {
+        return Ok(());
+    }
     let store = match Store::discover(&here) {
         Ok(store) => store.with_patience(PATIENCE),
-        // Nowhere to log it: say it once.
-        Err(e @ (store::Error::Config(_) | store::Error::Reftable { .. })) => {
-            eprintln!("git-agent-context: {what}: {e}");
+        // Outside a repository: nothing to do, nothing to say.
+        Err(store::Error::NotARepository { .. }) => return Ok(()),
+        // A repository that cannot be opened as it is (a bad configuration, refs in reftable,
+        // a `.git` gix cannot read): said once, and logged where the store is there to log to.
+        Err(e) => {
+            let why = reason(&e);
+            eprintln!("git-agent-context: {what}: {why}");
+            if let Some(dir) = Store::existing_dir(&here) {
+                let _ = log::append_in(&dir, &what, &format!("failed: {why}"));
+            }
             return Ok(());
         }
-        Err(_) => return Ok(()),
     };
     // A panic is a failure like any other: reported in one line, never a crash.
     panic::set_hook(Box::new(|_| {}));
@@ -142,7 +154,7 @@ fn claude_hook(
     let response = caught(|| hooks::respond(store, here, event, &payload));
     *answered.lock().unwrap_or_else(PoisonError::into_inner) = true;
     let response = response?;
-    hooks::given(store, &payload, &response)?;
+    caught(|| hooks::given(store, &payload, &response))?;
     if let Some(line) = &response.log {
         let _ = log::append(store, &format!("hook {event}"), line);
     }
@@ -159,7 +171,7 @@ fn claude_hook(
 fn follow_notes(store: &Store) -> Result<(), String> {
     match index::refresh_within(store, Some(index::HOOK_MOST)) {
         Ok(_) | Err(store::Error::Busy) => Ok(()),
-        Err(e) => Err(format!("the index was not updated: {e}")),
+        Err(e) => Err(format!("the index was not updated: {}", reason(&e))),
     }
 }
 
@@ -181,7 +193,7 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
                     .filter(|s| !s.is_empty()),
                 claude_dir: claude_dir(),
             };
-            let (head, done) = commit::post_commit(store, &env).map_err(|e| format!("{e:#}"))?;
+            let (head, done) = commit::post_commit(store, &env).map_err(|e| reason(&e))?;
             let head = head.to_hex_with_len(12);
             Ok(Some(match done {
                 PostCommit::Rebase => format!("{head}: rebase in progress, notes left to git"),
@@ -207,7 +219,7 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
                 .read_to_string(&mut input)
                 .map_err(|e| format!("cannot read stdin: {e}"))?;
             let pairs = commit::rewritten_pairs(&input);
-            let carried = commit::post_rewrite(store, &pairs).map_err(|e| format!("{e:#}"))?;
+            let carried = commit::post_rewrite(store, &pairs).map_err(|e| reason(&e))?;
             let how = args.rest.first().map_or("rewrite", String::as_str);
             Ok(Some(format!(
                 "{how}: {} commits rewritten, {carried} events carried",

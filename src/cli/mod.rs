@@ -100,8 +100,33 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(e)) => report(e, 2),
+        Err(Failure::Failed(e)) if damaged(&e) => report(e, 2),
         Err(Failure::Failed(e)) => report(e, 1),
     }
+}
+
+/// Whether a failure comes from a repository or store that cannot be read or written as it is
+/// (an object missing or corrupt, a store file unreadable or of the wrong kind): bad input,
+/// exit 2, as for a transcript that cannot be read. Another writer holding the store, or the
+/// machine failing (a full disk), stays a failure (exit 1).
+fn damaged(e: &anyhow::Error) -> bool {
+    use io::ErrorKind::*;
+    e.chain().any(|c| {
+        let found = c.downcast_ref::<store::Error>().or_else(|| {
+            match c.downcast_ref::<crate::ingest::Error>() {
+                Some(crate::ingest::Error::Store(inner)) => Some(inner),
+                _ => None,
+            }
+        });
+        found.is_some_and(|s| match s {
+            store::Error::Busy => false,
+            store::Error::Io { source, .. } => !matches!(
+                source.kind(),
+                StorageFull | QuotaExceeded | OutOfMemory | Interrupted | TimedOut | ResourceBusy
+            ),
+            _ => true,
+        })
+    })
 }
 
 fn report(e: anyhow::Error, code: u8) -> ExitCode {

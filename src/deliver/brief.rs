@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::deliver::reason;
 use crate::deliver::templates::{self, BRIEF, within};
 use crate::event::Kind;
 use crate::event::summary::Summary;
@@ -50,7 +51,7 @@ struct Decision {
 /// The brief for `current` (the session starting, left out of it), or nothing when there is
 /// nothing recorded.
 pub fn brief(store: &Store, current: &str) -> Result<Option<String>, String> {
-    let (sessions, decisions) = committed(store, current).map_err(|e| e.to_string())?;
+    let (sessions, decisions) = committed(store, current).map_err(|e| reason(&e))?;
     let shown: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     let open = uncommitted(store, current, &shown)?;
     if sessions.is_empty() && open.is_empty() {
@@ -130,7 +131,7 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
 fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Session>, String> {
     let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = store
         .files_in(pending::DIR, "jsonl")
-        .map_err(|e| e.to_string())?
+        .map_err(|e| reason(&e))?
         .into_iter()
         .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
         .collect();

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::deliver::reason;
 use crate::deliver::templates::{self, CLAUDE_MD};
 use crate::store::graph::{self, View};
 use crate::store::{Store, write_atomic};
@@ -62,7 +63,7 @@ const MADE_FROM: &str = "claude-md.graph";
 /// [`refresh`], unless the section was made from the graph as it is and CLAUDE.md is there:
 /// the section depends on the graph alone (for a hook, which runs every turn).
 pub fn refresh_if_changed(store: &Store) -> Result<Refreshed, String> {
-    let tip = graph::tip(store).map_err(|e| e.to_string())?;
+    let tip = graph::tip(store).map_err(|e| reason(&e))?;
     let tip = tip.map(|t| t.to_string()).unwrap_or_default();
     let recorded = store.dir().join(MADE_FROM);
     let present = store.workdir().is_some_and(|w| w.join(FILE).is_file());
@@ -70,7 +71,7 @@ pub fn refresh_if_changed(store: &Store) -> Result<Refreshed, String> {
         return Ok(Refreshed::Unchanged);
     }
     let (_, done) = refresh(store)?;
-    write_atomic(&recorded, tip.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&recorded, tip.as_bytes()).map_err(|e| reason(&e))?;
     Ok(done)
 }
 
@@ -94,7 +95,7 @@ pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed), String> {
     if old.as_deref() == Some(new.as_str()) {
         return Ok((path, Refreshed::Unchanged));
     }
-    write_atomic(&path, new.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&path, new.as_bytes()).map_err(|e| reason(&e))?;
     let done = if old.is_some() {
         Refreshed::Updated
     } else {
@@ -105,7 +106,7 @@ pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed), String> {
 
 /// The section's text, from the graph (without the markers).
 pub fn section(store: &Store) -> Result<String, String> {
-    let (components, open) = gather(store).map_err(|e| e.to_string())?;
+    let (components, open) = gather(store).map_err(|e| reason(&e))?;
     templates::render(
         store,
         &CLAUDE_MD,

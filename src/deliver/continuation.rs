@@ -12,6 +12,7 @@ use std::fs;
 
 use serde_json::json;
 
+use crate::deliver::reason;
 use crate::deliver::templates::{self, CONTINUATION, within};
 use crate::event::Event;
 use crate::event::summary::{self, Summary};
@@ -24,8 +25,8 @@ const TOKENS: usize = 2_000;
 /// Every stored event of `session`: pending, and attached to commits (several versions of an
 /// event may be among them; see [`summary::unique`]).
 fn session_events(store: &Store, session: &str) -> Result<Vec<Event>, String> {
-    let mut events = pending::session_events(store, session).map_err(|e| e.to_string())?;
-    events.extend(link::attached_events(store, session).map_err(|e| e.to_string())?);
+    let mut events = pending::session_events(store, session).map_err(|e| reason(&e))?;
+    events.extend(link::attached_events(store, session).map_err(|e| reason(&e))?);
     Ok(events)
 }
 
@@ -39,9 +40,9 @@ pub fn summarize(store: &Store, session: &str) -> Result<Summary, String> {
 pub fn snapshot(store: &Store, session: &str) -> Result<Summary, String> {
     let summary = summarize(store, session)?;
     let path = saved_path(store, session);
-    fs::create_dir_all(store.dir().join(DIR)).map_err(|e| e.to_string())?;
-    let text = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
-    write_atomic(&path, &text).map_err(|e| e.to_string())?;
+    fs::create_dir_all(store.dir().join(DIR)).map_err(|e| reason(&e))?;
+    let text = serde_json::to_vec_pretty(&summary).map_err(|e| reason(&e))?;
+    write_atomic(&path, &text).map_err(|e| reason(&e))?;
     Ok(summary)
 }
 

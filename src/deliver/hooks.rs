@@ -25,7 +25,7 @@ use serde::Deserialize;
 use crate::classify::tools::{operation, relative};
 use crate::config::Backend;
 use crate::deliver::claude_md::{self, Refreshed};
-use crate::deliver::{brief, continuation, injected};
+use crate::deliver::{brief, continuation, injected, reason};
 use crate::event::time::{self, rfc3339};
 use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
@@ -89,7 +89,7 @@ pub fn given(store: &Store, payload: &Payload, response: &Response) -> Result<()
     if payload.session_id.is_empty() {
         return Ok(());
     }
-    injected::add(store, &payload.session_id, &response.given).map_err(|e| e.to_string())
+    injected::add(store, &payload.session_id, &response.given).map_err(|e| reason(&e))
 }
 
 /// Answer hook `event` (one of [`EVENTS`]) for `payload`, from the repository of `cwd`.
@@ -107,8 +107,7 @@ pub fn respond(
         event,
     ) {
         let dir = cwd.to_string_lossy();
-        sessions::record(store, &payload.session_id, transcript, &dir)
-            .map_err(|e| e.to_string())?;
+        sessions::record(store, &payload.session_id, transcript, &dir).map_err(|e| reason(&e))?;
     }
     match event {
         "SessionStart" => start(store, payload),
@@ -127,7 +126,7 @@ fn start(store: &Store, payload: &Payload) -> Result<Response, String> {
     let source = payload.source.as_deref().unwrap_or("startup");
     if matches!(source, "compact" | "clear") {
         // The context is gone, and what it was given with it.
-        injected::forget(store, session).map_err(|e| e.to_string())?;
+        injected::forget(store, session).map_err(|e| reason(&e))?;
     }
     let (context, what) = match source {
         "compact" => (
@@ -198,7 +197,7 @@ fn lock(store: &Store, left: &str) -> Result<Result<std::fs::File, Response>, St
             log: Some(format!("store busy: {left}")),
             ..Response::default()
         })),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(reason(&e)),
     }
 }
 
@@ -226,13 +225,20 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, St
         Err(busy) => return Ok(busy),
     };
     let (mut added, mut updated) = (0, 0);
+    let mut restarted = Vec::new();
     for path in &paths {
-        if let Some(report) = commit::read(store, path).map_err(|e| e.to_string())? {
+        if let Some(report) = commit::read(store, path).map_err(|e| reason(&e))? {
             added += report.events_added;
             updated += report.events_updated;
+            if let Some(why) = report.restarted {
+                restarted.push(format!(
+                    "{} read again from the start: {why}",
+                    path.display()
+                ));
+            }
         }
     }
-    let linked = link::session(store, session).map_err(|e| e.to_string())?;
+    let linked = link::session(store, session).map_err(|e| reason(&e))?;
     drop(lock);
     let mut log = format!(
         "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits",
@@ -240,6 +246,10 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, St
         linked.events,
         linked.commits
     );
+    for line in restarted {
+        log.push_str("; ");
+        log.push_str(&line);
+    }
     // Nothing new, and a snapshot saved: it stands.
     if added + updated + linked.events > 0 || !continuation::saved_exists(store, session) {
         continuation::snapshot(store, session)?;
@@ -313,7 +323,7 @@ fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String
 
 /// Run the query; what it found is the context.
 fn inject(store: &Store, request: Request<'_>) -> Result<Response, String> {
-    let answer = query::query(store, &request).map_err(|e| e.to_string())?;
+    let answer = query::query(store, &request).map_err(|e| reason(&e))?;
     if answer.items.is_empty() {
         return Ok(Response::default());
     }

@@ -9,3 +9,6 @@ pub mod injected;
 pub mod install;
 pub mod review;
 pub mod templates;
+
+/// An error and its causes on one line: what a hook says on stderr and in the log.
+pub(crate) use crate::store::error_chain as reason;

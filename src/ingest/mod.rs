@@ -99,13 +99,18 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     if file.metadata().map_err(read_error)?.is_dir() {
         return Err(read_error(std::io::Error::other("it is a directory")));
     }
-    let saved = match state::load::<Saved>(store, path) {
-        state::Loaded::Found(saved) => Some(saved),
-        state::Loaded::Missing | state::Loaded::Unreadable(_) => None,
-    };
     let mut report = TranscriptReport {
         path: path.to_owned(),
         ..TranscriptReport::default()
+    };
+    let saved = match state::load::<Saved>(store, path) {
+        state::Loaded::Found(saved) => Some(saved),
+        state::Loaded::Missing => None,
+        // Read again from the start, and said so (the report, a hook's log).
+        state::Loaded::Unreadable(_) => {
+            report.restarted = Some("cursor unreadable");
+            None
+        }
     };
     let mut stale: HashSet<(String, String)> = HashSet::new();
     let (cursor, extractor_state) = match saved {

@@ -70,13 +70,32 @@ pub(crate) fn io_error<'a>(
     }
 }
 
-/// Map a gix error to ours, saying what we were doing.
+/// Map a gix error to ours, saying what we were doing. The message is the error and its
+/// causes on one line ([`error_chain`]): gix's alternate form (`{:#}`) prints its diagnostics
+/// as Rust debug structures, with a "Caused by:" block over several lines.
 pub(crate) fn git_error(action: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
     let action = action.into();
     move |e| Error::Git {
         action,
-        message: format!("{e:#}"),
+        message: error_chain(&e),
     }
+}
+
+/// An error and its causes on one line (`cannot write …/x: Is a directory (os error 21)`),
+/// for a hook's one line on stderr and in the log, where the cause is the useful part. A
+/// cause the message already names is not repeated.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text.replace('\n', " ")
 }
 
 /// Who our commits on the notes and graph refs are by: the repository's committer, or git's
@@ -107,7 +126,7 @@ impl Store {
     /// Find the repository containing `path` (honouring `GIT_DIR` and friends).
     pub fn discover(path: &Path) -> Result<Store> {
         let repo = gix::discover_with_environment_overrides(path).map_err(|e| {
-            let message = e.to_string();
+            let message = error_chain(&e);
             if message.contains("not a git repository")
                 || message.contains("Could not find a git repository")
             {
@@ -142,6 +161,22 @@ impl Store {
             config,
             patience: None,
         })
+    }
+
+    /// The store folder of the repository containing `path`, found without reading the
+    /// configuration: where a hook that cannot open the store (its configuration is bad) still
+    /// logs why. `None` outside a repository, or when there is no store yet.
+    pub fn existing_dir(path: &Path) -> Option<PathBuf> {
+        let dir = match gix::discover_with_environment_overrides(path) {
+            Ok(repo) => absolute(repo.common_dir()).join(DIR),
+            // A repository gix cannot open (its `.git/config` is bad, say): the usual layout,
+            // looked for by hand.
+            Err(_) => path
+                .ancestors()
+                .map(|p| p.join(".git").join(DIR))
+                .find(|d| d.is_dir())?,
+        };
+        Some(dir).filter(|dir| dir.is_dir())
     }
 
     /// Wait at most `patience` for other writers (the store lock, a ref lock) and give up with

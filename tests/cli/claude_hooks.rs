@@ -6,23 +6,15 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::repo::{TestRepo, fixture, stderr};
+use crate::repo::{TestRepo, fixture, hook_answer, stderr};
 use crate::scenario;
 
 const SESSION: &str = "9b1f0c2e-5d4a-4e8b-a1c3-7f6e5d4c3b2a";
 
 /// The recorded payload of `name`, as if Claude Code ran in the scenario repository.
 fn payload(repo: &TestRepo, name: &str, changes: &[(&str, Value)]) -> Value {
-    let text = fs::read_to_string(fixture(&format!("hooks/{name}.json"))).unwrap();
-    let mut payload: Value = serde_json::from_str(&text).unwrap();
-    payload["cwd"] = repo.root.to_str().unwrap().into();
-    payload["session_id"] = SESSION.into();
     let transcript = repo.project_dir().join(format!("{SESSION}.jsonl"));
-    payload["transcript_path"] = transcript.to_str().unwrap().into();
-    for (key, value) in changes {
-        payload[*key] = value.clone();
-    }
-    payload
+    repo.hook_payload(name, SESSION, &transcript, changes)
 }
 
 /// Run `hook <event>` with `input` on stdin, from `dir`, with extra environment.
@@ -42,14 +34,7 @@ fn run_hook(
 fn injected(repo: &TestRepo, event: &str, payload: &Value) -> Option<String> {
     let out = run_hook(repo, &repo.root, event, payload.to_string().as_bytes(), &[]);
     assert_eq!(stderr(&out), "", "a hook that works says nothing on stderr");
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    if stdout.is_empty() {
-        return None;
-    }
-    let answer: Value = serde_json::from_str(&stdout).expect("the answer is JSON");
-    let specific = &answer["hookSpecificOutput"];
-    assert_eq!(specific["hookEventName"], event, "{answer}");
-    Some(specific["additionalContext"].as_str().unwrap().to_owned())
+    hook_answer(event, &out)
 }
 
 #[test]

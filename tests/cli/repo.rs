@@ -99,13 +99,15 @@ impl TestRepo {
     }
 
     /// Run git in the repository with `input` on its stdin; panics unless it succeeds.
-    pub fn git_with_input(&self, args: &[&str], input: &[u8]) {
+    /// Returns stdout, trimmed.
+    pub fn git_with_input(&self, args: &[&str], input: &[u8]) -> String {
         let out = with_input(self.git_command(&self.root, args, &[]), input);
         assert!(
             out.status.success(),
             "git {args:?} failed: {}",
             stderr(&out)
         );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
     /// Run the binary in `dir` with `args`, `input` on its stdin and extra variables.
@@ -121,7 +123,9 @@ impl TestRepo {
         with_input(cmd, input)
     }
 
-    fn git_command(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Command {
+    /// git, ready to run in `dir` with the hermetic environment, this repository's next commit
+    /// date and extra variables (for a test that spawns it).
+    pub fn git_command(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new("git");
         self.env(&mut cmd);
         let n = self.commits.get();
@@ -222,13 +226,104 @@ impl TestRepo {
     /// pointing its `cwd` at the repository (as if the session had run here).
     pub fn install_transcript(&self, fixture_rel: &str, session: &str) -> PathBuf {
         let text = fs::read_to_string(fixture(fixture_rel)).unwrap();
-        let cwd = crate::repo::first_cwd(&text).expect("fixture has a cwd");
+        self.install_transcript_text(&text, session)
+    }
+
+    /// [`TestRepo::install_transcript`] for a transcript's text (a fixture changed by the test).
+    pub fn install_transcript_text(&self, text: &str, session: &str) -> PathBuf {
+        let cwd = crate::repo::first_cwd(text).expect("the transcript has a cwd");
         let rewritten = text.replace(&format!("\"{cwd}"), &format!("\"{}", self.root.display()));
         let dir = self.project_dir();
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("{session}.jsonl"));
         fs::write(&path, rewritten).unwrap();
         path
+    }
+
+    /// The payload Claude Code 2.1.330 sent for hook `name` (`fixtures/hooks/<name>.json`), as
+    /// if session `session`, whose transcript is `transcript`, ran in this repository; with
+    /// `changes` to its fields.
+    pub fn hook_payload(
+        &self,
+        name: &str,
+        session: &str,
+        transcript: &Path,
+        changes: &[(&str, Value)],
+    ) -> Value {
+        let text = fs::read_to_string(fixture(&format!("hooks/{name}.json"))).unwrap();
+        let mut payload: Value = serde_json::from_str(&text).unwrap();
+        payload["cwd"] = self.root.to_str().unwrap().into();
+        payload["session_id"] = session.into();
+        payload["transcript_path"] = transcript.to_str().unwrap().into();
+        for (key, value) in changes {
+            payload[*key] = value.clone();
+        }
+        payload
+    }
+
+    /// Every event in the notes (as git shows them) and in the pending queue, as (where, kind,
+    /// event id): where is `note <commit>` or `pending`, once per line that holds the event.
+    pub fn stored_events(&self) -> Vec<(String, String, String)> {
+        let field = |event: &Value, key: &str| event[key].as_str().unwrap().to_owned();
+        let mut out = Vec::new();
+        let listed = self.git_output(&self.root, &["notes", "--ref=agent-context", "list"], &[]);
+        for line in String::from_utf8(listed.stdout).unwrap().lines() {
+            let commit = line.split_whitespace().nth(1).unwrap();
+            let note = self.git(&["notes", "--ref=agent-context", "show", commit]);
+            for line in note.lines().filter(|l| !l.trim().is_empty()) {
+                let event: Value = serde_json::from_str(line).expect("a note line is JSON");
+                let at = format!("note {commit}");
+                out.push((at, field(&event, "kind"), field(&event, "id")));
+            }
+        }
+        for event in self.pending() {
+            out.push((
+                "pending".to_owned(),
+                field(&event, "kind"),
+                field(&event, "id"),
+            ));
+        }
+        out.sort();
+        out
+    }
+
+    /// Every event is stored once: an event other than a session's own is in one note or in
+    /// the pending queue, never two; a session event (on each commit of its session, see
+    /// `store::link`) never twice in one place.
+    pub fn assert_each_event_once(&self) {
+        let mut places: std::collections::BTreeMap<(String, String), Vec<String>> =
+            Default::default();
+        for (at, kind, id) in self.stored_events() {
+            places.entry((kind, id)).or_default().push(at);
+        }
+        for ((kind, id), at) in &places {
+            let mut distinct = at.clone();
+            distinct.dedup();
+            let once = match kind.as_str() {
+                "session" => distinct.len() == at.len(),
+                _ => at.len() == 1,
+            };
+            assert!(once, "{kind} event {id} is stored at {at:?}");
+        }
+    }
+
+    /// Another test repository (its own folder, the same hermetic environment) made by `git
+    /// clone <args>` of this one: `--mirror` makes a bare one, `--depth N` a shallow one.
+    pub fn clone_with(&self, args: &[&str]) -> TestRepo {
+        let other = TestRepo::new();
+        fs::remove_dir_all(&other.root).unwrap();
+        let url = format!("file://{}", self.root.display());
+        let mut all = vec!["clone", "-q"];
+        all.extend(args);
+        all.extend([url.as_str(), other.root.to_str().unwrap()]);
+        other.git_in(&other.home, &all, &[]);
+        other
+    }
+
+    /// The store folder, `$GIT_COMMON_DIR/agent-context` (bare repositories included).
+    pub fn store_dir(&self) -> PathBuf {
+        let common = self.git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+        PathBuf::from(common).join("agent-context")
     }
 
     /// The store's log (`$GIT_DIR/agent-context/log`), empty when there is none.
@@ -309,6 +404,30 @@ fn with_input(mut cmd: Command, input: &[u8]) -> Output {
 
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// What Claude Code hook `event` answered, checked as Claude Code reads it: the hook exited 0
+/// without a panic, and printed nothing (`None`) or one JSON answer for `event` (its context).
+pub fn hook_answer(event: &str, out: &Output) -> Option<String> {
+    let err = stderr(out);
+    assert!(
+        out.status.code() == Some(0) && !err.contains("panicked"),
+        "hook {event} exited {:?}: {err}",
+        out.status.code()
+    );
+    let stdout = String::from_utf8(out.stdout.clone()).expect("the answer is UTF-8");
+    if stdout.is_empty() {
+        return None;
+    }
+    let answer: Value = serde_json::from_str(&stdout).expect("the answer is JSON");
+    let specific = &answer["hookSpecificOutput"];
+    assert_eq!(specific["hookEventName"], event, "{answer}");
+    Some(
+        specific["additionalContext"]
+            .as_str()
+            .expect("the context is text")
+            .to_owned(),
+    )
 }
 
 #[test]

@@ -1,0 +1,806 @@
+//! A damaged store and unusual repositories (issue 7): a truncated note, a damaged note object,
+//! a broken cursor file, an unreadable configuration, store files of the wrong kind, a
+//! repository git cannot open, with no commits, bare, with a detached HEAD, shallow.
+//!
+//! In each, every hook exits 0 with neutral output — nothing, or one valid JSON answer — and,
+//! when it fails, says why in one line on stderr and in `$GIT_DIR/agent-context/log` (where
+//! there is a store to log to); every command either works, where the state is legitimately
+//! fine, or says what is wrong in one `error:` line and exits 2. Nothing panics.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::link::six_commit_session;
+use crate::repo::{BIN, TestRepo, hook_answer, stderr};
+
+/// The session of `fixtures/entireio-cli/e1/…/full.jsonl` (what [`six_commit_session`] uses).
+const SESSION: &str = "0cf3db51-1c73-43bb-8d05-dc02739514a5";
+
+/// A repository where the real session e1 was extracted: six commits with notes, the graph,
+/// the retrieval index, a cursor and the session registry. Returns it, the transcript and the
+/// commits.
+fn recorded() -> (TestRepo, PathBuf, Vec<String>) {
+    let repo = TestRepo::new();
+    let (transcript, commits) = six_commit_session(&repo);
+    repo.extract(&transcript);
+    assert!(!repo.stored_events().is_empty());
+    (repo, transcript, commits)
+}
+
+/// What a command did.
+struct Ran {
+    command: String,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Every command as a user runs it (`hook` aside, which has its own checks; `forget` has its
+/// own tests), data commands also with `--json`.
+fn commands(transcript: &Path) -> Vec<Vec<String>> {
+    let transcript = transcript.to_str().unwrap();
+    [
+        "init",
+        "install",
+        "uninstall",
+        "extract",
+        "extract --json",
+        "status",
+        "status --json",
+        "why f.txt",
+        "why f.txt --json",
+        "query checkpoint_output_format",
+        "query checkpoint_output_format --json",
+        "show",
+        "show --json",
+        "review HEAD~1",
+        "review HEAD~1 --json",
+        "log",
+        "log --json",
+        "rebuild",
+        "rebuild --json",
+        "switch session",
+        "switch file --json",
+        "claude-md --print",
+        "claude-md",
+    ]
+    .iter()
+    .map(|c| c.split(' ').map(str::to_owned).collect())
+    .chain([vec![
+        "extract".to_owned(),
+        "--transcript".to_owned(),
+        transcript.to_owned(),
+    ]])
+    .collect()
+}
+
+/// Run every command in `dir`. Each must work, or fail with exit 2 in one `error:` line; none
+/// may panic. Returns what each did, for the scenario's own expectations.
+fn run_commands(repo: &TestRepo, dir: &Path, transcript: &Path) -> Vec<Ran> {
+    commands(transcript)
+        .into_iter()
+        .map(|args| {
+            let out = repo.cmd_in(dir).args(&args).output().unwrap();
+            let ran = Ran {
+                command: args.join(" "),
+                code: out.status.code(),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: stderr(&out),
+            };
+            assert!(
+                !ran.stderr.contains("panicked") && ran.code != Some(101),
+                "{}: {}",
+                ran.command,
+                ran.stderr
+            );
+            match ran.code {
+                Some(0) => {}
+                Some(2) => assert!(
+                    ran.stderr.lines().count() == 1 && ran.stderr.starts_with("error: "),
+                    "{}: a failure is one `error:` line: {}",
+                    ran.command,
+                    ran.stderr
+                ),
+                other => panic!("{} exited {other:?}: {}", ran.command, ran.stderr),
+            }
+            ran
+        })
+        .collect()
+}
+
+/// The commands that failed, with their one line.
+fn failed(ran: &[Ran]) -> BTreeMap<&str, &str> {
+    ran.iter()
+        .filter(|r| r.code != Some(0))
+        .map(|r| (r.command.as_str(), r.stderr.trim_end()))
+        .collect()
+}
+
+/// `names`, each checked to be a command of `ran`, in the order [`failed`] lists them.
+fn these<'a>(ran: &'a [Ran], names: &[&str]) -> Vec<&'a str> {
+    let mut found: Vec<&str> = ran
+        .iter()
+        .map(|r| r.command.as_str())
+        .filter(|c| names.contains(c))
+        .collect();
+    found.sort();
+    assert_eq!(found.len(), names.len(), "{names:?} are all commands run");
+    found
+}
+
+/// What a hook did: its answer, and its line on stderr when it failed.
+struct Hooked {
+    name: &'static str,
+    context: Option<String>,
+    error: Option<String>,
+}
+
+/// Run every hook as Claude Code and git run them, in `dir`, for [`SESSION`] with
+/// `transcript`; the store's log is in `store`. Each must exit 0 with neutral output, and a
+/// failure must be one line on stderr that the log repeats when there is a store.
+fn run_hooks(repo: &TestRepo, dir: &Path, transcript: &Path, store: &Path) -> Vec<Hooked> {
+    let claude = [
+        (
+            "SessionStart",
+            "SessionStart",
+            "SessionStart-startup",
+            vec![],
+        ),
+        (
+            "SessionStart compact",
+            "SessionStart",
+            "SessionStart-compact",
+            vec![],
+        ),
+        (
+            "SessionStart resume",
+            "SessionStart",
+            "SessionStart-resume",
+            vec![],
+        ),
+        (
+            "UserPromptSubmit",
+            "UserPromptSubmit",
+            "UserPromptSubmit",
+            vec![(
+                "prompt",
+                "Why does f.txt print the checkpoint output format?".into(),
+            )],
+        ),
+        (
+            "PreToolUse",
+            "PreToolUse",
+            "PreToolUse-Write",
+            vec![
+                ("tool_name", "Read".into()),
+                (
+                    "tool_input",
+                    serde_json::json!({"file_path": dir.join("f.txt")}),
+                ),
+            ],
+        ),
+        (
+            "PostToolUse",
+            "PostToolUse",
+            "PostToolUse-Write",
+            vec![
+                ("tool_name", "Read".into()),
+                (
+                    "tool_input",
+                    serde_json::json!({"file_path": dir.join("f.txt")}),
+                ),
+            ],
+        ),
+        ("PreCompact", "PreCompact", "PreCompact", vec![]),
+        ("PostCompact", "PostCompact", "PostCompact", vec![]),
+        ("Stop", "Stop", "Stop", vec![]),
+        ("SessionEnd", "SessionEnd", "SessionEnd", vec![]),
+    ];
+    let mut runs = Vec::new();
+    for (name, event, fixture, changes) in claude {
+        let mut payload = repo.hook_payload(fixture, SESSION, transcript, &changes);
+        payload["cwd"] = dir.to_str().unwrap().into();
+        let out = repo.run_with_input(dir, &["hook", event], payload.to_string().as_bytes(), &[]);
+        let context = hook_answer(event, &out);
+        runs.push(checked(name, event, context, &out, store));
+    }
+    // The git hooks, as the scripts in git-hooks/ run them (stdin empty): post-commit inside
+    // the agent's `git commit` (its session named), post-rewrite after an amend.
+    let session = [("CLAUDE_CODE_SESSION_ID", SESSION)];
+    for (name, args, vars) in [
+        ("post-commit", &["hook", "post-commit"][..], &session[..]),
+        (
+            "post-rewrite",
+            &["hook", "post-rewrite", "amend"][..],
+            &[][..],
+        ),
+    ] {
+        let out = repo.run_with_input(dir, args, b"", vars);
+        assert!(
+            out.status.code() == Some(0) && !stderr(&out).contains("panicked"),
+            "hook {name}: {out:?}"
+        );
+        assert!(out.stdout.is_empty(), "a git hook prints nothing: {out:?}");
+        runs.push(checked(name, name, None, &out, store));
+    }
+    runs
+}
+
+/// A hook's run, checked: a failure is one line on stderr, which the store's log repeats.
+fn checked(
+    name: &'static str,
+    event: &str,
+    context: Option<String>,
+    out: &std::process::Output,
+    store: &Path,
+) -> Hooked {
+    let err = stderr(out);
+    if err.is_empty() {
+        return Hooked {
+            name,
+            context,
+            error: None,
+        };
+    }
+    assert_eq!(err.lines().count(), 1, "hook {name}: one line: {err}");
+    let prefix = format!("git-agent-context: hook {event}: ");
+    let why = err
+        .trim_end()
+        .strip_prefix(&prefix)
+        .unwrap_or_else(|| panic!("hook {name}: {err}"));
+    assert!(context.is_none(), "hook {name} failed yet answered: {err}");
+    if store.is_dir() {
+        let log = fs::read_to_string(store.join("log")).unwrap_or_default();
+        let logged = format!("hook {event}: failed: {why}");
+        assert!(
+            log.contains(&logged),
+            "hook {name}: {logged:?} not in the log:\n{log}"
+        );
+    }
+    Hooked {
+        name,
+        context,
+        error: Some(why.to_owned()),
+    }
+}
+
+/// The hooks that failed, with their reason.
+fn hooks_failed(runs: &[Hooked]) -> BTreeMap<&'static str, &str> {
+    runs.iter()
+        .filter_map(|h| Some((h.name, h.error.as_deref()?)))
+        .collect()
+}
+
+/// Put `bytes` in place of the note of `commit`, with git's plumbing: a blob, a new notes
+/// tree, a commit on refs/notes/agent-context.
+fn replace_note(repo: &TestRepo, commit: &str, bytes: &[u8]) {
+    let old = repo.git(&["notes", "--ref=agent-context", "list", commit]);
+    let blob = repo.git_with_input(&["hash-object", "-w", "--stdin"], bytes);
+    let tree = repo.git(&["ls-tree", "refs/notes/agent-context"]);
+    assert!(tree.contains(&old), "a flat notes tree holds {old}: {tree}");
+    let tree = repo.git_with_input(&["mktree"], tree.replace(&old, &blob).as_bytes());
+    let parent = repo.git(&["rev-parse", "refs/notes/agent-context"]);
+    let note_commit = repo.git(&["commit-tree", &tree, "-p", &parent, "-m", "a damaged note"]);
+    repo.git(&["update-ref", "refs/notes/agent-context", &note_commit]);
+}
+
+#[test]
+fn every_command_the_binary_lists_is_tried() {
+    let out = std::process::Command::new(BIN)
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let listed: Vec<&str> = help
+        .split_once("Commands:")
+        .unwrap()
+        .1
+        .split_once("Options:")
+        .unwrap()
+        .0
+        .lines()
+        // A command's line, not a description wrapped onto the next.
+        .filter_map(|l| l.strip_prefix("  ").filter(|l| !l.starts_with(' ')))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| !["help", "hook", "forget"].contains(name))
+        .collect();
+    assert!(listed.contains(&"status"), "{help}");
+    let tried: Vec<String> = commands(Path::new("t.jsonl"))
+        .into_iter()
+        .map(|c| c[0].clone())
+        .collect();
+    for name in listed {
+        assert!(tried.iter().any(|t| t == name), "{name} is not tried here");
+    }
+}
+
+#[test]
+fn a_truncated_note_is_read_up_to_the_cut() {
+    let (repo, transcript, commits) = recorded();
+    let head = commits.last().unwrap();
+    let note = repo.git(&["notes", "--ref=agent-context", "show", head]);
+    assert!(note.lines().count() >= 2, "{note}");
+    // Cut in the middle of the last event.
+    let cut = note.rfind('\n').unwrap() + note.lines().last().unwrap().len() / 2;
+    replace_note(&repo, head, &note.as_bytes()[..cut]);
+
+    let ran = run_commands(&repo, &repo.root, &transcript);
+    assert_eq!(failed(&ran), BTreeMap::new());
+    // The events before the cut are there; the cut one is skipped.
+    let shown = &ran.iter().find(|r| r.command == "show --json").unwrap();
+    let shown: Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(shown["head"], head.as_str());
+    let ids = |line: &str| serde_json::from_str::<Value>(line).map(|e| e["id"].clone());
+    let (kept, cut_line) = note.rsplit_once('\n').unwrap();
+    let kept: Vec<Value> = kept.lines().map(|l| ids(l).unwrap()).collect();
+    let cut_id = ids(cut_line).unwrap();
+    let reasons: Vec<&Value> = shown["general"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            shown["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|f| f["reasons"].as_array().unwrap()),
+        )
+        .map(|r| &r["id"])
+        .collect();
+    assert!(!reasons.is_empty(), "{shown:#}");
+    assert!(
+        reasons.iter().all(|id| kept.contains(id) && **id != cut_id),
+        "{shown:#}"
+    );
+
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    assert_eq!(hooks_failed(&hooks), BTreeMap::new());
+    let log = repo.log();
+    assert!(log.contains("hook Stop: 1 transcripts:"), "{log}");
+    // The hook that wrote the note again left it readable.
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+    let note = repo.git(&["notes", "--ref=agent-context", "show", head]);
+    for line in note.lines() {
+        serde_json::from_str::<Value>(line).expect("every line of the note is JSON again");
+    }
+    repo.assert_each_event_once();
+}
+
+#[test]
+fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
+    let (repo, transcript, commits) = recorded();
+    let head = commits.last().unwrap();
+    // The note's object file cut short, as a full disk or a crash leaves it.
+    let blob = repo.git(&["notes", "--ref=agent-context", "list", head]);
+    let object = repo
+        .root
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    let bytes = fs::read(&object).unwrap();
+    make_writable(&object);
+    fs::write(&object, &bytes[..bytes.len() / 2]).unwrap();
+
+    let ran = run_commands(&repo, &repo.root, &transcript);
+    let failing = failed(&ran);
+    // Those that read the note say which, once, in one line.
+    assert_eq!(
+        failing.keys().copied().collect::<Vec<_>>(),
+        these(
+            &ran,
+            &[
+                "why f.txt",
+                "why f.txt --json",
+                "show",
+                "show --json",
+                "review HEAD~1",
+                "review HEAD~1 --json",
+                "log",
+                "log --json",
+                "rebuild",
+                "rebuild --json",
+                "switch session",
+                "switch file --json",
+            ]
+        ),
+        "{failing:#?}"
+    );
+    for (command, line) in &failing {
+        assert!(
+            line.starts_with(&format!("error: git: read the note of {head}: ")),
+            "{command}: {line}"
+        );
+        assert!(!line.contains("Message {"), "{command}: {line}");
+    }
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    let failing = hooks_failed(&hooks);
+    assert_eq!(
+        failing.keys().copied().collect::<Vec<_>>(),
+        [
+            "PreCompact",
+            "PreToolUse",
+            "SessionEnd",
+            "SessionStart compact",
+            "SessionStart resume",
+            "Stop",
+            "UserPromptSubmit",
+            "post-commit"
+        ],
+        "{failing:#?}"
+    );
+    for why in failing.values() {
+        assert!(
+            why.starts_with(&format!("git: read the note of {head}")),
+            "{why}"
+        );
+    }
+}
+
+#[test]
+fn a_broken_cursor_file_makes_the_transcript_read_again_without_doubling_anything() {
+    let (repo, transcript, _) = recorded();
+    let cursors = repo.root.join(".git/agent-context/cursors");
+    let break_cursors = || {
+        for entry in fs::read_dir(&cursors).unwrap() {
+            let path = entry.unwrap().path();
+            let bytes = fs::read(&path).unwrap();
+            fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        }
+    };
+    let before = repo.stored_events();
+    break_cursors();
+    let status = repo.ok(&["status"]);
+    assert!(status.contains("1 cursor file(s) unreadable"), "{status}");
+    let extracted = repo.ok(&["extract", "--transcript", transcript.to_str().unwrap()]);
+    assert!(
+        extracted.contains("(read again from the start: cursor unreadable)"),
+        "{extracted}"
+    );
+    assert_eq!(repo.stored_events(), before, "nothing new, nothing twice");
+
+    // A hook meets the broken cursor next: it says so in the log.
+    break_cursors();
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    assert_eq!(hooks_failed(&hooks), BTreeMap::new());
+    let log = repo.log();
+    assert!(
+        log.contains(&format!(
+            "{} read again from the start: cursor unreadable",
+            transcript.display()
+        )),
+        "{log}"
+    );
+    let ran = run_commands(&repo, &repo.root, &transcript);
+    assert_eq!(failed(&ran), BTreeMap::new());
+    repo.assert_each_event_once();
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+/// Every command stops with exit 2 naming `file`; every hook answers nothing and says so, in
+/// its line and in the log.
+fn assert_config_refused(repo: &TestRepo, transcript: &Path, file: &Path, cause: &str) {
+    let file = file.display().to_string();
+    let ran = run_commands(repo, &repo.root, transcript);
+    for r in &ran {
+        assert_eq!(r.code, Some(2), "{}: {}", r.command, r.stderr);
+        assert!(r.stderr.contains(&file), "{}: {}", r.command, r.stderr);
+        assert_eq!(
+            r.stderr.matches(cause).count(),
+            1,
+            "{}: the cause once: {}",
+            r.command,
+            r.stderr
+        );
+    }
+    let hooks = run_hooks(repo, &repo.root, transcript, &repo.store_dir());
+    for h in &hooks {
+        let why = h
+            .error
+            .as_deref()
+            .unwrap_or_else(|| panic!("{} did not fail", h.name));
+        assert!(
+            why.contains(&file) && why.contains(cause),
+            "{}: {why}",
+            h.name
+        );
+    }
+    assert!(hooks.iter().all(|h| h.context.is_none()));
+}
+
+#[test]
+fn an_unreadable_configuration_stops_commands_and_hooks_say_why_in_the_log() {
+    let (repo, transcript, _) = recorded();
+    let shared = repo.root.join(".agent-context.toml");
+    fs::write(&shared, "[hook\nbudget_ms = \n").unwrap();
+    assert_config_refused(&repo, &transcript, &shared, "not valid TOML");
+    // A folder where the file goes: cannot be read, whoever runs the test.
+    fs::remove_file(&shared).unwrap();
+    fs::create_dir(&shared).unwrap();
+    assert_config_refused(&repo, &transcript, &shared, "Is a directory");
+    fs::remove_dir(&shared).unwrap();
+
+    // A file without read permission. Root reads it anyway, so this part only runs when the
+    // permission holds.
+    let local = repo.root.join(".git/agent-context/config.toml");
+    fs::write(&local, "[query]\nbackend = \"file\"\n").unwrap();
+    set_mode(&local, 0o000);
+    if fs::read(&local).is_err() {
+        assert_config_refused(&repo, &transcript, &local, "Permission denied");
+    } else {
+        println!("skipped: running as root, a mode-000 file is still readable");
+    }
+    set_mode(&local, 0o644);
+    repo.ok(&["status"]);
+}
+
+#[test]
+fn store_files_of_the_wrong_kind_are_named_with_their_cause() {
+    let (repo, transcript, _) = recorded();
+    // The store's lock is a folder: nothing that writes can take it.
+    let lock = repo.root.join(".git/agent-context/lock");
+    fs::remove_file(&lock).unwrap();
+    fs::create_dir(&lock).unwrap();
+    let ran = run_commands(&repo, &repo.root, &transcript);
+    let failing = failed(&ran);
+    assert_eq!(
+        failing.keys().copied().collect::<Vec<_>>(),
+        these(
+            &ran,
+            &[
+                "extract",
+                "extract --json",
+                "rebuild",
+                "rebuild --json",
+                "switch session",
+                "switch file --json",
+                &format!("extract --transcript {}", transcript.display()),
+            ]
+        ),
+        "{failing:#?}"
+    );
+    let expected = format!("error: cannot open {}: Is a directory", lock.display());
+    for (command, line) in &failing {
+        assert!(line.starts_with(&expected), "{command}: {line}");
+    }
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    let failing = hooks_failed(&hooks);
+    assert_eq!(
+        failing.keys().copied().collect::<Vec<_>>(),
+        [
+            "PreCompact",
+            "SessionEnd",
+            "Stop",
+            "post-commit",
+            "post-rewrite"
+        ],
+        "{failing:#?}"
+    );
+    for why in failing.values() {
+        assert!(why.contains("Is a directory"), "the cause is said: {why}");
+    }
+}
+
+#[test]
+fn a_repository_git_cannot_open_is_refused_in_one_line() {
+    let (repo, transcript, _) = recorded();
+    let config = repo.root.join(".git/config");
+    fs::write(&config, fs::read_to_string(&config).unwrap() + "[core\n").unwrap();
+    let ran = run_commands(&repo, &repo.root, &transcript);
+    for r in &ran {
+        assert_eq!(r.code, Some(2), "{}: {}", r.command, r.stderr);
+        assert!(
+            r.stderr.contains("cannot open the git repository") && r.stderr.contains("line"),
+            "{}: {}",
+            r.command,
+            r.stderr
+        );
+    }
+    // Hooks say it (they said nothing before), in the store's log too.
+    let store = repo.root.join(".git/agent-context");
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &store);
+    for h in &hooks {
+        let why = h
+            .error
+            .as_deref()
+            .unwrap_or_else(|| panic!("{} did not fail", h.name));
+        assert!(why.starts_with("cannot open the git repository"), "{why}");
+    }
+    // A session whose folder is gone is in no repository: nothing to say.
+    let gone = repo.root.join("removed-worktree");
+    let mut payload = repo.hook_payload("UserPromptSubmit", SESSION, &transcript, &[]);
+    payload["cwd"] = gone.to_str().unwrap().into();
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "UserPromptSubmit"],
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!(hook_answer("UserPromptSubmit", &out), None);
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn a_repository_without_commits() {
+    let repo = TestRepo::new();
+    let transcript = repo.install_transcript("entireio-cli/e1/2c3e2b3f2a/0/full.jsonl", SESSION);
+    let ran = run_commands(&repo, &repo.root, &transcript);
+    let failing = failed(&ran);
+    assert_eq!(
+        failing.keys().copied().collect::<Vec<_>>(),
+        these(
+            &ran,
+            &[
+                "why f.txt",
+                "why f.txt --json",
+                "show",
+                "show --json",
+                "review HEAD~1",
+                "review HEAD~1 --json",
+                "log",
+                "log --json",
+            ]
+        ),
+        "{failing:#?}"
+    );
+    for (command, line) in &failing {
+        assert_eq!(
+            *line, "error: this repository has no commit yet",
+            "{command}"
+        );
+    }
+    // What the transcript holds waits for a commit.
+    assert!(!repo.pending().is_empty());
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    // post-commit never runs without a commit; run anyway, it says why.
+    let failing = hooks_failed(&hooks);
+    assert_eq!(
+        failing.keys().copied().collect::<Vec<_>>(),
+        ["post-commit"],
+        "{failing:#?}"
+    );
+    assert!(failing["post-commit"].starts_with("git: read HEAD: "));
+}
+
+#[test]
+fn a_bare_repository() {
+    let (origin, transcript, commits) = recorded();
+    let bare = origin.clone_with(&["--mirror"]);
+    let store = bare.store_dir();
+    assert_eq!(store, bare.root.join("agent-context"));
+    let ran = run_commands(&bare, &bare.root, &transcript);
+    let failing = failed(&ran);
+    assert_eq!(
+        failing,
+        BTreeMap::from([
+            (
+                "claude-md",
+                "error: this repository has no working tree, so no CLAUDE.md"
+            ),
+            (
+                "extract",
+                "error: this repository has no working tree; name a transcript with --transcript"
+            ),
+            (
+                "extract --json",
+                "error: this repository has no working tree; name a transcript with --transcript"
+            ),
+            (
+                "install",
+                "error: this repository has no working tree for a .claude folder; use --scope user"
+            ),
+            (
+                "uninstall",
+                "error: this repository has no working tree for a .claude folder; use --scope user"
+            ),
+            (
+                "why f.txt",
+                "error: this repository has no working tree to find f.txt in"
+            ),
+            (
+                "why f.txt --json",
+                "error: this repository has no working tree to find f.txt in"
+            ),
+        ])
+    );
+    // The reasoning came with the notes.
+    let shown = &ran
+        .iter()
+        .find(|r| r.command == "show --json")
+        .unwrap()
+        .stdout;
+    assert!(shown.contains(commits.last().unwrap()), "{shown}");
+    assert!(
+        shown.contains("Let me look at the current help text."),
+        "{shown}"
+    );
+    let hooks = run_hooks(&bare, &bare.root, &transcript, &store);
+    assert_eq!(hooks_failed(&hooks), BTreeMap::new());
+    assert!(
+        fs::read_to_string(store.join("log"))
+            .unwrap()
+            .contains("hook Stop: ")
+    );
+}
+
+#[test]
+fn a_detached_head_is_a_head_like_any_other() {
+    let (repo, transcript, commits) = recorded();
+    repo.git(&["checkout", "-q", "--detach", &commits[3]]);
+    let ran = run_commands(&repo, &repo.root, &transcript);
+    assert_eq!(failed(&ran), BTreeMap::new());
+    let output = |command: &str| &ran.iter().find(|r| r.command == command).unwrap().stdout;
+    assert!(
+        output("log").starts_with(&commits[3][..7]),
+        "{}",
+        output("log")
+    );
+    let shown: Value = serde_json::from_str(output("show --json")).unwrap();
+    assert_eq!(shown["head"], commits[3].as_str());
+    assert!(
+        output("why f.txt").contains(&commits[3][..7]),
+        "{}",
+        output("why f.txt")
+    );
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    assert_eq!(hooks_failed(&hooks), BTreeMap::new());
+    assert!(
+        repo.log()
+            .contains(&format!("hook post-commit: {}", &commits[3][..12]))
+    );
+    repo.assert_each_event_once();
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_shallow_clone_puts_no_event_on_a_second_commit() {
+    let (origin, transcript, commits) = recorded();
+    let shallow = origin.clone_with(&["--depth", "2"]);
+    shallow.git(&[
+        "fetch",
+        "-q",
+        "--depth",
+        "1",
+        "origin",
+        "refs/notes/agent-context:refs/notes/agent-context",
+    ]);
+    assert_eq!(shallow.git(&["rev-list", "--count", "HEAD"]), "2");
+    let notes_of = |repo: &TestRepo| {
+        let mut by_commit: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (at, _, id) in repo.stored_events() {
+            if let Some(commit) = at.strip_prefix("note ") {
+                by_commit.entry(commit.to_owned()).or_default().push(id);
+            }
+        }
+        by_commit
+    };
+    let fetched = notes_of(&shallow);
+    assert_eq!(fetched, notes_of(&origin));
+
+    // The session's transcript read again here: the commits it names beyond the shallow
+    // boundary are not here, and what led to them must not go to the first commit that is.
+    let ran = run_commands(&shallow, &shallow.root, &transcript);
+    assert_eq!(failed(&ran), BTreeMap::new());
+    let hooks = run_hooks(&shallow, &shallow.root, &transcript, &shallow.store_dir());
+    assert_eq!(hooks_failed(&hooks), BTreeMap::new());
+    let now = notes_of(&shallow);
+    let oldest = &commits[commits.len() - 2];
+    assert_eq!(
+        now[oldest], fetched[oldest],
+        "the oldest commit here got nothing else"
+    );
+    shallow.assert_each_event_once();
+    shallow.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// git writes its objects read-only.
+fn make_writable(path: &Path) {
+    set_mode(path, 0o644);
+}
