@@ -9,10 +9,16 @@
 //!
 //! Every key is known: a misspelt key, a value of the wrong type or out of range is an error
 //! that names the file, the line and the key (or the variable), never silently ignored.
+//!
+//! The `[redact]` section holds lists rather than one value a key: rules, allow-list patterns
+//! and exclude globs ([`Redact`]). Both files add to them (neither can take away the defaults
+//! or what the other adds); they have no environment variables.
 
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
+
+use crate::classify::redact::{Redactor, check_glob, check_rule};
 
 /// The shared file, at the top of the working tree.
 pub const SHARED_FILE: &str = ".agent-context.toml";
@@ -198,22 +204,52 @@ pub enum Error {
     },
     #[error("${var}: {message}")]
     Env { var: String, message: String },
-    #[error("cannot read {}: {source}", path.display())]
+    // The cause is the error's source, not part of its message: `error: {:#}` prints it once.
+    #[error("cannot read {}", path.display())]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}", path.display())]
     Write {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("[redact]: {0}")]
+    Redact(String),
+}
+
+/// Paths whose content is never captured, whatever the files say (they can only add to it).
+pub const DEFAULT_EXCLUDE: [&str; 4] = [".env*", "*.pem", "*id_rsa*", "secrets/**"];
+
+/// The `[redact]` section: what the user adds to redaction (see `classify::redact`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redact {
+    /// `[redact.rules]`: name → regex; the first capture group (or the whole match) is the
+    /// secret, replaced by `[REDACTED:<name>]`.
+    pub rules: Vec<(String, String)>,
+    /// `redact.allow`: regexes; a would-be secret that one of them matches whole is kept.
+    pub allow: Vec<String>,
+    /// `redact.exclude`: globs of paths whose content is never captured, after the defaults.
+    pub exclude: Vec<String>,
+}
+
+impl Default for Redact {
+    fn default() -> Redact {
+        Redact {
+            rules: Vec::new(),
+            allow: Vec::new(),
+            exclude: DEFAULT_EXCLUDE.iter().map(|g| (*g).to_owned()).collect(),
+        }
+    }
 }
 
 /// The effective configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
     settings: Vec<Setting>,
+    redact: Redact,
+    redactor: std::sync::Arc<Redactor>,
 }
 
 impl Config {
@@ -228,6 +264,7 @@ impl Config {
                 source: Source::Default,
             })
             .collect();
+        let mut redact = Redact::default();
         let files = workdir
             .map(|w| w.join(SHARED_FILE))
             .into_iter()
@@ -238,10 +275,14 @@ impl Config {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(source) => return Err(Error::Read { path, source }),
             };
-            for (i, value) in read_file(&path, &text)? {
+            let file = read_file(&path, &text)?;
+            for (i, value) in file.values {
                 settings[i].value = value;
                 settings[i].source = Source::File(path.clone());
             }
+            redact.rules.extend(file.redact.rules);
+            redact.allow.extend(file.redact.allow);
+            redact.exclude.extend(file.redact.exclude);
         }
         let known: Vec<String> = SPECS.iter().map(Spec::env_var).collect();
         for (name, _) in std::env::vars_os() {
@@ -270,7 +311,22 @@ impl Config {
             settings[i].value = value;
             settings[i].source = Source::Env(var);
         }
-        Ok(Config { settings })
+        let redactor = Redactor::new(&redact).map_err(Error::Redact)?;
+        Ok(Config {
+            settings,
+            redact,
+            redactor: std::sync::Arc::new(redactor),
+        })
+    }
+
+    /// What the files add to redaction, the default exclude globs first.
+    pub fn redact(&self) -> &Redact {
+        &self.redact
+    }
+
+    /// The redaction pass this configuration asks for.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// Every key with its effective value and source, in a fixed order.
@@ -328,8 +384,16 @@ impl Config {
     }
 }
 
-/// The (index in [`SPECS`], value) pairs a config file sets.
-fn read_file(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, Error> {
+/// What one config file says.
+#[derive(Default)]
+struct FileValues {
+    /// (index in [`SPECS`], value) pairs.
+    values: Vec<(usize, Value)>,
+    /// The `[redact]` lists, without the defaults.
+    redact: Redact,
+}
+
+fn read_file(path: &Path, text: &str) -> Result<FileValues, Error> {
     let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
     let error = |offset: Option<usize>, message: String| Error::File {
         path: path.to_owned(),
@@ -343,8 +407,21 @@ fn read_file(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, Error> {
             format!("not valid TOML: {message}"),
         )
     })?;
-    let known = || SPECS.iter().map(Spec::key).collect::<Vec<_>>().join(", ");
-    let mut out = Vec::new();
+    let known = || {
+        SPECS
+            .iter()
+            .map(Spec::key)
+            .chain(REDACT_KEYS.iter().map(|k| format!("redact.{k}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = FileValues {
+        redact: Redact {
+            exclude: Vec::new(),
+            ..Redact::default()
+        },
+        ..FileValues::default()
+    };
     for (section, item) in doc.as_table().iter() {
         let at = item.span().map(|s| s.start);
         let Some(table) = item.as_table_like() else {
@@ -361,6 +438,11 @@ fn read_file(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, Error> {
                 .or(item.span())
                 .map(|s| s.start)
                 .or(at);
+            if section == "redact" && REDACT_KEYS.contains(&name) {
+                read_redact(name, item, &mut out.redact)
+                    .map_err(|(span, message)| error(span.or(at), message))?;
+                continue;
+            }
             let Some(i) = SPECS
                 .iter()
                 .position(|s| s.section == section && s.name == name)
@@ -387,10 +469,60 @@ fn read_file(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, Error> {
                     format!("`{key}` must be {}, not {}", spec.expects(), shown.trim()),
                 )
             })?;
-            out.push((i, value));
+            out.values.push((i, value));
         }
     }
     Ok(out)
+}
+
+const REDACT_KEYS: [&str; 3] = ["rules", "allow", "exclude"];
+
+/// Where in the file a problem is (a byte offset), and what it is.
+type Problem = (Option<usize>, String);
+
+/// One key of `[redact]` into `redact`, each pattern checked as it would be used.
+fn read_redact(name: &str, item: &toml_edit::Item, redact: &mut Redact) -> Result<(), Problem> {
+    let at = |item: &toml_edit::Item| item.span().map(|s| s.start);
+    if name == "rules" {
+        let Some(rules) = item.as_table_like() else {
+            return Err((
+                at(item),
+                "`redact.rules` must be a table of name = \"regex\"".to_owned(),
+            ));
+        };
+        for (rule, pattern) in rules.iter() {
+            let key = format!("redact.rules.{rule}");
+            let Some(text) = pattern.as_str() else {
+                return Err((at(pattern), format!("`{key}` must be a string (a regex)")));
+            };
+            check_rule(rule, text).map_err(|m| (at(pattern), format!("`{key}`: {m}")))?;
+            redact.rules.push((rule.to_owned(), text.to_owned()));
+        }
+        return Ok(());
+    }
+    let key = format!("redact.{name}");
+    let what = if name == "allow" { "regex" } else { "glob" };
+    let Some(list) = item.as_array() else {
+        return Err((
+            at(item),
+            format!("`{key}` must be a list of strings (each a {what})"),
+        ));
+    };
+    for value in list.iter() {
+        let span = value.span().map(|s| s.start);
+        let Some(text) = value.as_str() else {
+            return Err((span, format!("`{key}` must hold strings, not {value}")));
+        };
+        if name == "allow" {
+            regex::Regex::new(text)
+                .map_err(|e| (span, format!("`{key}`: {text:?} is not a valid regex: {e}")))?;
+            redact.allow.push(text.to_owned());
+        } else {
+            check_glob(text).map_err(|m| (span, format!("`{key}`: {m}")))?;
+            redact.exclude.push(text.to_owned());
+        }
+    }
+    Ok(())
 }
 
 /// Set `key` to `value` in the local file, keeping the rest of it as it is.
@@ -460,7 +592,7 @@ mod tests {
     fn bad_files_name_the_file_the_line_and_the_key() {
         let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
         let m = message("[query]\n\nbakend = \"file\"\n");
-        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, claude_md.refresh)"), "{m}");
+        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, claude_md.refresh, redact.rules, redact.allow, redact.exclude)"), "{m}");
         let m = message("[link]\ngrace_minutes = \"soon\"\n");
         assert!(
             m.ends_with(
@@ -484,6 +616,70 @@ mod tests {
         assert!(m.contains(":1: `query` must be a table"), "{m}");
         let m = message("[query\nbackend = 1\n");
         assert!(m.contains(":1: not valid TOML"), "{m}");
+    }
+
+    #[test]
+    fn redact_lists_add_up_and_are_checked_as_read() {
+        let c = load(
+            Some(
+                "[redact]\nallow = [\"EXAMPLE\"]\nexclude = [\"*.key\"]\n\
+                 [redact.rules]\nacme-key = 'acme_[0-9a-f]{16}'\n",
+            ),
+            Some("redact.exclude = [\"private/\"]\n"),
+        )
+        .unwrap();
+        let r = c.redact();
+        assert_eq!(
+            r.rules,
+            [("acme-key".to_owned(), "acme_[0-9a-f]{16}".to_owned())]
+        );
+        assert_eq!(r.allow, ["EXAMPLE"]);
+        assert_eq!(
+            r.exclude,
+            [
+                ".env*",
+                "*.pem",
+                "*id_rsa*",
+                "secrets/**",
+                "*.key",
+                "private/"
+            ]
+        );
+        assert_eq!(
+            c.redactor().redact("k=acme_0123456789abcdef"),
+            "k=[REDACTED:acme-key]"
+        );
+        assert!(c.redactor().excluded("private/plan.md") && c.redactor().excluded("a.key"));
+
+        let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
+        let m = message("[redact.rules]\nacme = \"acme_(\"\n");
+        assert!(
+            m.contains(":2: `redact.rules.acme`: \"acme_(\" is not a valid regex"),
+            "{m}"
+        );
+        assert!(!m.contains('\n'), "one line: {m}");
+        let m = message("[redact]\nallow = \"x\"\n");
+        assert!(
+            m.contains(":2: `redact.allow` must be a list of strings"),
+            "{m}"
+        );
+        let m = message("[redact]\n\nexclude = [\"ok\", 3]\n");
+        assert!(
+            m.contains(":3: `redact.exclude` must hold strings, not"),
+            "{m}"
+        );
+        let m = message("[redact]\nexclude = [\"[abc\"]\n");
+        assert!(
+            m.contains("`redact.exclude`: the glob \"[abc\" has a '['"),
+            "{m}"
+        );
+        let m = message("[redact.rules]\nacme = 3\n");
+        assert!(
+            m.contains(":2: `redact.rules.acme` must be a string"),
+            "{m}"
+        );
+        let m = message("[redact]\nrulez = []\n");
+        assert!(m.contains("unknown key `redact.rulez`"), "{m}");
     }
 
     #[test]

@@ -11,13 +11,14 @@
 //! unfinished turns without changing the state; since ids depend only on the source, a later,
 //! more complete emission of the same draft replaces it in the store.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::heuristic::{alternatives, kind_of};
-use super::redact::{redact, redact_event};
+use super::redact::{Redactor, Taint};
 use super::sentences;
 use super::tools::{
     CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, operation,
@@ -75,6 +76,9 @@ pub struct State {
     /// The ids of the operation events (reads, searches) given so far: one each per session.
     #[serde(default)]
     operations: BTreeSet<String>,
+    /// What the session saw of files whose content is never captured (hashes only).
+    #[serde(default)]
+    taint: Taint,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -113,6 +117,10 @@ struct Call {
     timestamp: String,
     /// The whole command of a Bash call that runs `git commit` (its message is in it).
     commit_command: Option<String>,
+    /// Whether the call reads or writes a file whose content is never captured (its result
+    /// taints the session; see [`Taint`]).
+    #[serde(default)]
+    excluded: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -148,16 +156,28 @@ struct Failure {
 pub struct Extractor<'w> {
     state: State,
     workdir: Option<&'w Path>,
+    redactor: &'w Redactor,
     out: Vec<Event>,
 }
 
 impl<'w> Extractor<'w> {
-    /// Resume from `state`; file paths under `workdir` are made relative to it.
-    pub fn new(state: State, workdir: Option<&'w Path>) -> Self {
+    /// Resume from `state`; file paths under `workdir` are made relative to it, and every
+    /// string passes through `redactor`.
+    pub fn new(state: State, workdir: Option<&'w Path>, redactor: &'w Redactor) -> Self {
         Extractor {
             state,
             workdir,
+            redactor,
             out: Vec::new(),
+        }
+    }
+
+    /// `text` redacted, and scrubbed of what the session saw of excluded files.
+    fn clean<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let redacted = self.redactor.redact(text);
+        match self.state.taint.scrub(&redacted) {
+            Cow::Borrowed(_) => redacted,
+            Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
         }
     }
 
@@ -171,8 +191,8 @@ impl<'w> Extractor<'w> {
         let mut state = self.state.clone();
         for thread in [&mut state.main, &mut state.side] {
             if let Some(group) = thread.group.as_mut() {
-                group.thinking = redact(&group.thinking).into_owned();
-                group.text = redact(&group.text).into_owned();
+                group.thinking = self.clean(&group.thinking).into_owned();
+                group.text = self.clean(&group.text).into_owned();
             }
         }
         state
@@ -190,6 +210,7 @@ impl<'w> Extractor<'w> {
         let mut copy = Extractor {
             state: self.state.clone(),
             workdir: self.workdir,
+            redactor: self.redactor,
             out: Vec::new(),
         };
         copy.end_turn(true);
@@ -345,7 +366,36 @@ impl<'w> Extractor<'w> {
         let id = text(&block.id).unwrap_or("").to_owned();
         let op = op_of(&name);
         // Redacted as it enters: the path goes into event sources and the saved state too.
-        let file = file_of(&input).map(|f| redact(&self.relative(&f)).into_owned());
+        let file = file_of(&input).map(|f| self.clean(&self.relative(&f)).into_owned());
+        let excluded = match op {
+            Op::Bash => text(&input.command).is_some_and(|c| self.redactor.names_excluded(c)),
+            _ => file.as_deref().is_some_and(|f| self.redactor.excluded(f)),
+        };
+        if excluded {
+            // What is written to such a file is its content too.
+            let edits = input
+                .edits
+                .get()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.get());
+            let written = [
+                &input.content,
+                &input.new_string,
+                &input.old_string,
+                &input.command,
+            ]
+            .into_iter()
+            .filter_map(text)
+            .chain(edits.flat_map(|e| {
+                [text(&e.new_string), text(&e.old_string)]
+                    .into_iter()
+                    .flatten()
+            }));
+            for content in written {
+                self.state.taint.add(content);
+            }
+        }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
         match name.as_str() {
             "TodoWrite" => self.todo_write(&input, side, &timestamp),
@@ -360,8 +410,14 @@ impl<'w> Extractor<'w> {
         }
         // A file outside the working tree stays absolute: no operation is kept for it.
         let inside = file.as_deref().filter(|f| !Path::new(f).is_absolute());
-        if let Some(event) = operation(&self.state.session_id, &name, &input, inside, &timestamp)
-            && self.state.operations.len() < OPERATIONS_MAX
+        if let Some(event) = operation(
+            &self.state.session_id,
+            &name,
+            &input,
+            inside,
+            &timestamp,
+            self.redactor,
+        ) && self.state.operations.len() < OPERATIONS_MAX
             && self.state.operations.insert(event.id.clone())
         {
             let thread = self.thread(side);
@@ -373,6 +429,17 @@ impl<'w> Extractor<'w> {
             };
             self.emit(event);
         }
+        let commit_command: Option<String> = text(&input.command)
+            .filter(|c| op == Op::Bash && runs_git_commit(c))
+            .map(|c| self.clean(c).chars().take(COMMIT_COMMAND_MAX).collect());
+        let input = if excluded && op == Op::Bash {
+            "[REDACTED:excluded-file]".to_owned()
+        } else {
+            self.state
+                .taint
+                .scrub(&compress_input(&name, &input, self.redactor))
+                .into_owned()
+        };
         let thread = self.thread(side);
         let group = thread
             .group
@@ -380,10 +447,6 @@ impl<'w> Extractor<'w> {
             .map(|g| g.id.clone())
             .unwrap_or_default();
         if thread.calls.len() < CALLS_PER_TURN_MAX {
-            let commit_command = text(&input.command)
-                .filter(|c| op == Op::Bash && runs_git_commit(c))
-                .map(|c| redact(c).chars().take(COMMIT_COMMAND_MAX).collect());
-            let input = compress_input(&name, &input);
             thread.calls.push(Call {
                 id,
                 name,
@@ -394,6 +457,7 @@ impl<'w> Extractor<'w> {
                 group,
                 timestamp,
                 commit_command,
+                excluded,
             });
         }
     }
@@ -430,7 +494,7 @@ impl<'w> Extractor<'w> {
         let Some(prompt) = prompt_text(&prompt) else {
             return;
         };
-        let prompt = redact(&prompt).into_owned();
+        let prompt = self.clean(&prompt).into_owned();
         self.end_turn(side);
         if !side && self.state.request.is_empty() {
             self.state.request = truncate_words(&prompt, PROMPT_MAX);
@@ -473,11 +537,23 @@ impl<'w> Extractor<'w> {
                 Outcome::Success
             };
         }
-        let (name, command, commit_command) = (
+        let (name, command, commit_command, excluded) = (
             call.name.clone(),
             call.input.clone(),
             call.commit_command.clone(),
+            call.excluded,
         );
+        if excluded {
+            // The content of a file never to capture, as the tool gave it.
+            for seen in [text(&result.stdout), text(&result.stderr)]
+                .into_iter()
+                .flatten()
+                .map(str::to_owned)
+                .chain(result_texts(block))
+            {
+                self.state.taint.add(&seen);
+            }
+        }
         match name.as_str() {
             "Bash" => {
                 if error {
@@ -552,13 +628,13 @@ impl<'w> Extractor<'w> {
             if let Some(first) = telling.or(sentences.first()) {
                 let mut event = self.event(
                     Kind::Raw,
-                    &redact(first.text(&paragraphs)),
+                    &self.clean(first.text(&paragraphs)),
                     Origin::Thinking,
                     &group.id,
                     &group.timestamp,
                     side,
                 );
-                event.rationale = truncate_words(&redact(&group.thinking), RATIONALE_MAX);
+                event.rationale = truncate_words(&self.clean(&group.thinking), RATIONALE_MAX);
                 self.draft(event, side);
             }
         }
@@ -590,8 +666,8 @@ impl<'w> Extractor<'w> {
             };
             matched = true;
             // Redacted before anything is cut from it, so that no part of a secret survives.
-            let sentence = &*redact(sentence);
-            let paragraph = &*redact(&paragraphs[s.paragraph]);
+            let sentence = &*self.clean(sentence);
+            let paragraph = &*self.clean(&paragraphs[s.paragraph]);
             let alts = alternatives(sentence);
             let id = event_id(&self.state.session_id, source, kind);
             if let Some(draft) = self
@@ -759,12 +835,13 @@ impl<'w> Extractor<'w> {
     }
 
     fn emit(&mut self, mut event: Event) {
-        redact_event(&mut event);
+        self.redactor.redact_event(&mut event);
+        self.state.taint.scrub_event(&mut event);
         self.out.push(event);
     }
 
     fn plan(&mut self, plan: &str, source: &str, side: bool, timestamp: &str) {
-        let plan = &*redact(plan);
+        let plan = &*self.clean(plan);
         let (paragraphs, _) = sentences::split(plan);
         let title = paragraphs.first().map(String::as_str).unwrap_or("plan");
         let mut event = self.event(
@@ -788,7 +865,7 @@ impl<'w> Extractor<'w> {
     }
 
     fn commit(&mut self, mut info: CommitInfo, source: &str, side: bool, timestamp: &str) {
-        info.message = redact(&info.message).into_owned();
+        info.message = self.clean(&info.message).into_owned();
         let (subject, body) = info.message.split_once('\n').unwrap_or((&info.message, ""));
         let kind = commit_kind(subject);
         let mut event = self.event(kind, subject, Origin::Commit, source, timestamp, side);
@@ -950,7 +1027,7 @@ impl<'w> Extractor<'w> {
             .enumerate()
             .map(|(i, t)| TaskItem {
                 id: (i + 1).to_string(),
-                subject: redact(text(&t.content).unwrap_or("")).into_owned(),
+                subject: self.clean(text(&t.content).unwrap_or("")).into_owned(),
                 status: text(&t.status).unwrap_or("pending").to_owned(),
             })
             .collect();
@@ -970,7 +1047,7 @@ impl<'w> Extractor<'w> {
     }
 
     fn set_task(&mut self, id: String, subject: Option<String>, status: Option<&str>) {
-        let subject = subject.map(|s| redact(&s).into_owned());
+        let subject = subject.map(|s| self.clean(&s).into_owned());
         let tasks = &mut self.state.tasks;
         if status == Some("deleted") {
             tasks.retain(|t| t.id != id);
@@ -1153,6 +1230,27 @@ fn prompt_text(raw: &str) -> Option<String> {
         return None;
     }
     Some(t.to_owned())
+}
+
+/// The text of a tool result's content, whether a string or text blocks.
+fn result_texts(block: &Block<'_>) -> Vec<String> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Content {
+        Text(String),
+        Blocks(Vec<serde_json::Value>),
+    }
+    let Some(raw) = block.content.get() else {
+        return Vec::new();
+    };
+    match serde_json::from_str::<Content>(raw.get()) {
+        Ok(Content::Text(t)) => vec![t],
+        Ok(Content::Blocks(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text")?.as_str().map(str::to_owned))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 fn result_text(block: &Block<'_>) -> String {

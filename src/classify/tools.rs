@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::redact::{redact, redact_event};
+use super::redact::Redactor;
 use crate::event::{Event, Kind, Origin, Outcome, ToolCall, truncate_words};
 use crate::transcript::record::{ToolInput, text};
 
@@ -54,7 +54,7 @@ pub fn relative(workdir: Option<&Path>, path: &str) -> String {
 }
 
 /// A one-line form of a tool's input: the command, the path, the pattern — whatever says most.
-pub fn compress_input(tool: &str, input: &ToolInput<'_>) -> String {
+pub fn compress_input(tool: &str, input: &ToolInput<'_>, redactor: &Redactor) -> String {
     let main = match op_of(tool) {
         Op::Bash => text(&input.command),
         Op::Read | Op::Write => text(&input.file_path).or(text(&input.notebook_path)),
@@ -69,7 +69,8 @@ pub fn compress_input(tool: &str, input: &ToolInput<'_>) -> String {
             .or(text(&input.file_path)),
     };
     // Redact before cutting, or a cut could leave part of a secret that no rule recognises.
-    let one_line = redact(main.unwrap_or(""))
+    let one_line = redactor
+        .redact(main.unwrap_or(""))
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
@@ -90,10 +91,11 @@ pub fn operation(
     input: &ToolInput<'_>,
     file: Option<&str>,
     timestamp: &str,
+    redactor: &Redactor,
 ) -> Option<Event> {
     let (kind, source, summary, files) = match tool {
         "Read" | "NotebookRead" => {
-            let file = redact(file?);
+            let file = redactor.redact(file?);
             (
                 Kind::Read,
                 format!("read:{file}"),
@@ -102,7 +104,8 @@ pub fn operation(
             )
         }
         "Grep" | "Glob" => {
-            let pattern: String = redact(text(&input.pattern)?)
+            let pattern: String = redactor
+                .redact(text(&input.pattern)?)
                 .chars()
                 .take(PATTERN_MAX)
                 .collect();
@@ -126,10 +129,10 @@ pub fn operation(
     event.files_affected = files;
     event.tool_calls = vec![ToolCall {
         name: tool.to_owned(),
-        input: compress_input(tool, input),
+        input: compress_input(tool, input, redactor),
         outcome: Outcome::Unknown,
     }];
-    redact_event(&mut event);
+    redactor.redact_event(&mut event);
     Some(event)
 }
 

@@ -172,16 +172,24 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
         .map(|path| relative(store.workdir(), path))
         .filter(|f| !Path::new(f).is_absolute());
     let now = rfc3339(time::now_seconds());
-    let Some(event) = operation(&payload.session_id, tool, &input, file.as_deref(), &now) else {
+    let redactor = store.config().redactor();
+    let Some(event) = operation(
+        &payload.session_id,
+        tool,
+        &input,
+        file.as_deref(),
+        &now,
+        redactor,
+    ) else {
         return Ok(Response::default());
     };
     let session = &payload.session_id;
     if pending::holds(store, session, &event.id)
-        || link::is_attached(store, session, &event.id).map_err(|e| e.to_string())?
+        || link::is_attached(store, session, &event.id).map_err(|e| reason(&e))?
     {
         return Ok(Response::default());
     }
-    pending::append(store, &event).map_err(|e| e.to_string())?;
+    pending::append(store, &event).map_err(|e| reason(&e))?;
     Ok(Response {
         log: Some(format!("captured: {}", event.summary)),
         ..Response::default()

@@ -150,7 +150,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         start,
         options.max_line,
     );
-    let mut extractor = Extractor::new(extractor_state, store.workdir());
+    let mut extractor = Extractor::new(extractor_state, store.workdir(), store.config().redactor());
     let mut progress = Progress {
         store,
         path,

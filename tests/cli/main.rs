@@ -18,6 +18,7 @@ mod load;
 mod notes;
 mod pager;
 mod query;
+mod redaction;
 mod repo;
 mod review;
 mod scenario;

@@ -1,0 +1,214 @@
+//! Redaction end to end: the secrets of the corpus (`tests/data/redaction/`), said in every
+//! place a transcript can say them, reach nothing git or the store keeps and nothing a hook or
+//! a command shows; what a session saw of an excluded file (`.env`, keys, `secrets/`) is
+//! scrubbed from what it said after; the user's own rules in `.agent-context.toml` apply.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::link::{bash_result, prompt, say};
+use crate::repo::TestRepo;
+
+/// The positive samples: (rule, secret, text).
+fn positives() -> Vec<(String, String, String)> {
+    let unescape = |s: &str| {
+        s.replace("\\\\", "\u{0}")
+            .replace("\\n", "\n")
+            .replace("\\t", "\t")
+            .replace('\u{0}', "\\")
+    };
+    fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/redaction/positives.tsv"),
+    )
+    .unwrap()
+    .lines()
+    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    .map(|l| {
+        let f: Vec<&str> = l.split('\t').collect();
+        (f[0].to_owned(), unescape(f[1]), unescape(f[2]))
+    })
+    .collect()
+}
+
+/// Everything git keeps (every object, whatever refers to it) and every file of the store.
+fn everything_kept(repo: &TestRepo) -> String {
+    let objects = repo.git_output(
+        &repo.root,
+        &["cat-file", "--batch-all-objects", "--batch", "--unordered"],
+        &[],
+    );
+    assert!(objects.status.success());
+    let mut out = String::from_utf8_lossy(&objects.stdout).into_owned();
+    let mut folders = vec![repo.root.join(".git/agent-context")];
+    while let Some(dir) = folders.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                out.push_str(&String::from_utf8_lossy(&fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+const AT: &str = "2026-01-01T00:00:00Z";
+
+fn text(msg: &str, words: &str) -> String {
+    say(msg, AT, json!([{"type": "text", "text": words}]))
+}
+
+fn tool(msg: &str, id: &str, name: &str, input: serde_json::Value) -> String {
+    say(
+        msg,
+        AT,
+        json!([{"type": "tool_use", "id": id, "name": name, "input": input}]),
+    )
+}
+
+#[test]
+fn no_secret_reaches_git_the_store_a_hook_or_a_command() {
+    let repo = TestRepo::new();
+    fs::write(
+        repo.root.join(".agent-context.toml"),
+        "[redact]\nexclude = [\"config/*.key\"]\nallow = [\"acme_0000000000000000\"]\n\
+         [redact.rules]\nacme-key = 'acme_[0-9a-f]{16}'\n",
+    )
+    .unwrap();
+    repo.commit("README.md", "app\n", "docs: readme");
+    let commit = repo.commit("app.py", "print(1)\n", "feat: the app");
+    let root = repo.root.to_str().unwrap();
+    let samples = positives();
+    let mut lines = vec![prompt("p0", "Set up the deployment credentials", AT)];
+    // Each secret where a transcript can carry one: reasoning, prompts, commands, tasks,
+    // plans, commit messages.
+    for (i, (_, _, sample)) in samples.iter().enumerate() {
+        let msg = format!("m{i}");
+        let id = format!("t{i}");
+        lines.push(match i % 6 {
+            0 => text(&msg, &format!("I'll go with this because the deploy needs it:\n{sample}")),
+            1 => prompt(&format!("p{i}"), &format!("We decided to use this instead of the old one: {sample}"), AT),
+            2 => tool(&msg, &id, "Bash", json!({"command": format!("deploy --config '{sample}'")})),
+            3 => tool(&msg, &id, "TodoWrite", json!({"todos": [{"content": format!("Rotate {sample}"), "status": "pending"}]})),
+            4 => tool(&msg, &id, "ExitPlanMode", json!({"plan": format!("Plan: use the vault.\n\nWe chose it over env files because of {sample}")})),
+            _ => say(&msg, AT, json!([{"type": "thinking", "thinking": format!("I'll keep the setting because the migration needs it: {sample}")}])),
+        });
+    }
+    // The content of excluded files: read, printed by a command, written.
+    let env_file = "     1→# local\n     2→FLAG=blue-kiwi-42\n     3→NODE_ENV=production\n";
+    lines.extend([
+        tool("r1", "read1", "Read", json!({"file_path": format!("{root}/.env")})),
+        bash_result("read1", env_file, AT),
+        tool("r2", "cat1", "Bash", json!({"command": "cat config/prod.key"})),
+        bash_result("cat1", "zq9-unique-value-77\n", AT),
+        tool("r3", "write1", "Write", json!({"file_path": format!("{root}/secrets/api.txt"), "content": "token: plum-sauce-314\n"})),
+        bash_result("write1", "ok", AT),
+        text("r4", "I'll go with FLAG=blue-kiwi-42 in production because zq9-unique-value-77 and plum-sauce-314 are already set."),
+        text("r5", "I'll use acme_0123456789abcdef as the key, not acme_0000000000000000, because it is live."),
+        tool("c1", "commit1", "Bash", json!({"command": "git commit -am 'feat: the app'"})),
+        bash_result("commit1", &format!("[main {}] feat: the app\n 1 file changed", &commit[..7]), AT),
+        prompt("p-end", "thanks", AT),
+    ]);
+    let transcript = repo.home.join("s-link.jsonl");
+    fs::write(&transcript, lines.concat()).unwrap();
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert!(
+        !repo
+            .git(&["notes", "--ref=agent-context", "list"])
+            .is_empty()
+    );
+    repo.git(&["rev-parse", "--verify", "refs/agent-context"]);
+
+    // What hooks and commands show.
+    let mut shown = String::new();
+    for (event, extra) in [
+        (
+            "UserPromptSubmit",
+            json!({"prompt": "Which deployment credentials did we choose and why?"}),
+        ),
+        ("SessionStart", json!({"source": "compact"})),
+        (
+            "PreToolUse",
+            json!({"tool_name": "Read", "tool_input": {"file_path": format!("{root}/app.py")}}),
+        ),
+    ] {
+        let mut payload = json!({"session_id": "s-other", "cwd": root, "hook_event_name": event,
+            "transcript_path": transcript.to_str().unwrap()});
+        for (k, v) in extra.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let out = repo.run_with_input(
+            &repo.root,
+            &["hook", event],
+            payload.to_string().as_bytes(),
+            &[],
+        );
+        assert!(out.status.success());
+        shown.push_str(&String::from_utf8_lossy(&out.stdout));
+    }
+    for args in [
+        &["show", "HEAD", "--no-pager", "--color=never"][..],
+        &["review", "HEAD~1", "--format", "json"],
+        &["why", "app.py", "--json"],
+        &["query", "deployment credentials vault", "--json"],
+        &["log", "--no-pager", "--color=never"],
+    ] {
+        shown.push_str(&repo.ok(args));
+    }
+    assert!(
+        shown.contains("[REDACTED:"),
+        "the reasoning is shown, redacted: {shown}"
+    );
+
+    let kept = everything_kept(&repo);
+    for (rule, secret, _) in &samples {
+        assert!(
+            !kept.contains(secret.as_str()),
+            "{rule}: {secret:?} is kept somewhere"
+        );
+        assert!(
+            !shown.contains(secret.as_str()),
+            "{rule}: {secret:?} is shown"
+        );
+    }
+    let rules: BTreeSet<&str> = samples.iter().map(|(r, _, _)| r.as_str()).collect();
+    for rule in rules {
+        assert!(
+            kept.contains(&format!("[REDACTED:{rule}]")),
+            "{rule} redacted what it found"
+        );
+    }
+    for seen in [
+        "blue-kiwi-42",
+        "zq9-unique-value-77",
+        "plum-sauce-314",
+        "acme_0123456789abcdef",
+    ] {
+        assert!(
+            !kept.contains(seen) && !shown.contains(seen),
+            "{seen} is kept or shown"
+        );
+    }
+    assert!(
+        kept.contains("FLAG=[REDACTED:excluded-file] in production"),
+        "the words around stay"
+    );
+    assert!(
+        kept.contains("[REDACTED:acme-key]"),
+        "the user's rule applies"
+    );
+    assert!(
+        kept.contains("not acme_0000000000000000"),
+        "the allow-list keeps what it names"
+    );
+    assert!(
+        !kept.contains("cat config/prod.key"),
+        "a command about an excluded file is not kept, lest it write one"
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
