@@ -48,7 +48,7 @@ fn index_file(store: &Store, session: &str) -> PathBuf {
 }
 
 /// Where the events of `session` already went: event id → commit.
-fn read_index(store: &Store, session: &str) -> Result<HashMap<String, ObjectId>> {
+pub(super) fn read_index(store: &Store, session: &str) -> Result<HashMap<String, ObjectId>> {
     let path = index_file(store, session);
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
@@ -67,7 +67,11 @@ fn read_index(store: &Store, session: &str) -> Result<HashMap<String, ObjectId>>
         .collect())
 }
 
-fn write_index(store: &Store, session: &str, index: &HashMap<String, ObjectId>) -> Result<()> {
+pub(super) fn write_index(
+    store: &Store,
+    session: &str,
+    index: &HashMap<String, ObjectId>,
+) -> Result<()> {
     let mut lines: Vec<String> = index.iter().map(|(id, c)| format!("{id} {c}")).collect();
     lines.sort();
     let mut out = lines.join("\n");
@@ -274,16 +278,56 @@ pub fn defer(store: &Store, session: &str, commit: ObjectId) -> Result<()> {
 }
 
 fn append_deferred(store: &Store, session: &str, commit: ObjectId, at: i64) -> Result<()> {
-    use std::io::Write;
     let path = store.dir().join(DEFERRED);
     fs::create_dir_all(store.dir()).map_err(io_error("cannot create", store.dir()))?;
-    let mut file = fs::OpenOptions::new()
+    let file = open_deferred(&path)?;
+    append_line(&path, file, &format!("{session} {commit} {at}\n"))
+}
+
+fn open_deferred(path: &Path) -> Result<fs::File> {
+    fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&path)
-        .map_err(io_error("cannot open", &path))?;
-    file.write_all(format!("{session} {commit} {at}\n").as_bytes())
-        .map_err(io_error("cannot write", &path))
+        .open(path)
+        .map_err(io_error("cannot open", path))
+}
+
+/// Append `line` to `file`, opened as `path`. A run that claims the deferred commits (it
+/// renames the file aside, reads it, and removes it) may do so between the open and the write
+/// and never see the line: then it is written again, to the new file, until it lands in a file
+/// that was still `path` after the write. A line read twice links its commit twice, which
+/// changes nothing the second time.
+fn append_line(path: &Path, mut file: fs::File, line: &str) -> Result<()> {
+    use std::io::Write;
+    for _ in 0..APPEND_ATTEMPTS {
+        file.write_all(line.as_bytes())
+            .map_err(io_error("cannot write", path))?;
+        if !renamed_away(&file, path) {
+            return Ok(());
+        }
+        file = open_deferred(path)?;
+    }
+    Ok(())
+}
+
+/// How often a deferred line is written again after its file was claimed under it: more claims
+/// than that in the moment of one append cannot happen, as each takes the store's lock.
+const APPEND_ATTEMPTS: usize = 8;
+
+/// Whether `path` no longer names the file `file` is open on.
+#[cfg(unix)]
+fn renamed_away(file: &fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(open), Ok(named)) => (open.dev(), open.ino()) != (named.dev(), named.ino()),
+        (Ok(_), Err(e)) => e.kind() == std::io::ErrorKind::NotFound,
+        (Err(_), _) => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn renamed_away(_file: &fs::File, _path: &Path) -> bool {
+    false
 }
 
 fn read_deferred(path: &Path) -> Vec<Deferred> {
@@ -330,16 +374,32 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let repo = store.repo();
     let mut index = read_index(store, session)?;
     let mut batches: Vec<(ObjectId, Vec<Event>)> = Vec::new();
-    // Events the index already places (a run that died before trimming the queue) go where
-    // it says, never to a second commit.
+    // Events the index already places go where it says, never to a second commit: a run that
+    // died before trimming the queue left them, or a hook appended one to the queue (see
+    // [`pending::append`]) while this event was being attached. Either copy may be older than
+    // the note's, which a later extraction updates in place: it only fills a gap.
+    let mut replayed: HashSet<String> = HashSet::new();
     for e in std::mem::take(&mut events) {
         match index.get(&e.id) {
-            Some(commit) => place(&mut batches, *commit, e),
+            Some(commit) => {
+                replayed.insert(e.id.clone());
+                place(&mut batches, *commit, e);
+            }
             None => events.push(e),
         }
     }
     let mut batch: Vec<Event> = Vec::new();
+    // In a shallow clone, a commit the session named that is not here is most likely beyond
+    // the shallow boundary: the events that led to it do not go to the next commit as well.
+    // Those its note (fetched with the notes) holds leave the queue; the others wait until the
+    // history is deepened.
+    let shallow = repo.is_shallow().unwrap_or(false);
+    let mut beyond: HashSet<(String, String)> = HashSet::new();
     for e in events {
+        let named = match e.origin {
+            Origin::Commit if shallow => e.commits.clone(),
+            _ => Vec::new(),
+        };
         let commit = match e.origin {
             Origin::Commit => e
                 .commits
@@ -350,7 +410,18 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         batch.push(e);
         if let Some(commit) = commit {
             batches.push((commit, std::mem::take(&mut batch)));
+        } else if !named.is_empty() {
+            let noted = noted_beyond(&repo, &named);
+            beyond.extend(
+                batch
+                    .drain(..)
+                    .filter(|e| noted.contains(&e.id))
+                    .map(|e| (e.session_id, e.id)),
+            );
         }
+    }
+    if !beyond.is_empty() {
+        pending::remove(store, &beyond)?;
     }
     match rest {
         Rest::ByTimeAndFiles if !batch.is_empty() => {
@@ -410,11 +481,34 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     if !moved.is_empty() {
         write_index(store, session, &index)?;
     }
-    notes::attach_all(store, &batches)?;
+    let keep: HashSet<&str> = replayed.iter().map(String::as_str).collect();
+    notes::attach_all_keeping(store, &batches, &keep)?;
     let commits: BTreeSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
     graph::update(store, &BTreeMap::from([(session.to_owned(), commits)]))?;
     pending::remove(store, &moved)?;
     Ok(linked)
+}
+
+/// The ids of the events in the note of the commit `names` (full or abbreviated ids) name,
+/// when that commit is not in this repository but its note is (a shallow clone's notes
+/// name commits beyond its boundary).
+fn noted_beyond(repo: &gix::Repository, names: &[String]) -> HashSet<String> {
+    let Ok(noted) = notes::annotated(repo) else {
+        return HashSet::new();
+    };
+    let commit = names.iter().find_map(|name| {
+        let mut found = noted
+            .iter()
+            .filter(|c| c.to_string().starts_with(name.as_str()));
+        let first = found.next()?;
+        found.next().is_none().then_some(*first)
+    });
+    let events = commit.and_then(|c| notes::Reader::new(repo).ok()?.events(c).ok());
+    events
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| e.id)
+        .collect()
 }
 
 /// Add `event` to the batch of `commit`, starting one if there is none.
@@ -505,4 +599,31 @@ fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) 
         let before = parent.as_ref().and_then(|t| entry(t, path));
         now != before
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deferred_line_written_as_the_file_is_claimed_reaches_the_next_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DEFERRED);
+        let claimed = dir.path().join(DEFERRED_CLAIMED);
+        fs::write(&path, "s1 0000000000000000000000000000000000000001 1\n").unwrap();
+        // A hook opens the file to append its line; a run takes the file aside and reads it
+        // before the line is written; then the hook writes.
+        let file = open_deferred(&path).unwrap();
+        fs::rename(&path, &claimed).unwrap();
+        let seen = fs::read_to_string(&claimed).unwrap();
+        let line = "s2 0000000000000000000000000000000000000002 2\n";
+        append_line(&path, file, line).unwrap();
+        // The claim saw one line and removes the file; the hook's line waits for the next.
+        assert_eq!(seen.lines().count(), 1);
+        fs::remove_file(&claimed).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), line);
+        // Undisturbed, a line is written once.
+        append_line(&path, open_deferred(&path).unwrap(), line).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), line.repeat(2));
+    }
 }

@@ -349,8 +349,10 @@ impl Store {
         }
     }
 
-    /// Remove the temporary files of writers that died before renaming them: every write
-    /// happens under the lock, so with the lock held, any temporary file is such a leftover.
+    /// Remove the temporary files of writers that died before renaming them. Not every write
+    /// happens under the lock (a hook records its session, saves a continuation, notes the
+    /// graph CLAUDE.md was made from), so a file whose writer may still be at work stays
+    /// ([`may_be_written`]).
     fn sweep_temporary_files(&self) {
         for sub in [
             "",
@@ -358,6 +360,7 @@ impl Store {
             state::DIR,
             link::DIR,
             sessions::DIR,
+            "continuation",
             "index",
             "index/terms",
             "index/files",
@@ -370,12 +373,34 @@ impl Store {
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 let name = name.to_string_lossy();
-                if name.starts_with('.') && name.ends_with(TMP_SUFFIX) {
+                if name.starts_with('.')
+                    && name.ends_with(TMP_SUFFIX)
+                    && !may_be_written(&entry.path(), &name)
+                {
                     let _ = fs::remove_file(entry.path());
                 }
             }
         }
     }
+}
+
+/// Whether the temporary file `name` at `path` (`.<file>.<pid>.tmp`, see [`replace`]) may be
+/// a live writer's: its process is running (where `/proc` tells), or else the file is younger
+/// than [`STALE_REF_LOCK`] — a live writer renames its file within milliseconds.
+fn may_be_written(path: &Path, name: &str) -> bool {
+    let pid = name
+        .strip_suffix(TMP_SUFFIX)
+        .and_then(|n| n.rsplit_once('.'))
+        .and_then(|(_, pid)| pid.parse::<u32>().ok());
+    let proc = Path::new("/proc");
+    if let Some(pid) = pid
+        && proc.join("self").exists()
+    {
+        return proc.join(pid.to_string()).exists();
+    }
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().unwrap_or_default() < STALE_REF_LOCK)
 }
 
 /// The bucket a key's lines are kept in, where an index is split into files: the first byte

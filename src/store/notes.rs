@@ -6,6 +6,8 @@
 //! writer moved the ref in between, the work is redone on top of theirs, so no writer loses
 //! another's events.
 
+use std::collections::HashSet;
+
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
@@ -187,18 +189,35 @@ pub(crate) fn attach_to(store: &Store, id: ObjectId, events: &[Event]) -> Result
 /// Attach each batch of events to its commit (ids known to be commits of this repository), all
 /// in one commit on the notes ref; nothing is written when no note changes.
 pub fn attach_all(store: &Store, batches: &[(ObjectId, Vec<Event>)]) -> Result<Merged> {
+    attach_all_keeping(store, batches, &HashSet::new())
+}
+
+/// [`attach_all`], except that an event whose id is in `keep` only joins a note that does not
+/// hold it yet: the version already there stays. For copies that may be older than what the
+/// note holds (a queue line a crashed run left behind, or one a hook appended late).
+pub(crate) fn attach_all_keeping(
+    store: &Store,
+    batches: &[(ObjectId, Vec<Event>)],
+    keep: &HashSet<&str>,
+) -> Result<Merged> {
     let commits: Vec<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
     rewrite(store, &commits, |i, old| {
-        merge(old, batches[i].1.iter().cloned())
+        let held: HashSet<String> = old
+            .iter()
+            .filter(|e| keep.contains(e.id.as_str()))
+            .map(|e| e.id.clone())
+            .collect();
+        let new = batches[i]
+            .1
+            .iter()
+            .filter(|e| !held.contains(&e.id))
+            .cloned();
+        merge(old, new)
     })
 }
 
 /// Take the events with these ids off `commit`'s note (the note goes when it is left empty).
-pub(crate) fn remove_from(
-    store: &Store,
-    commit: ObjectId,
-    ids: &std::collections::HashSet<&str>,
-) -> Result<Merged> {
+pub(crate) fn remove_from(store: &Store, commit: ObjectId, ids: &HashSet<&str>) -> Result<Merged> {
     rewrite(store, &[commit], |_, old| {
         let before = old.len();
         let kept: Vec<Event> = old

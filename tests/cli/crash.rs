@@ -11,7 +11,7 @@ use crate::repo::TestRepo;
 /// the decision graph's tree, the pending queue byte for byte, the attached index, and the
 /// retrieval index's lines (in any order; its `state` names the notes commit, which differs
 /// when a run was cut short).
-fn stored(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)> {
+pub fn stored(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = commits
         .iter()
         .map(|c| {

@@ -18,6 +18,7 @@ mod load;
 mod notes;
 mod pager;
 mod query;
+mod races;
 mod redaction;
 mod repo;
 mod review;
