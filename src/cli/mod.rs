@@ -5,6 +5,7 @@
 
 mod claude_md;
 mod extract;
+mod forget;
 mod hook;
 mod init;
 mod install;
@@ -73,6 +74,9 @@ enum Command {
     /// Regenerate the marked section of CLAUDE.md from the decision graph.
     #[command(name = "claude-md")]
     ClaudeMd(claude_md::Args),
+    /// Take events out of the notes, the decision graph, the pending queue and the caches, by
+    /// session, id or text; the refs get new commits (their history keeps the old text).
+    Forget(forget::Args),
     /// Run a git hook (post-commit, post-rewrite) or a Claude Code hook; always exits 0.
     Hook(hook::Args),
 }
@@ -161,6 +165,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
         Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),
+        Command::Forget(args) => forget::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args, out),
     }
 }

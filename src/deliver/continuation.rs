@@ -60,6 +60,18 @@ pub fn saved_exists(store: &Store, session: &str) -> bool {
     saved_path(store, session).is_file()
 }
 
+/// Drop the saved summary of `session`, made from events since forgotten: [`context`] makes
+/// one from the store until the next snapshot.
+pub fn discard(store: &Store, session: &str) -> Result<(), String> {
+    let path = saved_path(store, session);
+    match fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("cannot remove {}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// What `session` is given after it was `how` ("compacted", "resumed"): its saved summary, or
 /// one made from the store; nothing when nothing is recorded for it.
 pub fn context(store: &Store, session: &str, how: &str) -> Result<Option<String>, String> {

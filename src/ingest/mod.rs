@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
 use crate::event::Event;
-use crate::store::{self, Store, link, pending, sessions, state};
+use crate::store::{self, Store, forget, link, pending, sessions, state};
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::reader::{Line, LineReader};
 use crate::transcript::record::parse_line;
@@ -248,6 +248,8 @@ impl Progress<'_> {
         offset: u64,
         state: State,
     ) -> Result<(), Error> {
+        // What `forget` took out stays out, however often the transcript is read again.
+        let events = forget::drop_forgotten(self.store, events)?;
         // Events already attached to a commit update their note; the rest wait in the queue.
         let (in_notes, waiting) = link::route(self.store, events)?;
         self.report.events_updated += in_notes;

@@ -235,6 +235,30 @@ pub(crate) fn remove_from(store: &Store, commit: ObjectId, ids: &HashSet<&str>) 
     })
 }
 
+/// Take the events with the given ids off each commit's note, all in one commit on the notes
+/// ref (a note left empty goes): what `forget` does.
+pub(crate) fn remove_all(
+    store: &Store,
+    removals: &[(ObjectId, HashSet<String>)],
+) -> Result<Merged> {
+    let commits: Vec<ObjectId> = removals.iter().map(|(c, _)| *c).collect();
+    rewrite(store, &commits, |i, old| {
+        let before = old.len();
+        let kept: Vec<Event> = old
+            .into_iter()
+            .filter(|e| !removals[i].1.contains(&e.id))
+            .collect();
+        let removed = before - kept.len();
+        (
+            kept,
+            Merged {
+                removed,
+                ..Merged::default()
+            },
+        )
+    })
+}
+
 /// Rewrite the notes of `commits` with `edit` (given the index in `commits` and the events
 /// there now, it returns the events to keep and what changed), in one commit on the notes ref,
 /// redone on top of another writer's commit if the ref moved in between.

@@ -10,6 +10,7 @@ mod config;
 mod corrupt;
 mod crash;
 mod extract;
+mod forget;
 mod git_hooks;
 mod graph;
 mod install;

@@ -354,6 +354,11 @@ pub fn update(store: &Store, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> 
 
 /// Make the graph again from every note, as one commit on the ref (none if nothing differs).
 pub fn rebuild(store: &Store) -> Result<Updated> {
+    rebuild_for(store, "rebuilt from the notes")
+}
+
+/// [`rebuild`], its commit message saying why (`forgot 2 events, rebuilt from the notes`).
+pub(crate) fn rebuild_for(store: &Store, why: &str) -> Result<Updated> {
     let repo = store.repo();
     let mut reader = notes::Reader::new(&repo)?;
     let mut by_session: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
@@ -362,7 +367,7 @@ pub fn rebuild(store: &Store) -> Result<Updated> {
             by_session.entry(e.session_id).or_default().insert(commit);
         }
     }
-    write(store, Start::Empty, &by_session)
+    write(store, Start::Empty(why), &by_session)
 }
 
 /// The commit at the tip of the graph's ref, if it exists.
@@ -428,11 +433,11 @@ fn gather(
     Ok((!events.is_empty()).then_some((old, events)))
 }
 
-/// What a write starts from: the graph at the ref's tip, or nothing (a rebuild).
+/// What a write starts from: the graph at the ref's tip, or nothing (a rebuild, and why).
 #[derive(Clone, Copy)]
-enum Start {
+enum Start<'a> {
     Tip,
-    Empty,
+    Empty(&'a str),
 }
 
 /// The edits that make the nodes of `touched` what their notes say, and the commit message.
@@ -932,7 +937,7 @@ fn lines(set: &BTreeSet<String>) -> String {
 /// top of another writer's commit when the ref moved in between.
 fn write(
     store: &Store,
-    start: Start,
+    start: Start<'_>,
     touched: &BTreeMap<String, BTreeSet<ObjectId>>,
 ) -> Result<Updated> {
     let mut repo = store.repo();
@@ -942,12 +947,14 @@ fn write(
         let tip_tree = tip.tree;
         let snapshot = match start {
             Start::Tip => tip,
-            Start::Empty => Snapshot::of(&repo, tip.tip, ObjectId::empty_tree(repo.object_hash())),
+            Start::Empty(_) => {
+                Snapshot::of(&repo, tip.tip, ObjectId::empty_tree(repo.object_hash()))
+            }
         };
         let (edits, mut message, mut updated) = plan(&repo, &snapshot, touched)?;
-        if let Start::Empty = start {
+        if let Start::Empty(why) = start {
             message = format!(
-                "agent-context: rebuilt from the notes: {} sessions, {} decisions",
+                "agent-context: {why}: {} sessions, {} decisions",
                 updated.sessions, updated.decisions
             );
         }

@@ -1,0 +1,421 @@
+//! `forget`: take events out of the notes, the decision graph, the pending queue and the local
+//! caches (DESIGN §12), by session, by id or by what they say.
+//!
+//! As with `git log --author --grep`, each kind of criterion given narrows the choice and
+//! several values of one kind are alternatives: `--session A --match KEY` forgets the events of
+//! A that mention KEY. Every `--session` and `--event` given must name something stored, or
+//! nothing is forgotten (as `git rm` with a pathspec that matches no file). The refs get new
+//! commits; their history keeps the old text, which the README's Security section says how to
+//! purge.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+
+use anyhow::anyhow;
+use regex::Regex;
+use serde_json::json;
+
+use crate::cli::{CmdResult, Failure, write_json};
+use crate::deliver::{claude_md, continuation};
+use crate::retrieve::index;
+use crate::store::forget::{self, Inventory, Removed, Resolved, Stored};
+use crate::store::{Store, graph, notes};
+
+#[derive(Debug, clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("which")
+        .required(true)
+        .multiple(true)
+        .args(["session", "event", "pattern"])
+))]
+pub struct Args {
+    /// Forget the events of this session (an id, or a prefix of at least 4 characters naming
+    /// one). Repeatable.
+    #[arg(long, value_name = "id")]
+    session: Vec<String>,
+    /// Forget this event (its id, or a prefix of at least 4 hex digits naming one). Repeatable.
+    #[arg(long, value_name = "id")]
+    event: Vec<String>,
+    /// Forget the events whose texts match this regular expression: summary, rationale,
+    /// alternatives, the prompt they answered, tool calls, tasks, files. Repeatable.
+    #[arg(long = "match", value_name = "regex")]
+    pattern: Vec<String>,
+    /// List what would be forgotten and change nothing.
+    #[arg(long, short = 'n')]
+    dry_run: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The criteria, checked and compiled.
+struct Criteria {
+    sessions: Vec<String>,
+    events: Vec<String>,
+    patterns: Vec<Regex>,
+}
+
+pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    let criteria = criteria(&args)?;
+    if args.dry_run {
+        let inventory = forget::inventory(store, &criteria.patterns)?;
+        let chosen = choose(&inventory, &args, &criteria)?;
+        if forget::interrupted(store) {
+            eprintln!(
+                "warning: a forget was interrupted before it finished; the next one completes it"
+            );
+        }
+        let emptied = inventory.notes_emptied(&chosen);
+        return report(&chosen, emptied, None, 0, None, args.json, out);
+    }
+
+    // Without a store, nothing is written before the choice is known to be good.
+    if !store.exists() {
+        let inventory = forget::inventory(store, &criteria.patterns)?;
+        choose(&inventory, &args, &criteria)?;
+    }
+    let lock = store.lock()?;
+    let completed = complete_interrupted(store)?;
+    let inventory = forget::inventory(store, &criteria.patterns)?;
+    let chosen = choose(&inventory, &args, &criteria)?;
+    let emptied = inventory.notes_emptied(&chosen);
+    let removed = forget::remove(store, &chosen)?;
+    let sessions: BTreeSet<&str> = chosen.iter().map(|e| e.session.as_str()).collect();
+    clear_caches(store, removed.notes_commit.is_some(), sessions)?;
+    forget::finish(store)?;
+    drop(lock);
+    let claude_md = refresh_claude_md(store);
+    report(
+        &chosen,
+        emptied,
+        Some(&removed),
+        completed,
+        claude_md,
+        args.json,
+        out,
+    )
+}
+
+fn criteria(args: &Args) -> Result<Criteria, Failure> {
+    let usage = |message: String| Failure::Usage(anyhow!(message));
+    let mut events = Vec::new();
+    for id in &args.event {
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(usage(format!(
+                "--event {id:?}: not an event id (event ids are hex digits)"
+            )));
+        }
+        if id.len() < forget::PREFIX_MIN {
+            return Err(usage(format!(
+                "--event {id}: too short; give at least {} hex digits",
+                forget::PREFIX_MIN
+            )));
+        }
+        events.push(id.to_ascii_lowercase());
+    }
+    let mut sessions = Vec::new();
+    for session in &args.session {
+        if session.trim().is_empty() {
+            return Err(usage("--session needs a session id".to_owned()));
+        }
+        sessions.push(session.clone());
+    }
+    let mut patterns = Vec::new();
+    for pattern in &args.pattern {
+        if pattern.is_empty() {
+            return Err(usage(
+                "--match needs a regular expression (an empty one matches every event)".to_owned(),
+            ));
+        }
+        let re = Regex::new(pattern).map_err(|e| {
+            // The regex crate's message spans lines (the pattern, a caret, the reason): the
+            // reason is its last line.
+            let text = e.to_string();
+            let reason = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid")
+                .trim()
+                .trim_start_matches("error: ")
+                .to_owned();
+            usage(format!(
+                "--match {pattern:?}: not a valid regular expression: {reason}"
+            ))
+        })?;
+        patterns.push(re);
+    }
+    Ok(Criteria {
+        sessions,
+        events,
+        patterns,
+    })
+}
+
+/// The events the criteria choose. A `--session` or `--event` that names nothing stored, or a
+/// choice that is empty, is "nothing found" (exit 1); a prefix naming several, bad input.
+fn choose<'i>(
+    inventory: &'i Inventory,
+    args: &Args,
+    criteria: &Criteria,
+) -> Result<Vec<&'i Stored>, Failure> {
+    let mut sessions = Vec::new();
+    for name in &criteria.sessions {
+        match inventory.session(name) {
+            Resolved::One(id) => sessions.push(id),
+            Resolved::None => {
+                return Err(Failure::Failed(anyhow!(
+                    "no stored event is of session {name}"
+                )));
+            }
+            Resolved::Ambiguous(n) => {
+                return Err(Failure::Usage(anyhow!(
+                    "--session {name} is ambiguous: {n} sessions start with it"
+                )));
+            }
+        }
+    }
+    let mut events = Vec::new();
+    for name in &criteria.events {
+        match inventory.event(name) {
+            Resolved::One(id) => events.push(id),
+            Resolved::None => {
+                return Err(Failure::Failed(anyhow!("no stored event has id {name}")));
+            }
+            Resolved::Ambiguous(n) => {
+                return Err(Failure::Usage(anyhow!(
+                    "--event {name} is ambiguous: {n} events start with it"
+                )));
+            }
+        }
+    }
+    let chosen = inventory.select(&sessions, &events, !criteria.patterns.is_empty());
+    if chosen.is_empty() {
+        let mut given = Vec::new();
+        given.extend(args.session.iter().map(|s| format!("--session {s}")));
+        given.extend(args.event.iter().map(|e| format!("--event {e}")));
+        given.extend(args.pattern.iter().map(|p| format!("--match {p:?}")));
+        return Err(Failure::Failed(anyhow!(
+            "nothing to forget: no stored event meets {}",
+            given.join(" and ")
+        )));
+    }
+    Ok(chosen)
+}
+
+/// Finish a forget that died part way (its ids are remembered): the same steps for every
+/// forgotten event still stored, and the graph and caches made again. How many it took out.
+fn complete_interrupted(store: &Store) -> Result<usize, Failure> {
+    if !forget::interrupted(store) {
+        return Ok(0);
+    }
+    let inventory = forget::inventory(store, &[])?;
+    let left = inventory.already_forgotten(store)?;
+    forget::remove(store, &left)?;
+    let forgotten = forget::forgotten(store)?;
+    clear_caches(
+        store,
+        true,
+        forgotten.values().map(String::as_str).collect(),
+    )?;
+    forget::finish(store)?;
+    Ok(left.len())
+}
+
+/// The local caches made from the forgotten events: the retrieval index (made from the notes)
+/// is made again when they changed, and the sessions' saved continuation summaries go (they
+/// are made again from the store).
+fn clear_caches(
+    store: &Store,
+    notes_changed: bool,
+    sessions: BTreeSet<&str>,
+) -> Result<(), Failure> {
+    if notes_changed {
+        index::rebuild(store)?;
+    }
+    for session in sessions {
+        continuation::discard(store, session).map_err(|e| Failure::Failed(anyhow!(e)))?;
+    }
+    Ok(())
+}
+
+/// CLAUDE.md's generated section quotes the graph: when the file has one, it is made again.
+/// `None` when there is none; a failure is said, not fatal (the events are forgotten).
+fn refresh_claude_md(store: &Store) -> Option<&'static str> {
+    let path = store.workdir()?.join(claude_md::FILE);
+    let text = std::fs::read_to_string(&path).ok()?;
+    if !text.contains(claude_md::BEGIN) {
+        return None;
+    }
+    match claude_md::refresh_if_changed(store) {
+        Ok(claude_md::Refreshed::Unchanged) => Some("unchanged"),
+        Ok(_) => Some("updated"),
+        Err(e) => {
+            eprintln!("warning: CLAUDE.md's section was not made again: {e}");
+            Some("failed")
+        }
+    }
+}
+
+/// Where an event is kept: its commits (abbreviated), and `pending`.
+fn places(e: &Stored, short: bool) -> Vec<String> {
+    let mut out: Vec<String> = e
+        .commits
+        .iter()
+        .map(|c| match short {
+            true => c.to_hex_with_len(7).to_string(),
+            false => c.to_string(),
+        })
+        .collect();
+    if e.pending {
+        out.push("pending".to_owned());
+    }
+    out
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Say what was (or, without `removed`, would be) forgotten. The forgotten text is shown by a
+/// dry run only, which is for deciding; a forget lists ids and places.
+fn report(
+    chosen: &[&Stored],
+    emptied: usize,
+    removed: Option<&Removed>,
+    completed: usize,
+    claude_md: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> CmdResult {
+    let dry_run = removed.is_none();
+    let in_notes: usize = chosen.iter().map(|e| e.commits.len()).sum();
+    let notes_touched: BTreeSet<_> = chosen.iter().flat_map(|e| e.commits.iter()).collect();
+    let pending = chosen.iter().filter(|e| e.pending).count();
+    if json {
+        let events: Vec<serde_json::Value> = chosen
+            .iter()
+            .map(|e| {
+                let mut v = json!({
+                    "id": e.id,
+                    "session": e.session,
+                    "kind": e.kind.to_string(),
+                    "timestamp": e.timestamp,
+                    "commits": e.commits.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    "pending": e.pending,
+                });
+                if dry_run {
+                    v["summary"] = json!(e.summary);
+                }
+                v
+            })
+            .collect();
+        return write_json(
+            out,
+            &json!({
+                "schema_version": 1,
+                "dry_run": dry_run,
+                "events": events,
+                "notes": {
+                    "ref": notes::REF,
+                    "entries": removed.map_or(in_notes, |r| r.from_notes),
+                    "notes": notes_touched.len(),
+                    "notes_deleted": emptied,
+                    "commit": removed.and_then(|r| r.notes_commit).map(|c| c.to_string()),
+                },
+                "pending": removed.map_or(pending, |r| r.from_pending),
+                "graph": {
+                    "ref": graph::REF,
+                    "commit": removed.and_then(|r| r.graph.commit).map(|c| c.to_string()),
+                },
+                "completed_interrupted": completed,
+                "claude_md": claude_md,
+            }),
+        );
+    }
+    if completed > 0 {
+        writeln!(
+            out,
+            "completed an interrupted forget: {} taken out",
+            plural(completed, "event", "events")
+        )?;
+    }
+    let verb = if dry_run { "would forget" } else { "forgot" };
+    writeln!(out, "{verb} {}:", plural(chosen.len(), "event", "events"))?;
+    for e in chosen {
+        let id: String = e.id.chars().take(12).collect();
+        write!(
+            out,
+            "  {id}  {}  {}  {}",
+            e.session,
+            places(e, true).join(","),
+            e.kind
+        )?;
+        if dry_run {
+            write!(out, "  {}", e.summary)?;
+        }
+        writeln!(out)?;
+    }
+    let deleted = match emptied {
+        0 => String::new(),
+        n => format!(" ({} deleted)", plural(n, "note", "notes")),
+    };
+    match removed {
+        None => {
+            if in_notes > 0 {
+                writeln!(
+                    out,
+                    "{}: would take {} off {}{deleted}, and {} would be made again from the notes",
+                    notes::REF,
+                    plural(in_notes, "entry", "entries"),
+                    plural(notes_touched.len(), "note", "notes"),
+                    graph::REF,
+                )?;
+            }
+            if pending > 0 {
+                writeln!(
+                    out,
+                    "pending queue: would take out {}",
+                    plural(pending, "event", "events")
+                )?;
+            }
+        }
+        Some(r) => {
+            if let Some(commit) = r.notes_commit {
+                writeln!(
+                    out,
+                    "{}: {} taken off {}{deleted} (commit {})",
+                    notes::REF,
+                    plural(r.from_notes, "entry", "entries"),
+                    plural(notes_touched.len(), "note", "notes"),
+                    commit.to_hex_with_len(7)
+                )?;
+            }
+            if let Some(commit) = r.graph.commit {
+                writeln!(
+                    out,
+                    "{}: made again from the notes (commit {})",
+                    graph::REF,
+                    commit.to_hex_with_len(7)
+                )?;
+            }
+            if r.from_pending > 0 {
+                writeln!(
+                    out,
+                    "pending queue: {} taken out",
+                    plural(r.from_pending, "event", "events")
+                )?;
+            }
+            if claude_md == Some("updated") {
+                writeln!(out, "CLAUDE.md: its section made again")?;
+            }
+            if r.notes_commit.is_some() || r.graph.commit.is_some() {
+                eprintln!(
+                    "hint: the refs' history, and every clone and remote they were pushed to, still hold\n\
+                     hint: the forgotten text: see \"Purging pushed data\" in the README"
+                );
+            }
+        }
+    }
+    Ok(())
+}

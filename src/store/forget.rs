@@ -1,0 +1,444 @@
+//! Forgetting events (DESIGN §12): taking them out of every place the store keeps them — the
+//! notes on `refs/notes/agent-context`, the pending queue, the attached index — and making the
+//! decision graph again from what is left, since every node and index line of it derives from
+//! the notes.
+//!
+//! History is not rewritten: the notes ref and the graph ref each get one new commit, whose
+//! message says how many events went, never what they said. Their older commits still hold
+//! the text; purging those is the user's to do with plain git (the README says how).
+//!
+//! Forgotten ids stay listed in `forgotten` (`<event id> TAB <session>` a line; ids are hashes
+//! of where an event came from, never its text), and extraction drops events with those ids
+//! ([`drop_forgotten`]): the open turn of a live session is extracted again on every run, and a
+//! transcript replaced or truncated is read again from its start, either of which would bring a
+//! forgotten event back. While a forget runs, `forgetting` exists: a forget that finds it
+//! completes the one that died ([`interrupted`]) before doing its own.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::io;
+
+use gix::ObjectId;
+use regex::Regex;
+
+use super::{Result, Store, graph, io_error, link, notes, pending, write_atomic};
+use crate::event::{Event, Kind};
+
+/// The ids forgotten in this clone, with their sessions.
+pub const FORGOTTEN: &str = "forgotten";
+/// Present while a forget is under way.
+const FORGETTING: &str = "forgetting";
+
+/// A stored event, as a forget lists it: every version of it found (a note merged from two
+/// clones may hold two) and every place it is kept.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub id: String,
+    pub session: String,
+    pub kind: Kind,
+    pub timestamp: String,
+    pub summary: String,
+    /// The commits whose notes hold it.
+    pub commits: BTreeSet<ObjectId>,
+    /// Whether the pending queue holds it.
+    pub pending: bool,
+    /// Whether a version of it matched one of the patterns the inventory was taken with.
+    pub matched: bool,
+}
+
+/// Every event the notes and the pending queue hold.
+#[derive(Debug, Default)]
+pub struct Inventory {
+    events: BTreeMap<String, Stored>,
+    sessions: BTreeSet<String>,
+    /// How many events each note holds.
+    per_note: HashMap<ObjectId, usize>,
+}
+
+/// What a name given on the command line stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// The one full id it names (itself, or the only one it is a prefix of).
+    One(String),
+    None,
+    /// A prefix of several: how many.
+    Ambiguous(usize),
+}
+
+/// The shortest prefix of an event or session id taken for the whole.
+pub const PREFIX_MIN: usize = 4;
+
+impl Inventory {
+    /// The stored events, by id.
+    pub fn events(&self) -> impl Iterator<Item = &Stored> {
+        self.events.values()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The event id `name` stands for: an id, or a prefix of at least [`PREFIX_MIN`] digits.
+    pub fn event(&self, name: &str) -> Resolved {
+        let name = name.to_ascii_lowercase();
+        if self.events.contains_key(&name) {
+            return Resolved::One(name);
+        }
+        resolve_prefix(self.events.keys(), &name)
+    }
+
+    /// The session id `name` stands for: an id, or a prefix of at least [`PREFIX_MIN`]
+    /// characters.
+    pub fn session(&self, name: &str) -> Resolved {
+        if self.sessions.contains(name) {
+            return Resolved::One(name.to_owned());
+        }
+        resolve_prefix(self.sessions.iter(), name)
+    }
+
+    /// The events that meet every kind of criterion given: of one of `sessions` (if any), one
+    /// of `ids` (if any), matching a pattern (with `by_pattern`).
+    pub fn select(&self, sessions: &[String], ids: &[String], by_pattern: bool) -> Vec<&Stored> {
+        self.events
+            .values()
+            .filter(|e| sessions.is_empty() || sessions.contains(&e.session))
+            .filter(|e| ids.is_empty() || ids.contains(&e.id))
+            .filter(|e| !by_pattern || e.matched)
+            .collect()
+    }
+
+    /// The events forgotten before and still stored: what a forget that died left.
+    pub fn already_forgotten(&self, store: &Store) -> Result<Vec<&Stored>> {
+        let forgotten = forgotten(store)?;
+        Ok(self
+            .events
+            .values()
+            .filter(|e| forgotten.contains_key(&e.id))
+            .collect())
+    }
+
+    /// How many notes `events` leave empty (so they go).
+    pub fn notes_emptied(&self, events: &[&Stored]) -> usize {
+        let mut taken: HashMap<ObjectId, usize> = HashMap::new();
+        for e in events {
+            for c in &e.commits {
+                *taken.entry(*c).or_default() += 1;
+            }
+        }
+        taken
+            .iter()
+            .filter(|(c, n)| self.per_note.get(*c) == Some(*n))
+            .count()
+    }
+
+    fn add(&mut self, event: &Event, commit: Option<ObjectId>, patterns: &[Regex]) {
+        let matched = !patterns.is_empty() && matches(event, patterns);
+        let stored = self
+            .events
+            .entry(event.id.clone())
+            .or_insert_with(|| Stored {
+                id: event.id.clone(),
+                session: event.session_id.clone(),
+                kind: event.kind,
+                timestamp: event.timestamp.clone(),
+                summary: event.summary.clone(),
+                commits: BTreeSet::new(),
+                pending: false,
+                matched: false,
+            });
+        stored.matched |= matched;
+        match commit {
+            Some(c) => {
+                stored.commits.insert(c);
+            }
+            None => stored.pending = true,
+        }
+        if !self.sessions.contains(&event.session_id) {
+            self.sessions.insert(event.session_id.clone());
+        }
+    }
+}
+
+fn resolve_prefix<'a>(names: impl Iterator<Item = &'a String>, prefix: &str) -> Resolved {
+    if prefix.chars().count() < PREFIX_MIN {
+        return Resolved::None;
+    }
+    let found: Vec<&String> = names.filter(|n| n.starts_with(prefix)).collect();
+    match found[..] {
+        [] => Resolved::None,
+        [one] => Resolved::One(one.clone()),
+        _ => Resolved::Ambiguous(found.len()),
+    }
+}
+
+/// Whether a pattern matches one of the event's texts: what it says and what it names — the
+/// summary, rationale, alternatives, the prompt it answered, its tool calls, tasks and files.
+/// Ids, times, commits and the session's metadata are not searched.
+fn matches(event: &Event, patterns: &[Regex]) -> bool {
+    let texts = [
+        event.summary.as_str(),
+        &event.rationale,
+        &event.prompt_context,
+    ]
+    .into_iter()
+    .chain(event.alternatives.iter().map(String::as_str))
+    .chain(
+        event
+            .tool_calls
+            .iter()
+            .flat_map(|c| [c.name.as_str(), c.input.as_str()]),
+    )
+    .chain(event.tasks.iter().map(|t| t.subject.as_str()))
+    .chain(event.files_affected.iter().map(String::as_str));
+    let texts: Vec<&str> = texts.filter(|t| !t.is_empty()).collect();
+    patterns
+        .iter()
+        .any(|p| texts.iter().any(|text| p.is_match(text)))
+}
+
+/// Every event of the notes and the pending queue, each line read on its own (a line that
+/// readers would not show, an older version of an event, is searched too), `matched` set by
+/// `patterns`. Reads only.
+pub fn inventory(store: &Store, patterns: &[Regex]) -> Result<Inventory> {
+    let repo = store.repo();
+    let mut inventory = Inventory::default();
+    for (commit, blob) in notes::notes_at(&repo, notes::tip(&repo)?)? {
+        let data = repo
+            .find_blob(blob)
+            .map_err(super::git_error(format!("read the note of {commit}")))?;
+        let mut ids: HashSet<String> = HashSet::new();
+        for line in data.data.split(|&b| b == b'\n') {
+            if let Ok(event) = serde_json::from_slice::<Event>(line) {
+                ids.insert(event.id.clone());
+                inventory.add(&event, Some(commit), patterns);
+            }
+        }
+        inventory.per_note.insert(commit, ids.len());
+    }
+    for path in store.files_in(pending::DIR, "jsonl")? {
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_error("cannot read", &path)(e)),
+        };
+        for line in bytes.split(|&b| b == b'\n') {
+            if let Ok(event) = serde_json::from_slice::<Event>(line) {
+                inventory.add(&event, None, patterns);
+            }
+        }
+    }
+    Ok(inventory)
+}
+
+/// What [`remove`] did.
+#[derive(Debug, Default, Clone)]
+pub struct Removed {
+    /// Events taken off notes (an event on three commits counts three).
+    pub from_notes: usize,
+    /// Events taken out of the pending queue.
+    pub from_pending: usize,
+    /// The new commit on the notes ref, if the notes changed.
+    pub notes_commit: Option<ObjectId>,
+    /// The graph as made again from the notes.
+    pub graph: graph::Updated,
+}
+
+/// Whether a forget died before it finished: the next one completes it first.
+pub fn interrupted(store: &Store) -> bool {
+    store.dir().join(FORGETTING).exists()
+}
+
+/// Forget `events`; the caller holds the store lock. In order: the ids are remembered (and the
+/// forget marked under way), then taken off the notes (one commit), out of the pending queue
+/// and the attached index, and the graph is made again from the notes (one commit). Call
+/// [`finish`] once the caller's caches are done too.
+pub fn remove(store: &Store, events: &[&Stored]) -> Result<Removed> {
+    let resuming = interrupted(store);
+    store.init()?;
+    write_atomic(&store.dir().join(FORGETTING), b"")?;
+    remember(store, events)?;
+
+    let mut by_commit: BTreeMap<ObjectId, HashSet<String>> = BTreeMap::new();
+    for e in events {
+        for c in &e.commits {
+            by_commit.entry(*c).or_default().insert(e.id.clone());
+        }
+    }
+    let removals: Vec<(ObjectId, HashSet<String>)> = by_commit.into_iter().collect();
+    let before = notes::tip(&store.repo())?;
+    let from_notes = notes::remove_all(store, &removals)?.removed;
+    let after = notes::tip(&store.repo())?;
+
+    let named: HashSet<(String, String)> = events
+        .iter()
+        .map(|e| (e.session.clone(), e.id.clone()))
+        .collect();
+    let from_pending = pending::remove(store, &named)?;
+    let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
+    for e in events {
+        by_session.entry(&e.session).or_default().insert(&e.id);
+    }
+    for (session, ids) in by_session {
+        // A queue left empty goes: nothing of the session waits.
+        remove_if_empty(&pending::session_path(
+            store,
+            pending::DIR,
+            session,
+            "jsonl",
+        ))?;
+        let mut index = link::read_index(store, session)?;
+        let size = index.len();
+        index.retain(|id, _| !ids.contains(id.as_str()));
+        if index.len() == size {
+            continue;
+        }
+        if index.is_empty() {
+            let path = pending::session_path(store, link::DIR, session, "jsonl");
+            gone(fs::remove_file(&path), &path)?;
+        } else {
+            link::write_index(store, session, &index)?;
+        }
+    }
+
+    let count = events.len();
+    let why = format!(
+        "forgot {count} event{}, rebuilt from the notes",
+        if count == 1 { "" } else { "s" }
+    );
+    // The graph derives from the notes alone: made again when they changed, or when a forget
+    // that died may have left it behind them; not made when there is none yet.
+    let graph = match graph::tip(store)? {
+        Some(_) if after != before || resuming => graph::rebuild_for(store, &why)?,
+        _ => graph::Updated::default(),
+    };
+    Ok(Removed {
+        from_notes,
+        from_pending,
+        notes_commit: (after != before).then_some(after).flatten(),
+        graph,
+    })
+}
+
+/// The forget is done: the marker goes.
+pub fn finish(store: &Store) -> Result<()> {
+    let path = store.dir().join(FORGETTING);
+    gone(fs::remove_file(&path), &path)
+}
+
+/// The outcome of removing `path`: already gone is as good as removed.
+fn gone(removal: io::Result<()>, path: &std::path::Path) -> Result<()> {
+    match removal {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("cannot remove", path)(e)),
+        _ => Ok(()),
+    }
+}
+
+/// Remove the file at `path` if it holds nothing.
+fn remove_if_empty(path: &std::path::Path) -> Result<()> {
+    if fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        gone(fs::remove_file(path), path)?;
+    }
+    Ok(())
+}
+
+/// The forgotten ids, each with its session.
+pub fn forgotten(store: &Store) -> Result<HashMap<String, String>> {
+    let path = store.dir().join(FORGOTTEN);
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashMap::new()),
+        Err(e) => return Err(io_error("cannot read", &path)(e)),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let (id, session) = l.split_once('\t')?;
+            Some((id.to_owned(), session.to_owned()))
+        })
+        .collect())
+}
+
+/// Add the ids of `events` to the forgotten ones.
+fn remember(store: &Store, events: &[&Stored]) -> Result<()> {
+    let mut all = forgotten(store)?;
+    let size = all.len();
+    for e in events {
+        // A session id with a line break could not be read back; the id alone is what
+        // extraction needs.
+        let session = e.session.replace(['\t', '\n', '\r'], " ");
+        all.insert(e.id.clone(), session);
+    }
+    if all.len() == size {
+        return Ok(());
+    }
+    let lines: BTreeSet<String> = all
+        .into_iter()
+        .map(|(id, session)| format!("{id}\t{session}\n"))
+        .collect();
+    write_atomic(
+        &store.dir().join(FORGOTTEN),
+        lines.into_iter().collect::<String>().as_bytes(),
+    )
+}
+
+/// `events` without those forgotten in this clone: what extraction may store.
+pub fn drop_forgotten(store: &Store, mut events: Vec<Event>) -> Result<Vec<Event>> {
+    if events.is_empty() {
+        return Ok(events);
+    }
+    let forgotten = forgotten(store)?;
+    if !forgotten.is_empty() {
+        events.retain(|e| !forgotten.contains_key(&e.id));
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Origin, Task, ToolCall};
+
+    #[test]
+    fn patterns_search_the_texts_of_an_event_not_its_ids_or_times() {
+        let mut e = Event::new(
+            "s",
+            "m1",
+            Kind::Decision,
+            Origin::Text,
+            "use a map",
+            "2026-01-01T00:00:00Z",
+        );
+        e.tool_calls.push(ToolCall {
+            name: "Bash".to_owned(),
+            input: "curl -H 'token: abc123'".to_owned(),
+            outcome: crate::event::Outcome::Success,
+        });
+        e.tasks.push(Task {
+            subject: "rotate key XYZ".to_owned(),
+            status: "pending".to_owned(),
+        });
+        let re = |p: &str| vec![Regex::new(p).unwrap()];
+        assert!(matches(&e, &re("abc123")));
+        assert!(matches(&e, &re("^rotate key")));
+        assert!(matches(&e, &re("(?i)USE A MAP")));
+        assert!(!matches(&e, &re("2026-01-01")));
+        assert!(!matches(&e, &re(&e.id.clone())));
+        assert!(!matches(&e, &re("^s$")));
+    }
+
+    #[test]
+    fn prefixes_name_one_id_or_none() {
+        let ids = [
+            "abcd1234".to_owned(),
+            "abcd5678".to_owned(),
+            "ffff0000".to_owned(),
+        ];
+        assert_eq!(
+            resolve_prefix(ids.iter(), "abcd1"),
+            Resolved::One("abcd1234".to_owned())
+        );
+        assert_eq!(resolve_prefix(ids.iter(), "abcd"), Resolved::Ambiguous(2));
+        assert_eq!(resolve_prefix(ids.iter(), "fff"), Resolved::None);
+        assert_eq!(resolve_prefix(ids.iter(), "0000"), Resolved::None);
+    }
+}

@@ -1,0 +1,590 @@
+//! `forget`: events taken out of the notes, the graph, the pending queue and the caches, with
+//! new commits on the refs whose messages and diffs never hold the forgotten text; checked
+//! with plain git.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::graph::session;
+use crate::link::{edit_turn, say, text};
+use crate::repo::{TestRepo, stderr};
+
+const NOTES: &str = "refs/notes/agent-context";
+const GRAPH: &str = "refs/agent-context";
+/// A secret the first session's reasoning let slip.
+const SECRET: &str = "HUSHPUPPY-7731-codename";
+
+/// Three sessions: `sess-alpha` (commit `c1`, its decision quoting [`SECRET`]) and `sess-bravo`
+/// (commit `c2`) on cache.py; `sess-charlie`, uncommitted, pending.
+struct Scene {
+    repo: TestRepo,
+    c1: String,
+    c2: String,
+    alpha: PathBuf,
+}
+
+fn scene() -> Scene {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "base");
+    let c1 = repo.commit("cache.py", "ttl\n", "ttl cache");
+    let c2 = repo.commit("cache.py", "lru\n", "lru cache");
+    let alpha = session(
+        &repo,
+        "sess-alpha",
+        0,
+        "Add a cache",
+        &format!(
+            "I'll go with a TTL cache with fixed expiry because the vendor {SECRET} is rate limited."
+        ),
+        &c1,
+    );
+    let bravo = session(
+        &repo,
+        "sess-bravo",
+        1,
+        "Bound the cache",
+        "I'll go with an LRU cache with a size bound instead of fixed expiry because memory is capped.",
+        &c2,
+    );
+    let charlie = repo.home.join("sess-charlie.jsonl");
+    let turn = edit_turn(
+        &repo,
+        1,
+        "Document the cache",
+        0,
+        "I'll go with a short README section because the cache is small.",
+        "README.md",
+    )
+    .replace("s-link", "sess-charlie")
+    .replace("2026-01-01T10:", "2026-01-01T12:");
+    fs::write(&charlie, turn).unwrap();
+    for path in [&alpha, &bravo, &charlie] {
+        repo.extract(path);
+    }
+    Scene {
+        repo,
+        c1,
+        c2,
+        alpha,
+    }
+}
+
+fn note(repo: &TestRepo, commit: &str) -> String {
+    repo.git(&["notes", "--ref=agent-context", "show", commit])
+}
+
+fn note_events(repo: &TestRepo, commit: &str) -> Vec<Value> {
+    note(repo, commit)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every file under `.git`, with its bytes: the whole state a dry run must leave alone.
+fn git_dir_files(repo: &TestRepo) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.insert(path.clone(), fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(&repo.root.join(".git"), &mut out);
+    out
+}
+
+/// `git grep` for `text` in the tree of `rev`: the matching lines.
+fn grep(repo: &TestRepo, text: &str, rev: &str) -> String {
+    let out = repo.git_output(&repo.root, &["grep", "-F", text, rev], &[]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "git grep: {}",
+        stderr(&out)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn tips(repo: &TestRepo) -> String {
+    repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"])
+}
+
+/// The one decision event of `commit`'s note (of its session).
+fn decision_id(repo: &TestRepo, commit: &str) -> String {
+    let events = note_events(repo, commit);
+    let decisions: Vec<&Value> = events.iter().filter(|e| e["kind"] == "decision").collect();
+    assert_eq!(decisions.len(), 1, "{events:#?}");
+    decisions[0]["id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn match_forgets_the_text_everywhere_with_one_new_commit_per_ref() {
+    let s = scene();
+    let repo = &s.repo;
+    let leaked = decision_id(repo, &s.c1);
+    assert!(note(repo, &s.c1).contains(SECRET));
+    assert!(!grep(repo, SECRET, GRAPH).is_empty(), "the graph quotes it");
+    let shown = repo.ok(&["show", &s.c1, "--json"]);
+    let found = repo.ok(&["query", "rate limited vendor cache", "--json"]);
+    for out in [&shown, &found] {
+        assert!(out.contains(SECRET), "{out}");
+    }
+    let notes_before = repo.git(&["rev-parse", NOTES]);
+    let graph_before = repo.git(&["rev-parse", GRAPH]);
+    let others_before: Vec<Value> = note_events(repo, &s.c1)
+        .into_iter()
+        .filter(|e| e["id"] != leaked.as_str())
+        .collect();
+    assert!(!others_before.is_empty());
+    let bravo_before = note(repo, &s.c2);
+    // A continuation summary a hook saved for the session quotes it too.
+    let continuation = repo
+        .root
+        .join(".git/agent-context/continuation/sess-alpha.json");
+    fs::create_dir_all(continuation.parent().unwrap()).unwrap();
+    fs::write(&continuation, format!("{{\"decisions\": [\"{SECRET}\"]}}")).unwrap();
+
+    let out = repo.run(&["forget", "--match", r"HUSH[A-Z]+-\d+-codename"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(printed.starts_with("forgot 1 event:\n"), "{printed}");
+    assert!(printed.contains(&leaked[..12]), "{printed}");
+    assert!(printed.contains("sess-alpha"), "{printed}");
+    assert!(
+        !printed.contains(SECRET),
+        "a forget does not print the text: {printed}"
+    );
+    assert!(
+        stderr(&out).contains("Purging pushed data"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The note keeps the session's other events, byte for byte as plain git shows them; the
+    // other commit's note is untouched.
+    let after = note(repo, &s.c1);
+    assert!(
+        !after.contains(SECRET) && !after.contains(&leaked),
+        "{after}"
+    );
+    assert_eq!(note_events(repo, &s.c1), others_before);
+    assert_eq!(note(repo, &s.c2), bravo_before);
+
+    // One new commit on each ref, on top of the old tip; its message says how many, and its
+    // diff holds the text only as removed lines.
+    for (git_ref, before) in [(NOTES, &notes_before), (GRAPH, &graph_before)] {
+        assert_eq!(repo.git(&["rev-parse", &format!("{git_ref}~1")]), *before);
+        let message = repo.git(&["log", "-1", "--format=%B", git_ref]);
+        assert!(!message.contains(SECRET), "{message}");
+        let diff = repo.git(&["diff", before, git_ref]);
+        let mentions: Vec<&str> = diff.lines().filter(|l| l.contains(SECRET)).collect();
+        assert!(
+            !mentions.is_empty(),
+            "{git_ref}: the diff shows the removal"
+        );
+        assert!(
+            mentions.iter().all(|l| l.starts_with('-')),
+            "{git_ref}: {mentions:#?}"
+        );
+        assert_eq!(grep(repo, SECRET, git_ref), "", "{git_ref}");
+        let tree = repo.git(&["ls-tree", "-r", git_ref]);
+        for line in tree.lines() {
+            let blob = line.split_whitespace().nth(2).unwrap();
+            assert!(!repo.git(&["cat-file", "-p", blob]).contains(SECRET));
+        }
+    }
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", NOTES]),
+        format!(
+            "agent-context: 0 new, 0 updated, 1 removed on {}",
+            &s.c1[..12]
+        )
+    );
+    assert!(
+        repo.git(&["log", "-1", "--format=%s", GRAPH])
+            .starts_with("agent-context: forgot 1 event, rebuilt from the notes: 2 sessions,"),
+    );
+
+    // The graph: the decision's node is gone, nothing names it, the sessions stay.
+    assert_eq!(grep(repo, &leaked, GRAPH), "");
+    let nodes = repo.git(&["ls-tree", "-r", "--name-only", GRAPH]);
+    assert!(!nodes.contains(&leaked), "{nodes}");
+    assert!(nodes.contains("sessions/sess-alpha.toml"), "{nodes}");
+
+    // Nothing that reads the store returns it.
+    for args in [
+        &["why", "cache.py", "--json"][..],
+        &["show", &s.c1, "--json"],
+        &["query", "rate limited vendor cache", "--json"],
+        &["log", "--json"],
+    ] {
+        let out = repo.run(args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains(SECRET) && !text.contains(&leaked),
+            "{args:?}: {text}"
+        );
+    }
+    let index = repo.root.join(".git/agent-context/index");
+    let mut found = Vec::new();
+    for file in git_dir_files(repo)
+        .into_iter()
+        .filter(|(p, _)| p.starts_with(&index))
+    {
+        if String::from_utf8_lossy(&file.1).contains(&leaked) {
+            found.push(file.0);
+        }
+    }
+    assert!(!continuation.exists(), "the saved continuation goes");
+    assert!(
+        found.is_empty(),
+        "the retrieval index still names it: {found:?}"
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+
+    // Again: nothing left to forget, nothing written.
+    let tips_now = tips(repo);
+    let out = repo.run(&["forget", "--match", SECRET]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(tips(repo), tips_now);
+}
+
+#[test]
+fn a_forgotten_event_stays_forgotten_when_its_turn_is_extracted_again() {
+    let s = scene();
+    let repo = &s.repo;
+    let leaked = decision_id(repo, &s.c1);
+    repo.ok(&["forget", "--event", &leaked[..8]]);
+    assert!(!note(repo, &s.c1).contains(SECRET));
+
+    // The turn was still open: the session goes on, and its open turn is extracted again.
+    let more = say(
+        "m10",
+        "2026-01-01T10:00:30Z",
+        serde_json::json!([text("The cache is in place.")]),
+    )
+    .replace("s-link", "sess-alpha");
+    let mut transcript = fs::read_to_string(&s.alpha).unwrap();
+    transcript.push_str(&more);
+    fs::write(&s.alpha, &transcript).unwrap();
+    repo.extract(&s.alpha);
+    // And read from its start, as after the transcript was replaced.
+    fs::write(&s.alpha, format!("\n{transcript}")).unwrap();
+    let report = repo.extract(&s.alpha);
+    assert!(
+        report["transcripts"][0]["restarted"].is_string(),
+        "{report:#}"
+    );
+
+    assert!(!note(repo, &s.c1).contains(SECRET));
+    assert!(repo.pending().iter().all(|e| e["id"] != leaked.as_str()));
+    assert_eq!(grep(repo, SECRET, GRAPH), "");
+    assert_eq!(grep(repo, SECRET, NOTES), "");
+    // The session's other events are still kept up to date.
+    assert!(
+        note_events(repo, &s.c1)
+            .iter()
+            .any(|e| e["kind"] == "session")
+    );
+}
+
+#[test]
+fn forgetting_every_event_of_a_note_removes_the_note_and_the_session_node() {
+    let s = scene();
+    let repo = &s.repo;
+    let bravo_note = note(repo, &s.c2);
+    let out = repo.json(&["forget", "--session", "sess-alpha"]);
+    assert_eq!(out["dry_run"], false);
+    assert_eq!(out["notes"]["notes_deleted"], 1, "{out:#}");
+    assert!(
+        out["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["session"] == "sess-alpha" && e.get("summary").is_none()),
+        "{out:#}"
+    );
+
+    let shown = repo.git_output(
+        &repo.root,
+        &["notes", "--ref=agent-context", "show", &s.c1],
+        &[],
+    );
+    assert!(!shown.status.success());
+    assert!(
+        stderr(&shown).contains("no note found"),
+        "{}",
+        stderr(&shown)
+    );
+    assert_eq!(note(repo, &s.c2), bravo_note);
+    let nodes = repo.git(&["ls-tree", "-r", "--name-only", GRAPH]);
+    assert!(!nodes.contains("sess-alpha"), "{nodes}");
+    assert!(nodes.contains("sessions/sess-bravo.toml"), "{nodes}");
+    assert_eq!(grep(repo, "sess-alpha", GRAPH), "");
+    assert_eq!(
+        grep(repo, &s.c1, GRAPH),
+        "",
+        "no index line names its commit"
+    );
+    let status = repo.json(&["status"]);
+    assert_eq!(status["graph"]["sessions"], 1, "{status:#}");
+    assert!(
+        !repo
+            .root
+            .join(".git/agent-context/attached/sess-alpha.jsonl")
+            .exists()
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_pending_session_is_forgotten_from_the_queue_without_touching_the_refs() {
+    let s = scene();
+    let repo = &s.repo;
+    let queue = repo
+        .root
+        .join(".git/agent-context/pending/sess-charlie.jsonl");
+    assert!(queue.is_file());
+    let refs = tips(repo);
+    let queues = repo.json(&["status"])["pending"]["sessions"]
+        .as_u64()
+        .unwrap();
+    let out = repo.ok(&["forget", "--session", "sess-charlie"]);
+    assert!(out.contains("pending queue: "), "{out}");
+    assert!(!queue.exists(), "the session's queue file goes");
+    assert!(
+        repo.pending()
+            .iter()
+            .all(|e| e["session_id"] != "sess-charlie")
+    );
+    assert_eq!(tips(repo), refs, "no note or node held them: no commit");
+    let status = repo.json(&["status"]);
+    assert_eq!(status["pending"]["sessions"], queues - 1, "{status:#}");
+}
+
+#[test]
+fn criteria_of_different_kinds_narrow_and_values_of_one_kind_add_up() {
+    let s = scene();
+    let repo = &s.repo;
+    // Both committed sessions decided "I'll go with …"; only alpha's mentions the key.
+    let both = repo.json(&["forget", "--dry-run", "--match", "I'll go with a"]);
+    assert_eq!(both["events"].as_array().unwrap().len(), 3, "{both:#}");
+    let narrowed = repo.json(&[
+        "forget",
+        "--dry-run",
+        "--match",
+        "I'll go with a",
+        "--session",
+        "sess-bravo",
+    ]);
+    let events = narrowed["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{narrowed:#}");
+    assert_eq!(events[0]["session"], "sess-bravo");
+    let either = repo.json(&[
+        "forget",
+        "--dry-run",
+        "--session",
+        "sess-bravo",
+        "--session",
+        "sess-charlie",
+    ]);
+    let sessions: Vec<&str> = either["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["session"].as_str().unwrap())
+        .collect();
+    assert!(sessions.contains(&"sess-bravo") && sessions.contains(&"sess-charlie"));
+    assert!(!sessions.contains(&"sess-alpha"));
+    // A session and a text it never said: nothing, exit 1.
+    let out = repo.run(&["forget", "--session", "sess-bravo", "--match", SECRET]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: nothing to forget: no stored event meets --session sess-bravo and --match {SECRET:?}\n"
+        )
+    );
+}
+
+#[test]
+fn a_dry_run_lists_what_would_go_and_changes_nothing() {
+    let s = scene();
+    let repo = &s.repo;
+    let leaked = decision_id(repo, &s.c1);
+    let files = git_dir_files(repo);
+    let refs = tips(repo);
+    let out = repo.ok(&["forget", "--dry-run", "--match", SECRET]);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("would forget 1 event:"));
+    let line = lines.next().unwrap();
+    assert!(line.contains(&leaked[..12]), "{line}");
+    assert!(line.contains("sess-alpha"), "{line}");
+    assert!(line.contains(&s.c1[..7]), "{line}");
+    assert!(line.contains(SECRET), "a dry run shows the summary: {line}");
+    assert!(out.contains("would take 1 entry off 1 note"), "{out}");
+
+    let json = repo.json(&["forget", "-n", "--session", "sess-alpha"]);
+    assert_eq!(json["dry_run"], true);
+    assert_eq!(json["notes"]["notes_deleted"], 1);
+    assert_eq!(json["notes"]["commit"], Value::Null);
+
+    assert_eq!(tips(repo), refs);
+    let after = git_dir_files(repo);
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        files.keys().collect::<Vec<_>>()
+    );
+    assert!(after == files, "a file changed");
+}
+
+#[test]
+fn bad_input_and_nothing_found_fail_in_one_line_and_change_nothing() {
+    let s = scene();
+    let repo = &s.repo;
+    // Two sessions that share a prefix.
+    let other = session(
+        repo,
+        "sess-alpine",
+        3,
+        "Tune it",
+        "I'll go with a smaller cache because it is enough.",
+        &s.c2,
+    );
+    repo.extract(&other);
+    let refs = tips(repo);
+    let files = git_dir_files(repo);
+    let cases: [(&[&str], i32, &str); 9] = [
+        (
+            &["forget", "--match", "key ("],
+            2,
+            "error: --match \"key (\": not a valid regular expression: unclosed group\n",
+        ),
+        (
+            &["forget", "--match", ""],
+            2,
+            "error: --match needs a regular expression (an empty one matches every event)\n",
+        ),
+        (
+            &["forget", "--event", "not-hex"],
+            2,
+            "error: --event \"not-hex\": not an event id (event ids are hex digits)\n",
+        ),
+        (
+            &["forget", "--event", "abc"],
+            2,
+            "error: --event abc: too short; give at least 4 hex digits\n",
+        ),
+        (
+            &["forget", "--session", "sess-alp"],
+            2,
+            "error: --session sess-alp is ambiguous: 2 sessions start with it\n",
+        ),
+        (
+            &["forget", "--session", " "],
+            2,
+            "error: --session needs a session id\n",
+        ),
+        (
+            &["forget", "--event", "0123456789abcdef"],
+            1,
+            "error: no stored event has id 0123456789abcdef\n",
+        ),
+        (
+            &["forget", "--session", "sess-zulu", "--dry-run"],
+            1,
+            "error: no stored event is of session sess-zulu\n",
+        ),
+        (
+            &["forget", "--match", "nowhere to be found"],
+            1,
+            "error: nothing to forget: no stored event meets --match \"nowhere to be found\"\n",
+        ),
+    ];
+    for (args, code, message) in cases {
+        let out = repo.run(args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), message, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // No criterion: clap's usage error.
+    let out = repo.run(&["forget"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--session <id>|--event <id>|--match <regex>"),
+        "{}",
+        stderr(&out)
+    );
+    // Outside a repository.
+    let out = repo
+        .cmd_in(&repo.outside())
+        .args(["forget", "--session", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("error: not a git repository"));
+    // A good id beside a bad one: nothing is forgotten.
+    let good = decision_id(repo, &s.c1);
+    let out = repo.run(&["forget", "--event", &good, "--event", "fedcba98"]);
+    assert_eq!(out.status.code(), Some(1));
+
+    assert_eq!(tips(repo), refs);
+    assert!(
+        git_dir_files(repo) == files,
+        "a failed forget changed a file"
+    );
+}
+
+#[test]
+fn a_forget_that_died_is_completed_by_the_next() {
+    let s = scene();
+    let repo = &s.repo;
+    let leaked = decision_id(repo, &s.c1);
+    // What a forget leaves when it dies after remembering the ids: the events still stored,
+    // the marker there.
+    let store = repo.root.join(".git/agent-context");
+    fs::write(store.join("forgotten"), format!("{leaked}\tsess-alpha\n")).unwrap();
+    fs::write(store.join("forgetting"), "").unwrap();
+    let dry = repo.run(&["forget", "--dry-run", "--session", "sess-charlie", "--json"]);
+    assert!(
+        stderr(&dry).contains("a forget was interrupted"),
+        "{}",
+        stderr(&dry)
+    );
+    let charlie = serde_json::from_slice::<Value>(&dry.stdout).unwrap()["events"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(charlie > 0);
+
+    let out = repo.ok(&["forget", "--session", "sess-charlie"]);
+    assert!(
+        out.starts_with("completed an interrupted forget: 1 event taken out\n"),
+        "{out}"
+    );
+    assert!(!note(repo, &s.c1).contains(SECRET));
+    assert_eq!(grep(repo, SECRET, GRAPH), "");
+    assert!(!store.join("forgetting").exists());
+    let forgotten = fs::read_to_string(store.join("forgotten")).unwrap();
+    assert_eq!(forgotten.lines().count(), 1 + charlie, "{forgotten}");
+    assert!(forgotten.lines().all(|l| !l.contains(SECRET)));
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn claude_md_made_from_the_graph_is_made_again() {
+    let s = scene();
+    let repo = &s.repo;
+    repo.ok(&["claude-md"]);
+    let path = repo.root.join("CLAUDE.md");
+    assert!(fs::read_to_string(&path).unwrap().contains(SECRET));
+    let out = repo.ok(&["forget", "--match", SECRET]);
+    assert!(out.contains("CLAUDE.md: its section made again"), "{out}");
+    assert!(!fs::read_to_string(&path).unwrap().contains(SECRET));
+}
