@@ -129,4 +129,123 @@ mod tests {
         note.extend_from_slice(b"not json\n{\"kind\":7}\n");
         assert_eq!(decode(&note), (vec![a], 2));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::event::{Kind, Origin, Outcome, ToolCall, merge};
+
+        /// Any text, newlines, quotes, escapes and non-ASCII included.
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![".{0,40}", "[a-z \\n\"\\\\]{0,12}", Just(String::new())]
+        }
+
+        /// Events from a few sources, so that notes share ids: the same event, or another
+        /// version of it.
+        fn event() -> impl Strategy<Value = Event> {
+            (
+                0..6usize,
+                0..Kind::ALL.len(),
+                text(),
+                text(),
+                proptest::collection::vec(text(), 0..3),
+                proptest::option::of(text()),
+            )
+                .prop_map(|(source, kind, summary, rationale, alternatives, call)| {
+                    let mut e = Event::new(
+                        "session",
+                        &format!("m{source}"),
+                        Kind::ALL[kind],
+                        Origin::Text,
+                        &summary,
+                        "2026-01-01T00:00:00Z",
+                    );
+                    e.rationale = rationale;
+                    e.alternatives = alternatives;
+                    e.tool_calls = call
+                        .map(|input| ToolCall {
+                            name: "Bash".to_owned(),
+                            input,
+                            outcome: Outcome::Success,
+                        })
+                        .into_iter()
+                        .collect();
+                    e
+                })
+        }
+
+        fn note() -> impl Strategy<Value = Vec<u8>> {
+            proptest::collection::vec(event(), 0..6).prop_map(|events| encode(&events))
+        }
+
+        /// What `git notes merge -s cat_sort_uniq` (and `notes.rewriteMode`) makes of two
+        /// notes: their lines, sorted, each once.
+        fn cat_sort_uniq(a: &[u8], b: &[u8]) -> Vec<u8> {
+            let mut lines: Vec<&[u8]> = a
+                .split(|&c| c == b'\n')
+                .chain(b.split(|&c| c == b'\n'))
+                .filter(|l| !l.is_empty())
+                .collect();
+            lines.sort();
+            lines.dedup();
+            lines
+                .iter()
+                .flat_map(|l| l.iter().chain(b"\n"))
+                .copied()
+                .collect()
+        }
+
+        fn read(note: &[u8]) -> Vec<Event> {
+            let (events, unreadable) = decode(note);
+            assert_eq!(unreadable, 0);
+            events
+        }
+
+        proptest! {
+            #[test]
+            fn a_note_reads_back_as_written(events in proptest::collection::vec(event(), 0..8)) {
+                let note = encode(&events);
+                let back = read(&note);
+                // One event an id, each as given (of two versions, one of them).
+                let mut ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
+                ids.sort();
+                ids.dedup();
+                prop_assert_eq!(back.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ids);
+                for e in &back {
+                    prop_assert!(events.contains(e));
+                }
+                // And writing what was read gives what was read.
+                prop_assert_eq!(read(&encode(&back)), back);
+            }
+
+            #[test]
+            fn the_union_of_notes_is_commutative_associative_idempotent(
+                a in note(), b in note(), c in note()
+            ) {
+                let u = cat_sort_uniq;
+                prop_assert_eq!(read(&u(&a, &b)), read(&u(&b, &a)));
+                prop_assert_eq!(read(&u(&u(&a, &b), &c)), read(&u(&a, &u(&b, &c))));
+                prop_assert_eq!(read(&u(&a, &a)), read(&a));
+                // Writing what was read is a note that merges the same.
+                let rewritten = encode(&read(&u(&a, &b)));
+                prop_assert_eq!(read(&u(&rewritten, &c)), read(&u(&u(&a, &b), &c)));
+            }
+
+            #[test]
+            fn adding_events_twice_is_adding_them_once(
+                old in proptest::collection::vec(event(), 0..6),
+                new in proptest::collection::vec(event(), 0..6),
+            ) {
+                // A batch holds one version of each event, as every writer's does.
+                let mut new = new;
+                new.sort_by(|a, b| a.id.cmp(&b.id));
+                new.dedup_by(|a, b| a.id == b.id);
+                let (once, _) = merge(old, new.clone());
+                let (twice, again) = merge(once.clone(), new);
+                prop_assert_eq!(twice, once);
+                prop_assert!(!again.changed());
+            }
+        }
+    }
 }
