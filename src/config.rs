@@ -18,7 +18,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::classify::redact::{Redactor, check_glob, check_rule};
+use crate::classify::redact::{Redactor, check_allow, check_glob, check_rule};
 
 /// The shared file, at the top of the working tree.
 pub const SHARED_FILE: &str = ".agent-context.toml";
@@ -220,7 +220,25 @@ pub enum Error {
 }
 
 /// Paths whose content is never captured, whatever the files say (they can only add to it).
-pub const DEFAULT_EXCLUDE: [&str; 4] = [".env*", "*.pem", "*id_rsa*", "secrets/**"];
+/// The first four are the issue's; then other private keys (`ssh-keygen`'s other kinds, TLS
+/// keys and key stores) and the files where tools keep their credentials.
+pub const DEFAULT_EXCLUDE: [&str; 15] = [
+    ".env*",
+    "*.pem",
+    "*id_rsa*",
+    "secrets/**",
+    "*id_ed25519*",
+    "*id_ecdsa*",
+    "*id_dsa*",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    "**/.aws/credentials",
+];
 
 /// The `[redact]` section: what the user adds to redaction (see `classify::redact`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -514,8 +532,7 @@ fn read_redact(name: &str, item: &toml_edit::Item, redact: &mut Redact) -> Resul
             return Err((span, format!("`{key}` must hold strings, not {value}")));
         };
         if name == "allow" {
-            regex::Regex::new(text)
-                .map_err(|e| (span, format!("`{key}`: {text:?} is not a valid regex: {e}")))?;
+            check_allow(text).map_err(|m| (span, format!("`{key}`: {m}")))?;
             redact.allow.push(text.to_owned());
         } else {
             check_glob(text).map_err(|m| (span, format!("`{key}`: {m}")))?;
@@ -618,11 +635,15 @@ mod tests {
         assert!(m.contains(":1: not valid TOML"), "{m}");
     }
 
+    fn config_defaults() -> Vec<String> {
+        DEFAULT_EXCLUDE.iter().map(|g| (*g).to_owned()).collect()
+    }
+
     #[test]
     fn redact_lists_add_up_and_are_checked_as_read() {
         let c = load(
             Some(
-                "[redact]\nallow = [\"EXAMPLE\"]\nexclude = [\"*.key\"]\n\
+                "[redact]\nallow = [\"EXAMPLE\"]\nexclude = [\"*.cred\"]\n\
                  [redact.rules]\nacme-key = 'acme_[0-9a-f]{16}'\n",
             ),
             Some("redact.exclude = [\"private/\"]\n"),
@@ -634,22 +655,18 @@ mod tests {
             [("acme-key".to_owned(), "acme_[0-9a-f]{16}".to_owned())]
         );
         assert_eq!(r.allow, ["EXAMPLE"]);
+        let defaults = config_defaults();
         assert_eq!(
-            r.exclude,
-            [
-                ".env*",
-                "*.pem",
-                "*id_rsa*",
-                "secrets/**",
-                "*.key",
-                "private/"
-            ]
+            r.exclude[..defaults.len()],
+            defaults[..],
+            "the defaults first"
         );
+        assert_eq!(r.exclude[defaults.len()..], ["*.cred", "private/"]);
         assert_eq!(
             c.redactor().redact("k=acme_0123456789abcdef"),
             "k=[REDACTED:acme-key]"
         );
-        assert!(c.redactor().excluded("private/plan.md") && c.redactor().excluded("a.key"));
+        assert!(c.redactor().excluded("private/plan.md") && c.redactor().excluded("a.cred"));
 
         let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
         let m = message("[redact.rules]\nacme = \"acme_(\"\n");
@@ -658,6 +675,17 @@ mod tests {
             "{m}"
         );
         assert!(!m.contains('\n'), "one line: {m}");
+        let m = message("[redact]\nallow = [\"ok\", \"(unclosed\"]\n");
+        assert!(
+            m.contains(":2: `redact.allow`: \"(unclosed\" is not a valid regex")
+                && !m.contains('\n'),
+            "{m}"
+        );
+        let m = message("[redact]\nallow = [\"(?x) foo # a comment\"]\n");
+        assert!(
+            m.contains(":2: `redact.allow`: ") && m.contains("whole secret") && !m.contains('\n'),
+            "{m}"
+        );
         let m = message("[redact]\nallow = \"x\"\n");
         assert!(
             m.contains(":2: `redact.allow` must be a list of strings"),

@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::heuristic::{alternatives, kind_of};
-use super::redact::{Redactor, Taint};
+use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences;
 use super::tools::{
     CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, operation,
@@ -79,6 +79,13 @@ pub struct State {
     /// What the session saw of files whose content is never captured (hashes only).
     #[serde(default)]
     taint: Taint,
+}
+
+impl State {
+    /// What the session saw of excluded files, to share with its other transcripts' readers.
+    pub fn taint(&self) -> &Taint {
+        &self.taint
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -172,27 +179,55 @@ impl<'w> Extractor<'w> {
         }
     }
 
+    /// Redaction and what the session saw of excluded files, as they stand.
+    fn cleaner(&self) -> Cleaner<'_> {
+        Cleaner {
+            redactor: self.redactor,
+            taint: &self.state.taint,
+        }
+    }
+
     /// `text` redacted, and scrubbed of what the session saw of excluded files.
     fn clean<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        let redacted = self.redactor.redact(text);
-        match self.state.taint.scrub(&redacted) {
-            Cow::Borrowed(_) => redacted,
-            Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
-        }
+        self.cleaner().text(text)
     }
 
     pub fn state(&self) -> &State {
         &self.state
     }
 
-    /// The state as it may be written to disk: the text of open messages redacted (everything
-    /// else in it — prompts, tool inputs, tasks, drafts — is redacted when it enters).
+    /// Take in what the session's other readers saw of excluded files (a subagent's read of
+    /// `.env`, a hook's): it is scrubbed from what this transcript says after.
+    pub fn learn(&mut self, hashes: impl IntoIterator<Item = u64>) {
+        self.state.taint.extend(hashes);
+    }
+
+    /// The state as it may be written to disk: the text of open messages redacted, and every
+    /// string scrubbed of what the session saw of excluded files by now — drafts made before
+    /// it saw them included (everything else is redacted as it enters).
     pub fn state_to_save(&self) -> State {
         let mut state = self.state.clone();
+        let clean = self.cleaner();
         for thread in [&mut state.main, &mut state.side] {
             if let Some(group) = thread.group.as_mut() {
-                group.thinking = self.clean(&group.thinking).into_owned();
-                group.text = self.clean(&group.text).into_owned();
+                group.thinking = clean.text(&group.thinking).into_owned();
+                group.text = clean.text(&group.text).into_owned();
+            }
+            if self.state.taint.is_empty() {
+                continue;
+            }
+            thread.prompt = clean.text(&thread.prompt).into_owned();
+            for draft in &mut thread.drafts {
+                clean.event(&mut draft.event);
+            }
+            for call in &mut thread.calls {
+                call.input = clean.text(&call.input).into_owned();
+            }
+        }
+        if !self.state.taint.is_empty() {
+            state.request = clean.text(&state.request).into_owned();
+            for task in &mut state.tasks {
+                task.subject = clean.text(&task.subject).into_owned();
             }
         }
         state
@@ -348,10 +383,11 @@ impl<'w> Extractor<'w> {
         if !buf.is_empty() {
             buf.push_str("\n\n");
         }
-        // A block larger than the room left is cut (at a character boundary), not dropped.
+        // A block larger than the room left is cut, not dropped: at the last whitespace that
+        // fits, so that no word (a secret, whose rule needs it whole) is cut in two.
         let mut end = t.len().min(room);
-        while !t.is_char_boundary(end) {
-            end -= 1;
+        if end < t.len() {
+            end = t[..end].rfind(char::is_whitespace).unwrap_or(0);
         }
         buf.push_str(&t[..end]);
     }
@@ -368,7 +404,8 @@ impl<'w> Extractor<'w> {
         // Redacted as it enters: the path goes into event sources and the saved state too.
         let file = file_of(&input).map(|f| self.clean(&self.relative(&f)).into_owned());
         let excluded = match op {
-            Op::Bash => text(&input.command).is_some_and(|c| self.redactor.names_excluded(c)),
+            Op::Bash => text(&input.command)
+                .is_some_and(|c| self.redactor.names_excluded(c, |w| self.relative(w))),
             _ => file.as_deref().is_some_and(|f| self.redactor.excluded(f)),
         };
         if excluded {
@@ -383,6 +420,7 @@ impl<'w> Extractor<'w> {
                 &input.content,
                 &input.new_string,
                 &input.old_string,
+                &input.new_source,
                 &input.command,
             ]
             .into_iter()
@@ -416,7 +454,7 @@ impl<'w> Extractor<'w> {
             &input,
             inside,
             &timestamp,
-            self.redactor,
+            &self.cleaner(),
         ) && self.state.operations.len() < OPERATIONS_MAX
             && self.state.operations.insert(event.id.clone())
         {
@@ -435,10 +473,7 @@ impl<'w> Extractor<'w> {
         let input = if excluded && op == Op::Bash {
             "[REDACTED:excluded-file]".to_owned()
         } else {
-            self.state
-                .taint
-                .scrub(&compress_input(&name, &input, self.redactor))
-                .into_owned()
+            compress_input(&name, &input, &self.cleaner())
         };
         let thread = self.thread(side);
         let group = thread
@@ -553,6 +588,21 @@ impl<'w> Extractor<'w> {
             {
                 self.state.taint.add(&seen);
             }
+        } else if matches!(op_of(&name), Op::Bash | Op::Search) {
+            // A search or a command over many files (`grep -r`, `rg`) prints the lines of
+            // excluded files among the rest, each after its path.
+            let workdir = self.workdir;
+            let redactor = self.redactor;
+            for seen in [text(&result.stdout)]
+                .into_iter()
+                .flatten()
+                .map(str::to_owned)
+                .chain(result_texts(block))
+            {
+                self.state
+                    .taint
+                    .add_lines_of(&seen, |path| redactor.excluded(&relative(workdir, path)));
+            }
         }
         match name.as_str() {
             "Bash" => {
@@ -595,9 +645,13 @@ impl<'w> Extractor<'w> {
     }
 
     fn end_group(&mut self, side: bool) {
-        let Some(group) = self.thread(side).group.take() else {
+        let Some(mut group) = self.thread(side).group.take() else {
             return;
         };
+        // Redacted whole, before it is split into sentences: a split can part a secret from
+        // the name that tells it is one (`Authorization: Bearer …`, a key's BEGIN line).
+        group.thinking = self.clean(&group.thinking).into_owned();
+        group.text = self.clean(&group.text).into_owned();
         let mut matched = false;
         if !group.thinking.is_empty() {
             matched |= self.reasoning(
@@ -628,13 +682,13 @@ impl<'w> Extractor<'w> {
             if let Some(first) = telling.or(sentences.first()) {
                 let mut event = self.event(
                     Kind::Raw,
-                    &self.clean(first.text(&paragraphs)),
+                    first.text(&paragraphs),
                     Origin::Thinking,
                     &group.id,
                     &group.timestamp,
                     side,
                 );
-                event.rationale = truncate_words(&self.clean(&group.thinking), RATIONALE_MAX);
+                event.rationale = truncate_words(&group.thinking, RATIONALE_MAX);
                 self.draft(event, side);
             }
         }
@@ -645,8 +699,8 @@ impl<'w> Extractor<'w> {
         }
     }
 
-    /// Classify the sentences of `body` into drafts (one per kind and source); tell whether any
-    /// sentence matched.
+    /// Classify the sentences of `body` (redacted) into drafts (one per kind and source); tell
+    /// whether any sentence matched.
     fn reasoning(
         &mut self,
         body: &str,
@@ -665,9 +719,7 @@ impl<'w> Extractor<'w> {
                 continue;
             };
             matched = true;
-            // Redacted before anything is cut from it, so that no part of a secret survives.
-            let sentence = &*self.clean(sentence);
-            let paragraph = &*self.clean(&paragraphs[s.paragraph]);
+            let paragraph = paragraphs[s.paragraph].as_str();
             let alts = alternatives(sentence);
             let id = event_id(&self.state.session_id, source, kind);
             if let Some(draft) = self
@@ -835,8 +887,7 @@ impl<'w> Extractor<'w> {
     }
 
     fn emit(&mut self, mut event: Event) {
-        self.redactor.redact_event(&mut event);
-        self.state.taint.scrub_event(&mut event);
+        self.cleaner().event(&mut event);
         self.out.push(event);
     }
 

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::redact::Redactor;
+use super::redact::Cleaner;
 use crate::event::{Event, Kind, Origin, Outcome, ToolCall, truncate_words};
 use crate::transcript::record::{ToolInput, text};
 
@@ -54,7 +54,7 @@ pub fn relative(workdir: Option<&Path>, path: &str) -> String {
 }
 
 /// A one-line form of a tool's input: the command, the path, the pattern — whatever says most.
-pub fn compress_input(tool: &str, input: &ToolInput<'_>, redactor: &Redactor) -> String {
+pub fn compress_input(tool: &str, input: &ToolInput<'_>, clean: &Cleaner<'_>) -> String {
     let main = match op_of(tool) {
         Op::Bash => text(&input.command),
         Op::Read | Op::Write => text(&input.file_path).or(text(&input.notebook_path)),
@@ -68,9 +68,9 @@ pub fn compress_input(tool: &str, input: &ToolInput<'_>, redactor: &Redactor) ->
             .or(text(&input.command))
             .or(text(&input.file_path)),
     };
-    // Redact before cutting, or a cut could leave part of a secret that no rule recognises.
-    let one_line = redactor
-        .redact(main.unwrap_or(""))
+    // Cleaned before it is cut, or a cut could leave part of a secret that no rule recognises.
+    let one_line = clean
+        .text(main.unwrap_or(""))
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
@@ -80,59 +80,65 @@ pub fn compress_input(tool: &str, input: &ToolInput<'_>, redactor: &Redactor) ->
 /// The longest search pattern kept in an operation's source, in characters.
 const PATTERN_MAX: usize = 100;
 
-/// The event of a read or a search (seed 003's operations), redacted: one per file read and per
+/// The event of a read or a search (seed 003's operations), cleaned: one per file read and per
 /// pattern searched in a session, so it has the same id whoever sees the call first — the
-/// `PostToolUse` hook as it happens, or the extractor from the transcript. `file` is the file
-/// read, relative to the top of the working tree; a read with none (a file outside the
-/// repository) and every other tool give nothing.
+/// `PostToolUse` hook as it happens, or the extractor from the transcript. The id comes from
+/// the path or pattern as redacted, which both see alike; what the event says is also scrubbed
+/// of what the session saw of excluded files, which one may know before the other. `file` is
+/// the file read, relative to the top of the working tree; a read with none (a file outside
+/// the repository) and every other tool give nothing.
 pub fn operation(
     session: &str,
     tool: &str,
     input: &ToolInput<'_>,
     file: Option<&str>,
     timestamp: &str,
-    redactor: &Redactor,
+    clean: &Cleaner<'_>,
 ) -> Option<Event> {
-    let (kind, source, summary, files) = match tool {
+    let (kind, named, tag, files) = match tool {
         "Read" | "NotebookRead" => {
-            let file = redactor.redact(file?);
-            (
-                Kind::Read,
-                format!("read:{file}"),
-                format!("Read {file}"),
-                vec![file.into_owned()],
-            )
+            let file = clean.redactor.redact(file?).into_owned();
+            (Kind::Read, file.clone(), "read".to_owned(), vec![file])
         }
         "Grep" | "Glob" => {
-            let pattern: String = redactor
-                .redact(text(&input.pattern)?)
-                .chars()
-                .take(PATTERN_MAX)
-                .collect();
-            (
-                Kind::Search,
-                format!("search:{tool}:{pattern}"),
-                format!("Searched for {pattern} ({tool})"),
-                Vec::new(),
-            )
+            let pattern = clean.redactor.redact(text(&input.pattern)?).into_owned();
+            (Kind::Search, pattern, format!("search:{tool}"), Vec::new())
         }
         _ => return None,
     };
+    let (id_source, shown, summary) = match kind {
+        Kind::Read => {
+            let shown = clean.taint.scrub(&named).into_owned();
+            (
+                format!("{tag}:{named}"),
+                shown.clone(),
+                format!("Read {shown}"),
+            )
+        }
+        _ => {
+            let cut: String = named.chars().take(PATTERN_MAX).collect();
+            // Scrubbed whole, then cut at a word: a value cut in two would not be known.
+            let shown = truncate_words(&clean.taint.scrub(&named), PATTERN_MAX);
+            let summary = format!("Searched for {shown} ({tool})");
+            (format!("{tag}:{cut}"), shown, summary)
+        }
+    };
     let mut event = Event::new(
         session,
-        &source,
+        &id_source,
         kind,
         Origin::ToolSequence,
         &summary,
         timestamp,
     );
+    event.source = format!("{tag}:{shown}");
     event.files_affected = files;
     event.tool_calls = vec![ToolCall {
         name: tool.to_owned(),
-        input: compress_input(tool, input, redactor),
+        input: compress_input(tool, input, clean),
         outcome: Outcome::Unknown,
     }];
-    redactor.redact_event(&mut event);
+    clean.event(&mut event);
     Some(event)
 }
 

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::classify::redact::{Cleaner, Taint};
 use crate::classify::tools::{operation, relative};
 use crate::config::Backend;
 use crate::deliver::claude_md::{self, Refreshed};
@@ -29,7 +30,7 @@ use crate::deliver::{brief, continuation, injected, reason};
 use crate::event::time::{self, rfc3339};
 use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
-use crate::store::{self, Store, link, pending, sessions};
+use crate::store::{self, Store, link, pending, sessions, taint};
 use crate::transcript::record::ToolInput;
 
 /// The hook events this command answers; any other is refused (and logged).
@@ -73,6 +74,9 @@ pub struct Payload {
     pub tool_name: Option<String>,
     #[serde(default)]
     pub tool_input: Option<serde_json::Value>,
+    /// PostToolUse: what the tool gave (its structured output).
+    #[serde(default)]
+    pub tool_response: Option<serde_json::Value>,
 }
 
 /// What a hook did: the context to inject, the events in it, and a line for the log.
@@ -172,18 +176,16 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
         .map(|path| relative(store.workdir(), path))
         .filter(|f| !Path::new(f).is_absolute());
     let now = rfc3339(time::now_seconds());
+    let session = &payload.session_id;
     let redactor = store.config().redactor();
-    let Some(event) = operation(
-        &payload.session_id,
-        tool,
-        &input,
-        file.as_deref(),
-        &now,
+    let taint = seen(store, payload, tool, &input).map_err(|e| reason(&e))?;
+    let clean = Cleaner {
         redactor,
-    ) else {
+        taint: &taint,
+    };
+    let Some(event) = operation(session, tool, &input, file.as_deref(), &now, &clean) else {
         return Ok(Response::default());
     };
-    let session = &payload.session_id;
     if pending::holds(store, session, &event.id)
         || link::is_attached(store, session, &event.id).map_err(|e| reason(&e))?
     {
@@ -194,6 +196,53 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
         log: Some(format!("captured: {}", event.summary)),
         ..Response::default()
     })
+}
+
+/// What the session saw of excluded files: what its readers recorded, and what this call's
+/// output shows of them (the content of an excluded file it read, the lines of one a search
+/// printed), recorded for them in turn.
+fn seen(
+    store: &Store,
+    payload: &Payload,
+    tool: &str,
+    input: &ToolInput<'_>,
+) -> store::Result<Taint> {
+    let session = &payload.session_id;
+    let known = taint::load(store, session)?;
+    let mut seen = Taint::default();
+    seen.extend(known.iter().copied());
+    let Some(response) = &payload.tool_response else {
+        return Ok(seen);
+    };
+    let redactor = store.config().redactor();
+    let excluded = |path: &str| redactor.excluded(&relative(store.workdir(), path));
+    let read_excluded =
+        tool == "Read" && crate::transcript::record::text(&input.file_path).is_some_and(excluded);
+    let mut texts = Vec::new();
+    // A read gives the file's text in `file.content`, beside its path and line counts.
+    match response.pointer("/file/content") {
+        Some(content) if read_excluded => strings(content, &mut texts),
+        _ => strings(response, &mut texts),
+    }
+    for text in texts {
+        if read_excluded {
+            seen.add(text);
+        } else if tool == "Grep" {
+            seen.add_lines_of(text, excluded);
+        }
+    }
+    taint::add(store, session, &known, seen.hashes())?;
+    Ok(seen)
+}
+
+/// Every string in `value`.
+fn strings<'v>(value: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
 }
 
 /// The store's lock, or, when another writer holds it past the hook's patience, the response

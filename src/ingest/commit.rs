@@ -135,6 +135,7 @@ pub fn session_transcripts(store: &Store, env: &Environment, session: &str) -> V
                     known.push(sub);
                 }
             }
+            locate::reading_order(&mut known);
             return known;
         }
     }

@@ -7,7 +7,7 @@
 
 pub mod commit;
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
 use crate::event::Event;
-use crate::store::{self, Store, forget, link, pending, sessions, state};
+use crate::store::{self, Store, forget, link, pending, sessions, state, taint};
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
+use crate::transcript::locate;
 use crate::transcript::reader::{Line, LineReader};
 use crate::transcript::record::parse_line;
 
@@ -150,7 +151,18 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         start,
         options.max_line,
     );
+    // What the session's other transcripts and hooks saw of excluded files is scrubbed from
+    // this one too.
+    let session = Some(extractor_state.session_id.as_str())
+        .filter(|s| !s.is_empty())
+        .or_else(|| locate::session_of_path(path))
+        .map(str::to_owned);
+    let shared_taint = match &session {
+        Some(s) => taint::load(store, s)?,
+        None => BTreeSet::new(),
+    };
     let mut extractor = Extractor::new(extractor_state, store.workdir(), store.config().redactor());
+    extractor.learn(shared_taint.iter().copied());
     let mut progress = Progress {
         store,
         path,
@@ -158,6 +170,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         cursor,
         report,
         provisional: Vec::new(),
+        shared_taint,
     };
     let mut counts = LineCounts::default();
     let mut tail = 0;
@@ -235,6 +248,8 @@ struct Progress<'a> {
     cursor: Cursor,
     report: TranscriptReport,
     provisional: Vec<(String, String)>,
+    /// The session's shared taint as this run knows it (see [`taint`]).
+    shared_taint: BTreeSet<u64>,
 }
 
 impl Progress<'_> {
@@ -265,6 +280,16 @@ impl Progress<'_> {
                 path: self.path.to_owned(),
                 source,
             })?;
+        let seen = state.taint();
+        if !seen.is_empty() {
+            taint::add(
+                self.store,
+                &state.session_id,
+                &self.shared_taint,
+                seen.hashes(),
+            )?;
+            self.shared_taint.extend(seen.hashes());
+        }
         let saved = Saved {
             cursor: self.cursor.clone(),
             state,

@@ -14,6 +14,7 @@ pub mod notes;
 pub mod pending;
 pub mod sessions;
 pub mod state;
+pub mod taint;
 
 use std::fs::{self, File, TryLockError};
 use std::io::{self, Write};

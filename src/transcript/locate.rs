@@ -83,7 +83,23 @@ pub fn subagents_of(main: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The transcripts in `workdir`'s project folders that `wanted` keeps, sorted by path. The
+/// `paths` in the order to read them: by path, except that a session's subagents come before
+/// its main transcript, which may quote what they saw of a file never to capture (their reader
+/// records it for the main one's, see `store::taint`).
+pub fn reading_order(paths: &mut [PathBuf]) {
+    paths.sort_by_cached_key(|p| {
+        let session_dir = p
+            .parent()
+            .filter(|d| d.file_name().is_some_and(|n| n == "subagents"))
+            .and_then(Path::parent);
+        match session_dir {
+            Some(dir) => (dir.to_path_buf(), 0, p.clone()),
+            None => (p.with_extension(""), 1, p.clone()),
+        }
+    });
+}
+
+/// The transcripts in `workdir`'s project folders that `wanted` keeps, in [`reading_order`]. The
 /// folder name is lossy (`/a/my-app` and `/a/my.app` share one), so the cwd recorded inside
 /// decides, read only for the files `wanted` kept; a file that records none yet belongs to
 /// the folder whose name matches exactly. Sessions run in `excluded` folders — other worktrees
@@ -106,7 +122,7 @@ fn select(
             }
         }
     }
-    out.sort();
+    reading_order(&mut out);
     out
 }
 

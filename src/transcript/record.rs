@@ -255,6 +255,9 @@ pub struct ToolInput<'a> {
     pub new_string: Text<'a>,
     #[serde(borrow, default)]
     pub content: Text<'a>,
+    /// NotebookEdit: the cell's new text.
+    #[serde(borrow, default)]
+    pub new_source: Text<'a>,
     #[serde(borrow, default)]
     pub plan: Text<'a>,
     #[serde(borrow, default)]

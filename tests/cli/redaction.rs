@@ -212,3 +212,107 @@ fn no_secret_reaches_git_the_store_a_hook_or_a_command() {
     );
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
+
+/// A `PostToolUse` hook's payload for session `s-link`.
+fn post_tool_use(
+    repo: &TestRepo,
+    tool: &str,
+    input: serde_json::Value,
+    response: serde_json::Value,
+) {
+    let payload = json!({"session_id": "s-link", "cwd": repo.root.to_str().unwrap(),
+        "hook_event_name": "PostToolUse", "transcript_path": repo.project_dir().join("s-link.jsonl"),
+        "tool_name": tool, "tool_input": input, "tool_response": response});
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "PostToolUse"],
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
+fn what_a_session_saw_of_excluded_files_stays_out_whoever_reads_it() {
+    let repo = TestRepo::new();
+    let commit = repo.commit("app.py", "print(1)\n", "feat: the app");
+    let root = repo.root.to_str().unwrap();
+    // The hooks see a read of `.env` (a value, and a letters-only password under a secret's
+    // name), then searches for both, as they happen.
+    post_tool_use(
+        &repo,
+        "Read",
+        json!({"file_path": format!("{root}/.env")}),
+        json!({"type": "text", "file": {"filePath": format!("{root}/.env"),
+            "content": "FLAG=blue-kiwi-42\nDB_PASS=Sunshine\n", "numLines": 2}}),
+    );
+    post_tool_use(
+        &repo,
+        "Grep",
+        json!({"pattern": "blue-kiwi-42"}),
+        json!({"mode": "files_with_matches", "filenames": []}),
+    );
+    post_tool_use(
+        &repo,
+        "Grep",
+        json!({"pattern": "Sunshine"}),
+        json!({"mode": "files_with_matches", "filenames": []}),
+    );
+    // A subagent reads a secret file; the main thread quotes it, and a search prints the line
+    // of another excluded file among others, which the main thread quotes too. A header's
+    // token and a password open sentences of their own, apart from the names that tell them.
+    let sub = [
+        tool(
+            "a1",
+            "sr1",
+            "Read",
+            json!({"file_path": format!("{root}/secrets/api.txt")}),
+        ),
+        bash_result("sr1", "     1→token: plum-sauce-314\n", AT),
+    ]
+    .concat();
+    let main = [
+        prompt("p1", "Wire the staging flags", AT),
+        tool("m1", "g1", "Grep", json!({"pattern": "FLAG", "output_mode": "content"})),
+        bash_result("g1", "src/flags.py:3:FLAG = env('FLAG')\n.env.staging:3:STAGING_FLAG=orange-lamp-5519\n", AT),
+        text("m2", "I'll go with plum-sauce-314 from the subagent's report instead of a new token, and set orange-lamp-5519 as the flag."),
+        text("m3", "The header is:\n\nAuthorization: Bearer Q9f8e7d6c5b4a39281706f5e4d3c2b1a0 and we chose it instead of basic auth because the gateway needs it."),
+        text("m4", "The staging db password: Xk9mP2qLz8vBn4Wc is what we'll keep instead of a new one, because rotating it now would break staging."),
+        tool("c1", "commit1", "Bash", json!({"command": "git commit -am 'feat: the app'"})),
+        bash_result("commit1", &format!("[main {}] feat: the app\n 1 file changed", &commit[..7]), AT),
+    ]
+    .concat();
+    let dir = repo.project_dir();
+    fs::create_dir_all(dir.join("s-link/subagents")).unwrap();
+    fs::write(dir.join("s-link/subagents/agent-a1.jsonl"), sub).unwrap();
+    fs::write(dir.join("s-link.jsonl"), main).unwrap();
+    let report = repo.json(&["extract"]);
+    assert_eq!(
+        report["transcripts"].as_array().unwrap().len(),
+        2,
+        "{report:#}"
+    );
+    assert!(
+        !repo
+            .git(&["notes", "--ref=agent-context", "list"])
+            .is_empty()
+    );
+
+    let kept = everything_kept(&repo);
+    for seen in [
+        "blue-kiwi-42",
+        "Sunshine",
+        "plum-sauce-314",
+        "orange-lamp-5519",
+        "Q9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "Xk9mP2qLz8vBn4Wc",
+    ] {
+        assert!(!kept.contains(seen), "{seen} is kept somewhere");
+    }
+    assert!(
+        kept.contains("Searched for [REDACTED:excluded-file] (Grep)"),
+        "the searches are kept, their patterns scrubbed"
+    );
+    assert!(kept.contains("I'll go with [REDACTED:excluded-file] from the subagent's report"));
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}

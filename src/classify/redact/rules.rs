@@ -1,0 +1,321 @@
+//! The built-in rules: what a secret looks like, and where in a match it is.
+//!
+//! The token formats follow those catalogued by gitleaks (MIT License, Copyright (c) 2019
+//! Zachary Rice; <https://github.com/gitleaks/gitleaks>), written anew as Rust regexes; the
+//! rules for values next to a secret's name (`secret-assignment`, `command-line-secret`,
+//! `generic-secret`) are ours, and judge the value: a literal is a secret, code that computes
+//! one (`form.get`, `env::var`, `Option<String>`, `$TOKEN`) is not.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex, RegexSet};
+
+use crate::classify::heuristic::ascii_boundaries;
+
+pub(super) struct Rule {
+    pub name: &'static str,
+    /// The pattern, ASCII word boundaries in place.
+    pub pattern: String,
+    /// Where the secret is in a match (`haystack` is the whole text), or `None` when the match
+    /// holds no secret after all.
+    pub secret: fn(haystack: &str, caps: &Captures<'_>) -> Option<Range<usize>>,
+}
+
+/// The secret is the group named `s`, or the whole match when the rule has none.
+fn group_s(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    caps.name("s").or_else(|| caps.get(0)).map(|m| m.range())
+}
+
+/// Shannon entropy of `word`, in bits a character.
+fn entropy(word: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in word.bytes() {
+        counts[usize::from(b)] += 1;
+    }
+    let n = word.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A word is random-looking: letters with digits, or many different characters.
+fn high_entropy(word: &str) -> bool {
+    let digits = word.bytes().any(|b| b.is_ascii_digit());
+    let letters = word.bytes().any(|b| b.is_ascii_alphabetic());
+    let e = entropy(word);
+    letters && (digits || e > 4.0) && e > 3.5
+}
+
+/// A value that stands for a secret without being one: a variable (`$TOKEN`, `${{ secrets.X }}`,
+/// `%(pass)s`), a template (`{token}`, `<your-key>`), a mask (`******`), or the word itself.
+fn placeholder(value: &str) -> bool {
+    let v = value.trim();
+    let first = v.chars().next().unwrap_or(' ');
+    let masked = v.chars().all(|c| c == first);
+    let word = [
+        "password", "secret", "token", "changeme", "example", "redacted",
+    ]
+    .iter()
+    .any(|w| v.eq_ignore_ascii_case(w));
+    "$<{%[".contains(first) || v.ends_with('}') || v.ends_with('>') || masked || word
+}
+
+/// A bare value that reads as code rather than a literal: an identifier, a path or a call
+/// (`form.get`, `password_field`, `std::env::var`), a type (`Option<String>`, `&str`), or a
+/// number (`max_tokens = 4096`).
+fn code(value: &str, next: Option<char>) -> bool {
+    // `process.env.KEY!`, `env::var(…)?`: TypeScript's and Rust's postfix operators.
+    let value = value.trim_end_matches(['!', '?']);
+    let identifier = value
+        .chars()
+        .all(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '.' | ':'));
+    let number = value
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == '_');
+    identifier || number || value.starts_with('&') || matches!(next, Some('(' | '<' | '['))
+}
+
+/// `KEY=value` with an upper-case name and no spaces, as in a `.env` file or a shell: the value
+/// is a literal whatever it looks like (`DB_PASSWORD=supersecret`).
+fn env_style(key: &str, op: &str) -> bool {
+    op == "="
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// `secret-assignment`: a quoted value (`q`, `r`, `g` in backticks) is a secret unless a placeholder; a bare one
+/// (`b`) unless it reads as code, or, in the `.env` style, whatever it is.
+fn assignment(haystack: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    if let Some(quoted) = caps
+        .name("q")
+        .or_else(|| caps.name("r"))
+        .or_else(|| caps.name("g"))
+    {
+        return (!placeholder(quoted.as_str())).then(|| quoted.range());
+    }
+    let bare = caps.name("b")?;
+    let (key, op) = (&caps["key"], caps["op"].trim());
+    let value = bare.as_str();
+    if placeholder(value) {
+        return None;
+    }
+    let next = haystack[bare.end()..].chars().next();
+    let literal = (env_style(key, op) && !value.contains('.')) || !code(value, next);
+    literal.then(|| bare.range())
+}
+
+/// `authorization`: after a scheme (`Bearer …`) any token; without one, a literal; a lone
+/// `Bearer` token must look random.
+fn authorization(haystack: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    if let Some(token) = caps.name("t") {
+        return high_entropy(token.as_str()).then(|| token.range());
+    }
+    let s = caps.name("s")?;
+    let next = haystack[s.end()..].chars().next();
+    let literal = caps.name("scheme").is_some() || !code(s.as_str(), next);
+    (literal && !placeholder(s.as_str())).then(|| s.range())
+}
+
+/// `command-line-secret`: the value of a password or token option, unless a placeholder.
+fn option_value(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    let s = caps.name("s")?;
+    (!placeholder(s.as_str())).then(|| s.range())
+}
+
+/// `generic-secret`: a random-looking word after a secret's name.
+fn random_word(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    let s = caps.name("s")?;
+    high_entropy(s.as_str()).then(|| s.range())
+}
+
+/// What separates the lines of a key's body: line breaks, or their escapes in a string.
+const KEY_LINE: &str = r"(?:\s|\\[nr])*";
+
+pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    let rule = |name, pattern: &str| Rule {
+        name,
+        pattern: ascii_boundaries(pattern),
+        secret: group_s,
+    };
+    // A key's body is base64 lines and `Header: value` lines, up to its END line; cut short
+    // (a truncated paste), up to where the base64 stops.
+    let private_key = format!(
+        r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----(?:{KEY_LINE}(?:[A-Za-z0-9+/=]{{16,}}|[A-Za-z-]+:[^\n\\]*))*(?:{KEY_LINE}[A-Za-z0-9+/=]{{0,15}}{KEY_LINE}-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----)?"
+    );
+    vec![
+        rule("private-key", &private_key),
+        rule(
+            "aws-access-key",
+            r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[0-9A-Z]{16}\b",
+        ),
+        rule(
+            "aws-secret-key",
+            r#"(?i)aws[\w.-]{0,20}?(?:secret|private)[\w.-]{0,20}?["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
+        ),
+        rule(
+            "github-token",
+            r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
+        ),
+        rule(
+            "gitlab-token",
+            r"\b(?:gl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|agent|ffct|ft|wt)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
+        ),
+        rule(
+            "slack-token",
+            r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b|\bxapp-\d-[A-Za-z0-9-]{10,}\b|https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        ),
+        rule(
+            "stripe-key",
+            r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{24,}\b",
+        ),
+        // The key may end in `-` or `_`, after which `\b` cannot hold.
+        rule(
+            "google-api-key",
+            r"\b(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
+        ),
+        rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+        // Project and service keys carry dashes; the older ones are one run of letters and
+        // digits (`sk-learn-…` is a package, not a key).
+        rule(
+            "openai-key",
+            r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{20,}\b",
+        ),
+        // The signature may be empty (an unsigned token still carries its claims).
+        rule(
+            "jwt",
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        ),
+        rule(
+            "url-password",
+            r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:(?P<s>[^/\s@]{3,})@",
+        ),
+        Rule {
+            secret: authorization,
+            ..rule(
+                "authorization",
+                r#"(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>bearer|basic|token|digest|negotiate|apikey)[ \t]+)?(?P<s>[A-Za-z0-9._~+/=-]{8,})|\bbearer[ \t]+(?P<t>[A-Za-z0-9._~+/=-]{20,})"#,
+            )
+        },
+        Rule {
+            secret: option_value,
+            ..rule(
+                "command-line-secret",
+                r#"(?:(?i:--(?:http-)?(?:password|passwd|pass|token|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key))(?:=|[ \t]+)|\bsshpass[ \t]+-p[ \t]*|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p|\bdocker[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+|\bcurl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user[= ])["']?[^\s:"']+:)["']?(?P<s>[^\s"']{3,})"#,
+            )
+        },
+        Rule {
+            secret: assignment,
+            ..rule(
+                "secret-assignment",
+                // The name ends at the secret word or goes on with a word that keeps it one
+                // (`secret_key_base`, `secretKey`): `tokenizer`, `secretary`, `token_url`,
+                // `secret_name` are not secrets; a subscript (`['PASSWORD'] = …`) names it too.
+                // The value stays on the name's line.
+                r#"(?i)(?P<key>\b(?:[a-z0-9_.-]*[_.-])?(?:[a-z0-9]*(?:secret|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|private[_-]?key|access[_-]?key|credentials?|auth[_-]?(?:key|token))|pass|auth)s?(?:[_.-]?(?:key|base|value|string|str|data|b64|base64|hash|enc|encrypted|raw|hex|plain|text))*)["']?\]?(?P<op>[ \t]*(?::=|=>|[:=])[ \t]*)(?:"(?P<q>(?:[^"\\\n]|\\.){4,})"|'(?P<r>[^'\n]{4,})'|`(?P<g>[^`\n]{4,})`|(?P<b>[^\s"'`,;()\[\]{}<>]{6,}))"#,
+            )
+        },
+        Rule {
+            secret: random_word,
+            ..rule(
+                "generic-secret",
+                r#"(?i)\b(?:api[ _-]?key|secret|token|password|passwd|passphrase)[ \t]+(?:(?:is|was|of|=|:)[ \t]*)?["'`]?(?P<s>[A-Za-z0-9_+/=.~-]{16,})"#,
+            )
+        },
+    ]
+});
+
+/// All rules at once, loosened: one pass over the text tells which rules need a closer look.
+pub(super) static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(RULES.iter().map(|r| loosened(&r.pattern)))
+        .expect("redaction rules compile as a set")
+});
+
+/// Each rule on its own, to find where its secret is: built only when some text holds one,
+/// which spares most runs (a hook, say) the time to build them.
+pub(super) static EACH: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    RULES
+        .iter()
+        .map(|r| Regex::new(&r.pattern).expect("redaction rule compiles"))
+        .collect()
+});
+
+/// `pattern` with every counted repetition made open: `{n,m}`, `{n,}` and `{n}` become `+`
+/// (`*` when n is 0). What a pattern matches only grows, so the set of loosened rules finds
+/// every text a rule would; and it builds several times faster (`{36,255}` is 255 copies of
+/// a class), which every process that redacts anything pays once.
+fn loosened(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut rest = pattern;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let counted = after
+            .find('}')
+            .map(|close| &after[..close])
+            .filter(|inner| {
+                !inner.is_empty() && inner.chars().all(|c| c.is_ascii_digit() || c == ',')
+            });
+        match counted {
+            Some(inner) => {
+                let at_least_one = inner
+                    .split(',')
+                    .next()
+                    .is_some_and(|n| n.parse::<u32>().unwrap_or(0) > 0);
+                out.push(if at_least_one { '+' } else { '*' });
+                rest = &after[inner.len() + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loosening_opens_counted_repetitions_only() {
+        assert_eq!(loosened(r"a[0-9]{16}\b"), r"a[0-9]+\b");
+        assert_eq!(loosened(r"x{0,20}?y{36,255}z{8,}"), r"x*?y+z+");
+        assert_eq!(loosened(r"\{not{a,count}"), r"\{not{a,count}");
+    }
+
+    #[test]
+    fn values_that_are_code_or_placeholders_are_not_secrets() {
+        for (value, next) in [
+            ("form.get", Some('(')),
+            ("std::env::var", Some('(')),
+            ("Option", Some('<')),
+            ("4096", None),
+            ("&str", None),
+            ("password_field", None),
+        ] {
+            assert!(code(value, next), "{value}");
+        }
+        for value in ["s3cr3t-value", "hunter22", "xY8u5YD^jUQ"] {
+            assert!(!code(value, None), "{value}");
+        }
+        for value in [
+            "$DB_PASS",
+            "${{ secrets.X }}",
+            "<your-key>",
+            "********",
+            "changeme",
+        ] {
+            assert!(placeholder(value), "{value}");
+        }
+        assert!(!placeholder("correct horse battery staple"));
+    }
+}
