@@ -1,7 +1,8 @@
 //! The hooks' stdin: a Claude Code hook's JSON payload (`deliver::hooks::Payload`, read by
 //! `cli::hook` as a UTF-8 string), then what the hooks do with it that needs no repository:
 //! the tool input read as `ToolInput` and turned into a read or search event (`PostToolUse`),
-//! and the file a file tool names (`PreToolUse`). The same bytes also go through git's
+//! scrubbed of what the tool's response shows of excluded files (as if the file read were
+//! one, and the lines a search printed), and the file a file tool names (`PreToolUse`). The same bytes also go through git's
 //! `post-rewrite` stdin parser.
 //!
 //! Beyond "never panics": an event made from a payload fits the format and survives the
@@ -11,7 +12,7 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use git_agent_context::classify::redact::Redactor;
+use git_agent_context::classify::redact::{Cleaner, Redactor, Taint};
 use git_agent_context::classify::tools::{operation, relative};
 use git_agent_context::deliver::hooks::Payload;
 use git_agent_context::event::{Event, SUMMARY_MAX, note};
@@ -47,13 +48,23 @@ fuzz_target!(|data: &[u8]| {
     let file = text(&tool_input.file_path)
         .map(|path| relative(Some(workdir), path))
         .filter(|f| !Path::new(f).is_absolute());
+    let mut taint = Taint::default();
+    if let Some(response) = &payload.tool_response {
+        // Both ways: as the response of a read of an excluded file, and of a search.
+        taint.add_response(tool, response, true, |p| REDACTOR.excluded(p));
+        taint.add_response("Grep", response, false, |p| REDACTOR.excluded(p));
+    }
+    let clean = Cleaner {
+        redactor: &REDACTOR,
+        taint: &taint,
+    };
     let Some(event) = operation(
         &payload.session_id,
         tool,
         &tool_input,
         file.as_deref(),
         "2026-01-01T00:00:00Z",
-        &REDACTOR,
+        &clean,
     ) else {
         return;
     };

@@ -218,31 +218,9 @@ fn seen(
     let excluded = |path: &str| redactor.excluded(&relative(store.workdir(), path));
     let read_excluded =
         tool == "Read" && crate::transcript::record::text(&input.file_path).is_some_and(excluded);
-    let mut texts = Vec::new();
-    // A read gives the file's text in `file.content`, beside its path and line counts.
-    match response.pointer("/file/content") {
-        Some(content) if read_excluded => strings(content, &mut texts),
-        _ => strings(response, &mut texts),
-    }
-    for text in texts {
-        if read_excluded {
-            seen.add(text);
-        } else if tool == "Grep" {
-            seen.add_lines_of(text, excluded);
-        }
-    }
+    seen.add_response(tool, response, read_excluded, excluded);
     taint::add(store, session, &known, seen.hashes())?;
     Ok(seen)
-}
-
-/// Every string in `value`.
-fn strings<'v>(value: &'v serde_json::Value, out: &mut Vec<&'v str>) {
-    match value {
-        serde_json::Value::String(s) => out.push(s),
-        serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-        serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-        _ => {}
-    }
 }
 
 /// The store's lock, or, when another writer holds it past the hook's patience, the response

@@ -89,6 +89,31 @@ impl Taint {
         }
     }
 
+    /// Remember what a tool's structured output (a `PostToolUse` hook's `tool_response`) shows
+    /// of excluded files: the text a Read gave of one (`read_excluded`), or the lines of one a
+    /// Grep printed.
+    pub fn add_response(
+        &mut self,
+        tool: &str,
+        response: &serde_json::Value,
+        read_excluded: bool,
+        excluded: impl Fn(&str) -> bool,
+    ) {
+        let mut texts = Vec::new();
+        // A read gives the file's text in `file.content`, beside its path and line counts.
+        match response.pointer("/file/content") {
+            Some(content) if read_excluded => strings(content, &mut texts),
+            _ => strings(response, &mut texts),
+        }
+        for text in texts {
+            if read_excluded {
+                self.add(text);
+            } else if tool == "Grep" {
+                self.add_lines_of(text, &excluded);
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -140,6 +165,16 @@ impl Taint {
                 *s = clean;
             }
         });
+    }
+}
+
+/// Every string in `value`.
+fn strings<'v>(value: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
     }
 }
 
