@@ -110,11 +110,11 @@ pub fn main() -> ExitCode {
 }
 
 /// Whether a failure comes from a repository or store that cannot be read or written as it is
-/// (an object missing or corrupt, a store file unreadable or of the wrong kind): bad input,
-/// exit 2, as for a transcript that cannot be read. Another writer holding the store, or the
-/// machine failing (a full disk), stays a failure (exit 1).
+/// (an object missing or corrupt, a store file unreadable or of the wrong kind, a ref that
+/// cannot be made): bad input, exit 2, as for a transcript that cannot be read. Other writers
+/// holding the store or moving a ref under every attempt, or the machine failing (a full disk,
+/// in our own files or inside gix), stay a failure (exit 1).
 fn damaged(e: &anyhow::Error) -> bool {
-    use io::ErrorKind::*;
     e.chain().any(|c| {
         let found = c.downcast_ref::<store::Error>().or_else(|| {
             match c.downcast_ref::<crate::ingest::Error>() {
@@ -123,14 +123,21 @@ fn damaged(e: &anyhow::Error) -> bool {
             }
         });
         found.is_some_and(|s| match s {
-            store::Error::Busy => false,
-            store::Error::Io { source, .. } => !matches!(
-                source.kind(),
-                StorageFull | QuotaExceeded | OutOfMemory | Interrupted | TimedOut | ResourceBusy
-            ),
+            store::Error::Busy | store::Error::Contended { .. } => false,
+            store::Error::Io { source, .. } => !machine_failure(source.kind()),
+            store::Error::Git { io: Some(kind), .. } => !machine_failure(*kind),
             _ => true,
         })
     })
+}
+
+/// An I/O error of the machine, not of what it holds: the same operation may work later.
+fn machine_failure(kind: io::ErrorKind) -> bool {
+    use io::ErrorKind::*;
+    matches!(
+        kind,
+        StorageFull | QuotaExceeded | OutOfMemory | Interrupted | TimedOut | ResourceBusy
+    )
 }
 
 fn report(e: anyhow::Error, code: u8) -> ExitCode {
@@ -204,4 +211,55 @@ pub(crate) fn repo_path(store: &Store, cwd: &Path, path: &str) -> Result<String,
     store
         .repo_path(cwd, path)
         .map_err(|why| Failure::Usage(anyhow::anyhow!(why)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(kind: Option<io::ErrorKind>) -> anyhow::Error {
+        store::Error::Git {
+            action: "write a note".to_owned(),
+            message: "…".to_owned(),
+            io: kind,
+        }
+        .into()
+    }
+
+    #[test]
+    fn a_full_disk_or_a_crowd_is_a_failure_and_damage_is_bad_input() {
+        assert!(!damaged(&git(Some(io::ErrorKind::StorageFull))));
+        assert!(!damaged(&git(Some(io::ErrorKind::QuotaExceeded))));
+        assert!(!damaged(
+            &store::Error::Contended {
+                refname: "refs/agent-context",
+                attempts: 100,
+            }
+            .into()
+        ));
+        assert!(!damaged(&store::Error::Busy.into()));
+        assert!(damaged(&git(None)));
+        assert!(damaged(&git(Some(io::ErrorKind::InvalidData))));
+        assert!(damaged(&git(Some(io::ErrorKind::IsADirectory))));
+    }
+
+    #[test]
+    fn the_io_error_under_a_gix_error_is_kept() {
+        let full = io::Error::from(io::ErrorKind::StorageFull);
+        let e = gix::Exn::new(full)
+            .raise(gix::error::message("could not write a loose object"))
+            .into_error();
+        let ours = store::git_error("write a note")(e);
+        assert!(
+            matches!(
+                ours,
+                store::Error::Git {
+                    io: Some(io::ErrorKind::StorageFull),
+                    ..
+                }
+            ),
+            "{ours:?}"
+        );
+        assert!(!damaged(&ours.into()));
+    }
 }

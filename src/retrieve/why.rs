@@ -210,13 +210,8 @@ fn blamed(
     start: u32,
     end: u32,
 ) -> Result<BTreeMap<ObjectId, Vec<Lines>>, Error> {
-    let ranges =
-        gix::blame::BlameRanges::from_one_based_inclusive_range(start..=end).map_err(|e| {
-            store::Error::Git {
-                action: format!("blame {path}"),
-                message: e.to_string(),
-            }
-        })?;
+    let ranges = gix::blame::BlameRanges::from_one_based_inclusive_range(start..=end)
+        .map_err(|e| store::Error::git(format!("blame {path}"), e.to_string()))?;
     let options = gix::repository::blame_file::Options {
         ranges,
         ..Default::default()

@@ -18,11 +18,9 @@ const SETTINGS: [(&str, Option<&str>, &str, &str); 4] = [
     ("notes", None, "rewriteMode", "cat_sort_uniq"),
 ];
 
-fn config_error(message: impl std::fmt::Display) -> Error {
-    Error::Git {
-        action: "edit .git/config".to_owned(),
-        message: message.to_string(),
-    }
+/// The error and its causes on one line, as every other git error ([`super::error_chain`]).
+fn config_error(e: impl std::error::Error) -> Error {
+    Error::git("edit .git/config", super::error_chain(&e))
 }
 
 /// Add the note-rewriting settings that are missing; tell whether the file changed.
@@ -30,7 +28,7 @@ pub fn enable_note_rewrites(store: &Store) -> Result<bool> {
     let path = store.common_dir().join("config");
     let mut file =
         gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
-            .map_err(|e| config_error(format!("{e:#}")))?;
+            .map_err(config_error)?;
     let mut changed = false;
     for (section, subsection, key, value) in SETTINGS {
         let full = match subsection {

@@ -46,12 +46,27 @@ pub enum Error {
         path: PathBuf,
         source: io::Error,
     },
+    /// `io`: the kind of the I/O error found among the causes, if any: what tells a machine
+    /// that failed (a full disk) from a repository that is damaged, the message being text.
     #[error("git: {action}: {message}")]
-    Git { action: String, message: String },
+    Git {
+        action: String,
+        message: String,
+        io: Option<io::ErrorKind>,
+    },
     #[error(transparent)]
     Config(#[from] crate::config::Error),
     #[error("the store is busy (another git agent-context is writing); left for the next run")]
     Busy,
+    /// Other writers moved the ref under every one of our attempts to update it: as
+    /// [`Error::Busy`], a crowd, not damage.
+    #[error(
+        "{refname} moved under each of {attempts} attempts to update it (other writers); left for the next run"
+    )]
+    Contended {
+        refname: &'static str,
+        attempts: usize,
+    },
     #[error("{path} is not valid agent-context JSON")]
     Json {
         path: PathBuf,
@@ -80,6 +95,18 @@ pub(crate) fn git_error(action: impl Into<String>) -> impl FnOnce(gix::Error) ->
     move |e| Error::Git {
         action,
         message: error_chain(&e),
+        io: e.downcast_any_ref::<io::Error>().map(io::Error::kind),
+    }
+}
+
+impl Error {
+    /// A git error of ours, with no cause below it: `message` says what is wrong.
+    pub(crate) fn git(action: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Git {
+            action: action.into(),
+            message: message.into(),
+            io: None,
+        }
     }
 }
 
@@ -100,16 +127,21 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     text.replace('\n', " ")
 }
 
+/// The object `refname` points at, if the ref exists.
+pub(crate) fn ref_tip(repo: &gix::Repository, refname: &str) -> Result<Option<gix::ObjectId>> {
+    let reference = repo
+        .try_find_reference(refname)
+        .map_err(git_error(format!("read {refname}")))?;
+    Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+}
+
 /// Who our commits on the notes and graph refs are by: the repository's committer, or git's
 /// generic fallback when none is configured.
 pub(crate) fn signature(repo: &mut gix::Repository) -> Result<gix::actor::Signature> {
     repo.committer_or_set_generic_fallback()
         .map_err(git_error("find a committer identity"))?
         .to_owned()
-        .map_err(|e| Error::Git {
-            action: "read the committer identity".to_owned(),
-            message: e.to_string(),
-        })
+        .map_err(|e| Error::git("read the committer identity", e.to_string()))
 }
 
 /// A repository's agent-context store.
@@ -328,16 +360,46 @@ impl Store {
         Ok(file)
     }
 
-    /// After a ref update failed: whether `<ref>.lock` was left by a writer that died holding
-    /// it — it is older than [`STALE_REF_LOCK`], or becomes so within the store's patience —
-    /// in which case it is removed and the caller may try again. A live writer holds such a
-    /// lock for milliseconds.
-    pub(crate) fn clear_dead_ref_lock(&self, refname: &str) -> bool {
+    /// After the compare-and-swap of `refname` from `expected` failed with `error`: `Ok(())`
+    /// when another try may succeed — another writer moved the ref first (a lost race, after
+    /// a backoff), or a writer's lock file was in the way and is gone (it finished, or it died
+    /// and its lock was cleared) — else the error to stop with, at once: [`Error::Busy`] when
+    /// a live writer holds the lock past our patience, the update's own error when retrying
+    /// cannot mend it (a ref that cannot be created, a full disk).
+    pub(crate) fn retry_update(
+        &self,
+        repo: &gix::Repository,
+        refname: &str,
+        expected: Option<gix::ObjectId>,
+        error: gix::Error,
+        attempt: usize,
+    ) -> Result<()> {
+        if ref_tip(repo, refname)? != expected {
+            backoff(attempt);
+            return Ok(());
+        }
+        // gix says a lock file is in the way with the io::Error of its exclusive create.
+        let locked = error
+            .downcast_any_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::AlreadyExists);
+        if !locked {
+            return Err(git_error(format!("update {refname}"))(error));
+        }
+        match self.clear_dead_ref_lock(refname) {
+            true => Ok(()),
+            false => Err(Error::Busy),
+        }
+    }
+
+    /// After a ref update failed on `<ref>.lock`: whether the lock is gone — its writer
+    /// finished, or died holding it (it is older than [`STALE_REF_LOCK`], or becomes so within
+    /// the store's patience) and it was removed — so that the caller may try again. A live
+    /// writer holds such a lock for milliseconds.
+    fn clear_dead_ref_lock(&self, refname: &str) -> bool {
         let path = self.common_dir.join(format!("{refname}.lock"));
         let deadline = Instant::now() + self.patience.unwrap_or(STALE_REF_LOCK);
         loop {
             let Ok(modified) = fs::metadata(&path).and_then(|m| m.modified()) else {
-                // Gone already: worth another try.
                 return true;
             };
             let age = modified.elapsed().unwrap_or_default();
@@ -413,7 +475,7 @@ pub(crate) fn bucket(key: &str) -> String {
 
 /// Wait a little before retrying a compare-and-swap lost to another writer: a random time that
 /// grows with the attempts, up to 10 ms, so that writers racing for one ref stop colliding.
-pub(crate) fn backoff(attempt: usize) {
+fn backoff(attempt: usize) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, backoff, git_error, signature};
+use super::{Error, Result, Store, git_error, ref_tip, signature};
 use crate::event::note::{decode, encode};
 use crate::event::{Event, Merged, merge};
 
@@ -34,18 +34,17 @@ pub(crate) fn resolve_commit(repo: &gix::Repository, hex: &str) -> Option<Object
 
 /// [`resolve_commit`], or an error that names `hex`.
 fn commit_id(repo: &gix::Repository, hex: &str) -> Result<ObjectId> {
-    resolve_commit(repo, hex).ok_or_else(|| Error::Git {
-        action: format!("find commit {hex:?}"),
-        message: "no commit of this repository has this id".to_owned(),
+    resolve_commit(repo, hex).ok_or_else(|| {
+        Error::git(
+            format!("find commit {hex:?}"),
+            "no commit of this repository has this id",
+        )
     })
 }
 
 /// The notes ref's commit, if the ref exists.
 pub(crate) fn tip(repo: &gix::Repository) -> Result<Option<ObjectId>> {
-    let reference = repo
-        .try_find_reference(REF)
-        .map_err(git_error(format!("read {REF}")))?;
-    Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+    ref_tip(repo, REF)
 }
 
 /// The note state (a lazily loaded notes tree) at `tip`.
@@ -328,15 +327,12 @@ fn rewrite(
         };
         match repo.reference(REF, new.id, expected, message.as_str()) {
             Ok(_) => return Ok(total),
-            // Another writer moved the ref: redo the work on top of theirs.
-            Err(_) if tip(&repo)? != old_tip => backoff(attempt),
-            // A dead writer's lock file: gone now, try again.
-            Err(_) if store.clear_dead_ref_lock(REF) => {}
-            Err(e) => return Err(git_error(format!("update {REF}"))(e)),
+            // Another writer moved the ref, or held its lock: redo the work on top of theirs.
+            Err(e) => store.retry_update(&repo, REF, old_tip, e, attempt)?,
         }
     }
-    Err(Error::Git {
-        action: format!("update {REF}"),
-        message: format!("lost the race {ATTEMPTS} times"),
+    Err(Error::Contended {
+        refname: REF,
+        attempts: ATTEMPTS,
     })
 }

@@ -261,3 +261,21 @@ fn concurrent_graph_writers_keep_every_session() {
     assert_eq!(commits.lines().count(), 8, "{commits}");
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
+
+#[test]
+fn a_graph_ref_that_cannot_be_made_says_why_at_once() {
+    let repo = TestRepo::new();
+    let (transcript, _) = crate::link::six_commit_session(&repo);
+    repo.extract(&transcript);
+    // A ref below the graph's name: git cannot make refs/agent-context beside it.
+    repo.git(&["update-ref", "-d", "refs/agent-context"]);
+    repo.git(&["update-ref", "refs/agent-context/foo", "HEAD"]);
+    let out = repo.run(&["rebuild"]);
+    let err = crate::repo::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: git: update refs/agent-context: ") && !err.contains("race"),
+        "the cause, not a lost race: {err}"
+    );
+}

@@ -337,3 +337,21 @@ fn init_keeps_the_users_own_note_settings() {
     assert_eq!(repo.git(&["config", "notes.rewrite.amend"]), "false");
     assert_eq!(repo.git(&["config", "notes.rewrite.rebase"]), "true");
 }
+
+#[test]
+fn init_says_in_one_line_why_it_cannot_edit_git_config() {
+    let repo = TestRepo::new();
+    let config = repo.root.join(".git/config");
+    std::fs::remove_file(&config).unwrap();
+    std::fs::create_dir(&config).unwrap();
+    let out = repo.run(&["init"]);
+    let err = crate::repo::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: git: edit .git/config: The configuration file at \"{}\" could not be read: Is a directory (os error 21)",
+            config.display()
+        )
+    );
+}

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, backoff, git_error, history, notes, pending, signature};
+use super::{Error, Result, Store, git_error, history, notes, pending, signature};
 use crate::event::{Event, Kind};
 use node::{DecisionNode, SessionEvents, SessionNode};
 
@@ -995,14 +995,12 @@ fn write(
                 updated.commit = Some(commit.id);
                 return Ok(updated);
             }
-            Err(_) if Snapshot::at_tip(&repo)?.tip != snapshot.tip => backoff(attempt),
-            // A dead writer's lock file: gone now, try again.
-            Err(_) if store.clear_dead_ref_lock(REF) => {}
-            Err(e) => return Err(git_error(format!("update {REF}"))(e)),
+            // Another writer moved the ref, or held its lock: redo the work on top of theirs.
+            Err(e) => store.retry_update(&repo, REF, snapshot.tip, e, attempt)?,
         }
     }
-    Err(Error::Git {
-        action: format!("update {REF}"),
-        message: format!("lost the race {ATTEMPTS} times"),
+    Err(Error::Contended {
+        refname: REF,
+        attempts: ATTEMPTS,
     })
 }
