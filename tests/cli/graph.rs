@@ -263,6 +263,44 @@ fn concurrent_graph_writers_keep_every_session() {
 }
 
 #[test]
+fn rebuild_replaces_a_graph_ref_that_names_no_commit() {
+    let repo = TestRepo::new();
+    let (transcript, _) = crate::link::six_commit_session(&repo);
+    repo.extract(&transcript);
+    let tree = repo.git(&["rev-parse", "refs/agent-context^{tree}"]);
+    let blob = repo.git(&["hash-object", "-w", "f.txt"]);
+    repo.git(&["update-ref", "refs/agent-context", &blob]);
+
+    // Every reader says what is wrong and how to mend it, in one line.
+    for args in [
+        &["claude-md", "--print"][..],
+        &["query", "checkpoint output format"][..],
+        &["status"][..],
+    ] {
+        let out = repo.run(args);
+        let err = crate::repo::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: git: read refs/agent-context: ")
+                && err.contains("run 'git agent-context rebuild'"),
+            "{args:?}: {err}"
+        );
+    }
+
+    let out = repo.ok(&["rebuild"]);
+    assert!(out.starts_with("rebuilt refs/agent-context"), "{out}");
+    // The same graph as before, on a commit of its own: the blob is no parent.
+    assert_eq!(repo.git(&["rev-parse", "refs/agent-context^{tree}"]), tree);
+    assert_eq!(
+        repo.git(&["rev-list", "--count", "refs/agent-context"]),
+        "1"
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+    repo.ok(&["claude-md", "--print"]);
+}
+
+#[test]
 fn a_graph_ref_that_cannot_be_made_says_why_at_once() {
     let repo = TestRepo::new();
     let (transcript, _) = crate::link::six_commit_session(&repo);

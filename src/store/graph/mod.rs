@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, git_error, history, notes, pending, signature};
+use super::{Error, Result, Store, git_error, history, notes, pending, ref_tip, signature};
 use crate::event::{Event, Kind};
 use node::{DecisionNode, SessionEvents, SessionNode};
 
@@ -95,16 +95,25 @@ struct Snapshot<'r> {
 }
 
 impl<'r> Snapshot<'r> {
+    /// The graph at the ref's tip. A ref that names no commit that can be read (a blob put
+    /// there by hand, a commit gone from the object store) is an error that says how to mend
+    /// it: [`rebuild`] replaces it.
     fn at_tip(repo: &'r gix::Repository) -> Result<Snapshot<'r>> {
-        let reference = repo
-            .try_find_reference(REF)
-            .map_err(git_error(format!("read {REF}")))?;
-        let tip = reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned));
+        let tip = ref_tip(repo, REF)?;
         let tree = match tip {
             Some(t) => repo
                 .find_commit(t)
                 .and_then(|c| c.tree_id())
-                .map_err(git_error(format!("read {REF}")))?
+                .map_err(|e| {
+                    let mut e = git_error(format!("read {REF}"))(e);
+                    if let Error::Git { message, .. } = &mut e {
+                        *message = format!(
+                            "{}; run 'git agent-context rebuild' to make the graph again from the notes",
+                            message.trim_end_matches('.')
+                        );
+                    }
+                    e
+                })?
                 .detach(),
             None => ObjectId::empty_tree(repo.object_hash()),
         };
@@ -372,7 +381,7 @@ pub(crate) fn rebuild_for(store: &Store, why: &str) -> Result<Updated> {
 
 /// The commit at the tip of the graph's ref, if it exists.
 pub fn tip(store: &Store) -> Result<Option<ObjectId>> {
-    Ok(Snapshot::at_tip(&store.repo())?.tip)
+    ref_tip(&store.repo(), REF)
 }
 
 /// The graph's tip and how many sessions and decisions it holds, if the ref exists.
@@ -942,14 +951,22 @@ fn write(
 ) -> Result<Updated> {
     let mut repo = store.repo();
     let signature = signature(&mut repo)?;
+    let empty = ObjectId::empty_tree(repo.object_hash());
     for attempt in 0..ATTEMPTS {
-        let tip = Snapshot::at_tip(&repo)?;
-        let tip_tree = tip.tree;
-        let snapshot = match start {
-            Start::Tip => tip,
-            Start::Empty(_) => {
-                Snapshot::of(&repo, tip.tip, ObjectId::empty_tree(repo.object_hash()))
+        // The snapshot to build on, the tree at the tip (`None`: no readable tree) and the
+        // value the ref must still have when it is updated.
+        let (snapshot, tip_tree, expected) = match start {
+            Start::Tip => {
+                let tip = Snapshot::at_tip(&repo)?;
+                let (tree, expected) = (tip.tree, tip.tip);
+                (tip, Some(tree), expected)
             }
+            Start::Empty(_) => match Snapshot::at_tip(&repo) {
+                Ok(tip) => (Snapshot::of(&repo, tip.tip, empty), Some(tip.tree), tip.tip),
+                // A ref that names no readable commit: made again without a parent, replacing
+                // the value it has (the graph derives from the notes alone, DESIGN §7).
+                Err(_) => (Snapshot::of(&repo, None, empty), None, ref_tip(&repo, REF)?),
+            },
         };
         let (edits, mut message, mut updated) = plan(&repo, &snapshot, touched)?;
         if let Start::Empty(why) = start {
@@ -978,7 +995,7 @@ fn write(
             .write()
             .map_err(git_error(format!("write the tree of {REF}")))?
             .detach();
-        if tree == tip_tree {
+        if Some(tree) == tip_tree {
             return Ok(updated);
         }
         let mut time = gix::date::parse::TimeBuf::default();
@@ -986,17 +1003,17 @@ fn write(
         let commit = repo
             .new_commit_as(who, who, &message, tree, snapshot.tip)
             .map_err(git_error(format!("commit to {REF}")))?;
-        let expected = match snapshot.tip {
+        let previous = match expected {
             Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
             None => PreviousValue::MustNotExist,
         };
-        match repo.reference(REF, commit.id, expected, message.as_str()) {
+        match repo.reference(REF, commit.id, previous, message.as_str()) {
             Ok(_) => {
                 updated.commit = Some(commit.id);
                 return Ok(updated);
             }
             // Another writer moved the ref, or held its lock: redo the work on top of theirs.
-            Err(e) => store.retry_update(&repo, REF, snapshot.tip, e, attempt)?,
+            Err(e) => store.retry_update(&repo, REF, expected, e, attempt)?,
         }
     }
     Err(Error::Contended {
