@@ -25,6 +25,10 @@ pub const SHARED_FILE: &str = ".agent-context.toml";
 /// The local file, in the store folder.
 pub const LOCAL_FILE: &str = "config.toml";
 const ENV_PREFIX: &str = "GIT_AGENT_CONTEXT_";
+/// `hook.budget_ms` and `hook.extract_budget_ms` by default: what a hook is held to until its
+/// configuration has been read.
+pub const DEFAULT_HOOK_BUDGET_MS: i64 = 1000;
+pub const DEFAULT_EXTRACT_BUDGET_MS: i64 = 5000;
 
 /// How `query` finds reasoning by default (DESIGN §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +106,7 @@ const SPECS: [Spec; 6] = [
             min: 50,
             max: 60000,
         },
-        default: Value::Number(1000),
+        default: Value::Number(DEFAULT_HOOK_BUDGET_MS),
     },
     Spec {
         section: "hook",
@@ -111,7 +115,7 @@ const SPECS: [Spec; 6] = [
             min: 50,
             max: 600000,
         },
-        default: Value::Number(5000),
+        default: Value::Number(DEFAULT_EXTRACT_BUDGET_MS),
     },
     Spec {
         section: "claude_md",

@@ -1,23 +1,28 @@
 //! `hook <name>`: the git hooks `post-commit` and `post-rewrite` (see `git-hooks/`), and Claude
 //! Code's hooks (`UserPromptSubmit`, `PreToolUse`, `SessionStart`, …: `deliver::hooks`).
 //!
-//! A hook must never fail or hold up what runs it: it always exits 0. A git hook prints
-//! nothing; a Claude Code hook prints the context to inject as Claude Code's JSON, or nothing,
-//! and answers with nothing once its budget has passed (`hook.budget_ms`; `hook.extract_budget_ms`
-//! for the hooks that extract a transcript). What it did, or why it failed,
-//! goes to `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr, the error
-//! with its causes. Outside a git repository it does nothing; a repository it cannot open (a
-//! bad configuration, a `.git/config` git cannot parse) is a failure like any other.
+//! A hook must never fail or hold up what runs it: it always exits 0, whatever fails —
+//! writing its answer included. A git hook prints nothing; a Claude Code hook prints the
+//! context to inject as Claude Code's JSON, or nothing. A Claude Code hook is held to its
+//! budget (`hook.budget_ms`; `hook.extract_budget_ms` for the hooks that extract a transcript)
+//! from the start of the process — reading its input, opening the repository and reading the
+//! configuration count, with the default budget until the configuration is read — and past it
+//! answers with nothing. The events of an answer are recorded as given to the session only
+//! once the answer is written. What a hook did, or why it failed, goes to
+//! `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr, the error with its
+//! causes. Outside a git repository it does nothing; a repository it cannot open (a bad
+//! configuration, a `.git/config` git cannot parse) is a failure like any other.
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
-use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::cli::{CmdResult, claude_dir};
+use crate::config::{self, Config};
 use crate::deliver::hooks::{self, Payload};
 use crate::deliver::reason;
 use crate::ingest::commit::{self, Environment, PostCommit};
@@ -26,6 +31,10 @@ use crate::store::{self, Store, log};
 
 /// How long a hook waits for another writer before leaving its work to the next run.
 const PATIENCE: Duration = Duration::from_millis(200);
+
+/// How long the watchdog gives the log line of a hook it cuts short before ending the process:
+/// the log may be where the hook was stuck.
+const LOG_PATIENCE: Duration = Duration::from_millis(100);
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -38,132 +47,285 @@ pub struct Args {
 }
 
 pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
-    let what = format!("hook {}", args.name);
-    let claude = hooks::EVENTS.contains(&args.name.as_str());
-    let mut input = String::new();
-    // A Claude Code hook's payload names the folder it is about.
-    let payload: Option<Result<Payload, String>> = claude.then(|| {
-        std::io::stdin()
-            .read_to_string(&mut input)
-            .map_err(|e| format!("cannot read stdin: {e}"))
-            .and_then(|_| serde_json::from_str(&input).map_err(|e| format!("bad input: {e}")))
-    });
-    let here = match &payload {
-        Some(Ok(Payload { cwd: Some(dir), .. })) => dir.clone(),
-        _ => cwd.to_owned(),
-    };
-    // A folder that is gone (a worktree removed under a running session) is in no repository.
-    if !here.is_dir() {
-        return Ok(());
-    }
-    let store = match Store::discover(&here) {
-        Ok(store) => store.with_patience(PATIENCE),
-        // Outside a repository: nothing to do, nothing to say.
-        Err(store::Error::NotARepository { .. }) => return Ok(()),
-        // A repository that cannot be opened as it is (a bad configuration, refs in reftable,
-        // a `.git` gix cannot read): said once, and logged where the store is there to log to.
-        Err(e) => {
-            let why = reason(&e);
-            eprintln!("git-agent-context: {what}: {why}");
-            if let Some(dir) = Store::existing_dir(&here) {
-                let _ = log::append_in(&dir, &what, &format!("failed: {why}"));
-            }
-            return Ok(());
-        }
-    };
     // A panic is a failure like any other: reported in one line, never a crash.
     panic::set_hook(Box::new(|_| {}));
-    let outcome = match payload {
-        Some(payload) => {
-            let answer = payload.and_then(|p| claude_hook(&store, &here, &args.name, p));
-            match answer {
-                Ok(Some(context)) => {
-                    let answer = json!({"hookSpecificOutput": {
-                        "hookEventName": args.name,
-                        "additionalContext": context,
-                    }});
-                    writeln!(out, "{answer}")?;
-                    Ok(None)
-                }
-                Ok(None) => Ok(None),
-                Err(why) => Err(why),
-            }
+    let what = format!("hook {}", args.name);
+    let event = args.name.as_str();
+    let outcome = match hooks::EVENTS.contains(&event) {
+        true => {
+            let watchdog = Watchdog::start(&what, budget(event, None), cwd);
+            caught(|| claude_hook(cwd, event, &watchdog, out)).map(|()| None)
         }
-        None => caught(|| git_hook(&store, &args)),
+        false => caught(|| {
+            let Some(store) = open(cwd, &what) else {
+                return Ok(None);
+            };
+            match git_hook(&store, &args) {
+                Ok(done) => Ok(done.map(|line| (store.dir().to_owned(), line))),
+                Err(why) => Err(Failed {
+                    dir: Some(store.dir().to_owned()),
+                    why,
+                }),
+            }
+        }),
     };
     match outcome {
-        Ok(Some(done)) => {
-            let _ = log::append(&store, &what, &done);
+        Ok(Some((dir, done))) => {
+            let _ = log::append_in(&dir, &what, &done);
         }
         Ok(None) => {}
-        Err(why) => {
-            eprintln!("git-agent-context: {what}: {why}");
-            let _ = log::append(&store, &what, &format!("failed: {why}"));
+        Err(Failed { dir, why }) => {
+            say(&what, &why);
+            if let Some(dir) = dir.or_else(|| Store::existing_dir(cwd)) {
+                let _ = log::append_in(&dir, &what, &format!("failed: {why}"));
+            }
         }
     }
     Ok(())
 }
 
+/// A hook's failure, and the folder of the store to log it in when there is one.
+struct Failed {
+    dir: Option<PathBuf>,
+    why: String,
+}
+
+impl From<String> for Failed {
+    fn from(why: String) -> Failed {
+        Failed { dir: None, why }
+    }
+}
+
+/// One line on stderr, `git-agent-context: hook <Event>: <why>`, whether or not stderr takes
+/// it (`eprintln!` would panic on a closed or full stderr).
+fn say(what: &str, why: &str) {
+    let _ = writeln!(std::io::stderr(), "git-agent-context: {what}: {why}");
+}
+
+/// The store of the repository at `here`, for a hook. Outside a repository: `None`, nothing
+/// said. A repository that cannot be opened as it is (a bad configuration, refs in reftable,
+/// a `.git` gix cannot read): said once, logged where the store is there to log to, `None`.
+fn open(here: &Path, what: &str) -> Option<Store> {
+    match Store::discover(here) {
+        Ok(store) => Some(store.with_patience(PATIENCE)),
+        Err(store::Error::NotARepository { .. }) => None,
+        Err(e) => {
+            let why = reason(&e);
+            say(what, &why);
+            if let Some(dir) = Store::existing_dir(here) {
+                let _ = log::append_in(&dir, what, &format!("failed: {why}"));
+            }
+            None
+        }
+    }
+}
+
 /// `f`, with a panic turned into a failure.
-fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+fn caught<T, E: From<String>>(f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
     panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
         let why = p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(format!("internal error: {why}"))
+        Err(E::from(format!("internal error: {why}")))
     })
 }
 
-/// A Claude Code hook, within the budget: the context to inject, if any. A watchdog thread
-/// ends the process when the budget is spent, answering with nothing; the work ends with it
-/// (every write it makes is atomic, or marked until done). Whichever of the two gets to answer
-/// first holds the gate.
-fn claude_hook(
-    store: &Store,
-    here: &Path,
-    event: &str,
-    payload: Payload,
-) -> Result<Option<String>, String> {
-    let extracting = hooks::EXTRACTING.contains(&event);
-    let (budget, key) = if extracting {
-        (
-            store.config().hook_extract_budget(),
+/// The budget of Claude Code hook `event` and its key: the configured one, or the default
+/// before the configuration is read.
+fn budget(event: &str, config: Option<&Config>) -> (Duration, &'static str) {
+    let ms = |default: i64| Duration::from_millis(default as u64);
+    match (hooks::EXTRACTING.contains(&event), config) {
+        (true, Some(c)) => (c.hook_extract_budget(), "hook.extract_budget_ms"),
+        (true, None) => (
+            ms(config::DEFAULT_EXTRACT_BUDGET_MS),
             "hook.extract_budget_ms",
-        )
-    } else {
-        (store.config().hook_budget(), "hook.budget_ms")
+        ),
+        (false, Some(c)) => (c.hook_budget(), "hook.budget_ms"),
+        (false, None) => (ms(config::DEFAULT_HOOK_BUDGET_MS), "hook.budget_ms"),
+    }
+}
+
+/// A Claude Code hook, within its budget: the answer written, the events in it recorded as
+/// given, what it did logged.
+fn claude_hook(
+    cwd: &Path,
+    event: &str,
+    watchdog: &Watchdog,
+    out: &mut dyn Write,
+) -> Result<(), Failed> {
+    let what = format!("hook {event}");
+    let mut input = String::new();
+    let payload: Result<Payload, String> = std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| format!("cannot read stdin: {e}"))
+        .and_then(|_| serde_json::from_str(&input).map_err(|e| format!("bad input: {e}")));
+    // The payload names the folder the hook is about.
+    let here = match &payload {
+        Ok(Payload { cwd: Some(dir), .. }) => dir.clone(),
+        _ => cwd.to_owned(),
     };
-    let answered = Arc::new(Mutex::new(false));
-    let gate = Arc::clone(&answered);
-    let (dir, what) = (store.dir().to_owned(), format!("hook {event}"));
-    std::thread::spawn(move || {
-        std::thread::sleep(budget);
-        let done = gate.lock().unwrap_or_else(PoisonError::into_inner);
-        if !*done {
-            let why = format!(
-                "over its budget of {} ms ({key}): answered with nothing",
-                budget.as_millis()
-            );
-            eprintln!("git-agent-context: {what}: {why}");
-            let _ = log::append_in(&dir, &what, &format!("failed: {why}"));
-            std::process::exit(0);
-        }
+    watchdog.about(&here);
+    // A folder that is gone (a worktree removed under a running session) is in no repository.
+    if !here.is_dir() {
+        return Ok(());
+    }
+    let Some(store) = open(&here, &what) else {
+        return Ok(());
+    };
+    watchdog.configured(budget(event, Some(store.config())), store.dir());
+    let failed = |why: String| Failed {
+        dir: Some(store.dir().to_owned()),
+        why,
+    };
+    let payload = match payload {
+        Ok(payload) => payload,
+        Err(why) => return Err(failed(why)),
+    };
+    let response = caught(|| hooks::respond(&store, &here, event, &payload));
+    // Whichever of the hook and its watchdog takes the gate first answers: the answer is
+    // written whole, or not at all.
+    let written = watchdog.answer(|| match &response {
+        Ok(hooks::Response {
+            context: Some(context),
+            ..
+        }) => write_answer(out, event, context),
+        _ => Ok(()),
     });
-    let response = caught(|| hooks::respond(store, here, event, &payload));
-    *answered.lock().unwrap_or_else(PoisonError::into_inner) = true;
-    let response = response?;
-    caught(|| hooks::given(store, &payload, &response))?;
+    let response = match response {
+        Ok(response) => response,
+        Err(why) => return Err(failed(why)),
+    };
+    // An answer that did not go out gave the session nothing.
+    if let Err(e) = written {
+        return Err(failed(format!("cannot write the answer: {e}")));
+    }
+    if let Err(why) = caught(|| hooks::given(&store, &payload, &response)) {
+        return Err(failed(why));
+    }
     if let Some(line) = &response.log {
-        let _ = log::append(store, &format!("hook {event}"), line);
+        let _ = log::append(&store, &what, line);
     }
     // The notes the extracting hooks changed, into the index: past the gate, so that the
     // watchdog cannot cut an update short (a few notes at most, as for a git hook).
-    if extracting {
-        caught(|| follow_notes(store))?;
+    if hooks::EXTRACTING.contains(&event)
+        && let Err(why) = caught(|| follow_notes(&store))
+    {
+        return Err(failed(why));
     }
-    Ok(response.context)
+    Ok(())
+}
+
+/// Write Claude Code's JSON answer for `event`, one line, and flush it.
+fn write_answer(out: &mut dyn Write, event: &str, context: &str) -> std::io::Result<()> {
+    let answer = json!({"hookSpecificOutput": {
+        "hookEventName": event,
+        "additionalContext": context,
+    }});
+    writeln!(out, "{answer}")?;
+    out.flush()
+}
+
+/// Ends the process when a Claude Code hook's budget is spent, answering with nothing; the
+/// work ends with it (every write it makes is atomic, or marked until done). It runs from the
+/// start of the process with the default budget, which the configuration replaces once read.
+struct Watchdog {
+    shared: Arc<(Mutex<Watch>, Condvar)>,
+}
+
+/// What the watchdog watches.
+struct Watch {
+    started: Instant,
+    budget: Duration,
+    key: &'static str,
+    /// The answer is out (or there is none): the watchdog has nothing left to do.
+    answered: bool,
+    /// The folder the hook is about, and its store once open: where the watchdog logs.
+    here: PathBuf,
+    store_dir: Option<PathBuf>,
+}
+
+impl Watchdog {
+    fn start(what: &str, (budget, key): (Duration, &'static str), cwd: &Path) -> Watchdog {
+        let shared = Arc::new((
+            Mutex::new(Watch {
+                started: Instant::now(),
+                budget,
+                key,
+                answered: false,
+                here: cwd.to_owned(),
+                store_dir: None,
+            }),
+            Condvar::new(),
+        ));
+        let watched = Arc::clone(&shared);
+        let what = what.to_owned();
+        std::thread::spawn(move || {
+            let (lock, wake) = &*watched;
+            let mut watch = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if watch.answered {
+                    return;
+                }
+                let left = (watch.started + watch.budget).saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                watch = wake
+                    .wait_timeout(watch, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            // Holding the gate: the hook cannot answer any more.
+            let why = format!(
+                "over its budget of {} ms ({}): answered with nothing",
+                watch.budget.as_millis(),
+                watch.key
+            );
+            say(&what, &why);
+            let (here, dir) = (watch.here.clone(), watch.store_dir.clone());
+            let (done, logged) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                if let Some(dir) = dir.or_else(|| Store::existing_dir(&here)) {
+                    let _ = log::append_in(&dir, &what, &format!("failed: {why}"));
+                }
+                let _ = done.send(());
+            });
+            let _ = logged.recv_timeout(LOG_PATIENCE);
+            std::process::exit(0);
+        });
+        Watchdog { shared }
+    }
+
+    fn watch(&self) -> MutexGuard<'_, Watch> {
+        self.shared.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The hook is about the folder `here`.
+    fn about(&self, here: &Path) {
+        self.watch().here = here.to_owned();
+    }
+
+    /// The configuration is read: its budget replaces the default, counted from the same
+    /// start, and the store's log is where to say that it ran out.
+    fn configured(&self, (budget, key): (Duration, &'static str), store_dir: &Path) {
+        let mut watch = self.watch();
+        watch.budget = budget;
+        watch.key = key;
+        watch.store_dir = Some(store_dir.to_owned());
+        self.shared.1.notify_one();
+    }
+
+    /// Run `answer` holding the gate, unless the watchdog holds it (then the process ends
+    /// before `answer` runs), and stop the watchdog.
+    fn answer<T>(&self, answer: impl FnOnce() -> T) -> T {
+        let mut watch = self.watch();
+        let done = answer();
+        watch.answered = true;
+        self.shared.1.notify_one();
+        done
+    }
 }
 
 /// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed; a busy

@@ -99,9 +99,13 @@ pub type CmdResult = Result<(), Failure>;
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A hook writes and flushes its answer itself, and says why when it cannot: whatever is
+    // left, it exits 0.
+    let hook = matches!(cli.command, Command::Hook(_));
     let mut stdout = io::stdout().lock();
     let result = run(cli, &mut stdout).and_then(|()| stdout.flush().map_err(Failure::from));
     match result {
+        _ if hook => ExitCode::SUCCESS,
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(e)) => report(e, 2),
         Err(Failure::Failed(e)) if damaged(&e) => report(e, 2),

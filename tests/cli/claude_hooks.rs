@@ -6,7 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::repo::{TestRepo, fixture, hook_answer, stderr};
+use crate::repo::{TestRepo, fixture, hook_answer, run_within, stderr};
 use crate::scenario;
 
 const SESSION: &str = "9b1f0c2e-5d4a-4e8b-a1c3-7f6e5d4c3b2a";
@@ -210,6 +210,104 @@ fn hooks_fail_open() {
     );
     fs::remove_file(&given).unwrap();
     // With the store free, the same hook answers.
+    assert!(injected(repo, "UserPromptSubmit", &ask).is_some());
+}
+
+#[test]
+fn an_answer_that_cannot_be_written_is_not_given() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let ask = payload(
+        repo,
+        "UserPromptSubmit",
+        &[("prompt", "Why does src/cache.rs keep a TTL map?".into())],
+    );
+    // A full disk where the answer goes.
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut cmd = repo.cmd_in(&repo.root);
+    cmd.args(["hook", "UserPromptSubmit"]);
+    let out = with_stdout(cmd, full, ask.to_string().as_bytes());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "git-agent-context: hook UserPromptSubmit: cannot write the answer: No space left on device (os error 28)"
+    );
+    let log = repo.log();
+    assert!(
+        log.contains("hook UserPromptSubmit: failed: cannot write the answer: "),
+        "{log}"
+    );
+    assert!(!log.contains("injected"), "{log}");
+    // The session never got it: it is given the next time.
+    let context = injected(repo, "UserPromptSubmit", &ask).expect("reasoning for cache.rs");
+    assert!(
+        context.contains("Use a TTL map for the response cache"),
+        "{context}"
+    );
+}
+
+/// Run `cmd` with `input` on its stdin and `stdout` as its stdout; stderr captured.
+fn with_stdout(mut cmd: std::process::Command, stdout: fs::File, input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_budget_counts_from_the_start_of_the_process() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let ask = payload(
+        repo,
+        "UserPromptSubmit",
+        &[("prompt", "Why does src/cache.rs keep a TTL map?".into())],
+    );
+    let limit = std::time::Duration::from_secs(10);
+    let hook = || {
+        let mut cmd = repo.cmd_in(&repo.root);
+        cmd.args(["hook", "UserPromptSubmit"]);
+        cmd
+    };
+    let cut = |out: &Output| {
+        let err = stderr(out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert_eq!(
+            err.trim_end(),
+            "git-agent-context: hook UserPromptSubmit: over its budget of 1000 ms (hook.budget_ms): answered with nothing"
+        );
+    };
+    // Claude Code never closes stdin: the default budget holds while the input is read.
+    let (out, took) = run_within(hook(), b"{", true, limit);
+    cut(&out);
+    assert!(took >= std::time::Duration::from_secs(1), "{took:?}");
+
+    // The shared configuration is a named pipe no one writes to: reading it never ends.
+    let shared = repo.root.join(".agent-context.toml");
+    let made = std::process::Command::new("mkfifo").arg(&shared).status();
+    assert!(made.unwrap().success(), "mkfifo {}", shared.display());
+    let (out, _) = run_within(hook(), ask.to_string().as_bytes(), false, limit);
+    cut(&out);
+    let log = repo.log();
+    assert!(
+        log.contains("hook UserPromptSubmit: failed: over its budget of 1000 ms (hook.budget_ms)"),
+        "{log}"
+    );
+    fs::remove_file(&shared).unwrap();
     assert!(injected(repo, "UserPromptSubmit", &ask).is_some());
 }
 

@@ -402,6 +402,43 @@ fn with_input(mut cmd: Command, input: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Run `cmd` with `input` on its stdin, its output captured, and how long it took from its
+/// start. With `hold_stdin`, stdin stays open until the process ends, as when the writer hangs.
+/// A process still running after `limit` is killed and the test fails: what is tested is that
+/// it ends by itself.
+pub fn run_within(
+    mut cmd: Command,
+    input: &[u8],
+    hold_stdin: bool,
+    limit: std::time::Duration,
+) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the program runs");
+    let mut stdin = child.stdin.take().unwrap();
+    // A process that ends before reading all of it closes the pipe: not a failure here.
+    let _ = stdin.write_all(input);
+    let held = hold_stdin.then_some(stdin);
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {limit:?}, killed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let took = start.elapsed();
+    drop(held);
+    (child.wait_with_output().unwrap(), took)
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
