@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::{CmdResult, Failure, claude_dir, display_path, write_json};
+use crate::cli::{CmdResult, Failure, claude_dir, display_path, warn_unread, write_json};
 use crate::ingest::{self, TranscriptReport};
 use crate::retrieve::index;
 use crate::store::Store;
@@ -47,8 +47,9 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
     drop(lock);
     // The events are stored: an index that cannot follow is said, not fatal (the next read
     // tries again).
-    if let Err(e) = index::refresh(store) {
-        eprintln!("warning: the retrieval index was not updated: {e}");
+    match index::refresh(store) {
+        Ok(()) => warn_unread(store),
+        Err(e) => eprintln!("warning: the retrieval index was not updated: {e}"),
     }
     if args.json {
         return print_json(&reports, out);

@@ -210,7 +210,7 @@ fn claude_hook(
     // The notes the extracting hooks changed, into the index: past the gate, so that the
     // watchdog cannot cut an update short (a few notes at most, as for a git hook).
     if hooks::EXTRACTING.contains(&event)
-        && let Err(why) = caught(|| follow_notes(&store))
+        && let Err(why) = caught(|| follow_notes(&store, &what))
     {
         return Err(failed(why));
     }
@@ -329,19 +329,25 @@ impl Watchdog {
 }
 
 /// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed; a busy
-/// store, or more (a first build), is left to the next command that reads it.
-fn follow_notes(store: &Store) -> Result<(), String> {
+/// store, or more (a first build), is left to the next command that reads it. What the index
+/// left out, being unreadable, is logged.
+fn follow_notes(store: &Store, what: &str) -> Result<(), String> {
     match index::refresh_within(store, Some(index::HOOK_MOST)) {
-        Ok(_) | Err(store::Error::Busy) => Ok(()),
-        Err(e) => Err(format!("the index was not updated: {}", reason(&e))),
+        Ok(_) | Err(store::Error::Busy) => {}
+        Err(e) => return Err(format!("the index was not updated: {}", reason(&e))),
     }
+    if let Some(line) = index::read(store).unread_line() {
+        let _ = log::append(store, what, &line);
+    }
+    Ok(())
 }
 
 /// Run a git hook, then bring the retrieval index up to the notes; what it did (for the log),
 /// or why it failed.
 fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, String> {
     let done = dispatch(store, args)?;
-    follow_notes(store).map_err(|e| format!("{} but {e}", done.clone().unwrap_or_default()))?;
+    follow_notes(store, &format!("hook {}", args.name))
+        .map_err(|e| format!("{} but {e}", done.clone().unwrap_or_default()))?;
     Ok(done)
 }
 

@@ -192,6 +192,14 @@ fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
     })
 }
 
+/// Say, in one `warning:` line, which notes the retrieval index left out because they cannot
+/// be read: what a command that answers from the index may be missing.
+fn warn_unread(store: &Store) {
+    if let Some(line) = crate::retrieve::index::read(store).unread_line() {
+        eprintln!("warning: {line}");
+    }
+}
+
 /// Write a value as pretty JSON followed by a newline.
 fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> CmdResult {
     // As an io::Error, so that a closed pipe (`| head`) ends the command quietly.

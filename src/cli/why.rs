@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::{CmdResult, Failure, repo_path, write_json};
+use crate::cli::{CmdResult, Failure, repo_path, warn_unread, write_json};
 use crate::event::{Event, truncate_words};
 use crate::retrieve::why::{self, Error, Lines, Why};
 use crate::store::Store;
@@ -31,6 +31,9 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         Error::Store(e) => Failure::Failed(e.into()),
         other => Failure::Usage(other.into()),
     })?;
+    if !args.exact {
+        warn_unread(store);
+    }
     if args.json {
         return write_json(
             out,

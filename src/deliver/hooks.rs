@@ -29,6 +29,7 @@ use crate::deliver::claude_md::{self, Refreshed};
 use crate::deliver::{brief, continuation, injected, reason};
 use crate::event::time::{self, rfc3339};
 use crate::ingest::commit;
+use crate::retrieve::index;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::store::{self, Store, link, pending, sessions, taint};
 use crate::transcript::record::ToolInput;
@@ -356,18 +357,28 @@ fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String
     )
 }
 
-/// Run the query; what it found is the context.
+/// Run the query; what it found is the context. The log says which notes the index left out,
+/// being unreadable: the answer may lack their reasoning.
 fn inject(store: &Store, request: Request<'_>) -> Result<Response, String> {
     let answer = query::query(store, &request).map_err(|e| reason(&e))?;
+    let unread = index::read(store).unread_line();
     if answer.items.is_empty() {
-        return Ok(Response::default());
+        return Ok(Response {
+            log: unread,
+            ..Response::default()
+        });
+    }
+    let mut log = format!(
+        "injected {} events, about {} tokens",
+        answer.items.len(),
+        answer.tokens
+    );
+    if let Some(unread) = unread {
+        log.push_str("; ");
+        log.push_str(&unread);
     }
     Ok(Response {
-        log: Some(format!(
-            "injected {} events, about {} tokens",
-            answer.items.len(),
-            answer.tokens
-        )),
+        log: Some(log),
         given: answer.items.iter().map(|i| i.id.clone()).collect(),
         context: Some(answer.text),
     })

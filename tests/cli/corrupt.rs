@@ -373,16 +373,7 @@ fn a_truncated_note_is_read_up_to_the_cut() {
 fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
     let (repo, transcript, commits) = recorded();
     let head = commits.last().unwrap();
-    // The note's object file cut short, as a full disk or a crash leaves it.
-    let blob = repo.git(&["notes", "--ref=agent-context", "list", head]);
-    let object = repo
-        .root
-        .join(".git/objects")
-        .join(&blob[..2])
-        .join(&blob[2..]);
-    let bytes = fs::read(&object).unwrap();
-    make_writable(&object);
-    fs::write(&object, &bytes[..bytes.len() / 2]).unwrap();
+    damage_note_object(&repo, head);
 
     let ran = run_commands(&repo, &repo.root, &transcript);
     let failing = failed(&ran);
@@ -437,6 +428,101 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
             "{why}"
         );
     }
+}
+
+/// Cut the object file of `commit`'s note in half, as a full disk or a crash leaves it;
+/// returns the path and the bytes it had.
+fn damage_note_object(repo: &TestRepo, commit: &str) -> (PathBuf, Vec<u8>) {
+    let blob = repo.git(&["notes", "--ref=agent-context", "list", commit]);
+    let object = repo
+        .root
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    let bytes = fs::read(&object).unwrap();
+    make_writable(&object);
+    fs::write(&object, &bytes[..bytes.len() / 2]).unwrap();
+    (object, bytes)
+}
+
+/// Every line of every file of the retrieval index, sorted, by file: the index's content,
+/// whatever order its buckets were appended in.
+fn index_lines(repo: &TestRepo) -> BTreeMap<String, Vec<String>> {
+    let dir = repo.store_dir().join("index");
+    let mut out = BTreeMap::new();
+    let mut folders = vec![dir.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let mut lines: Vec<String> = fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            lines.sort();
+            let name = path.strip_prefix(&dir).unwrap().display().to_string();
+            out.insert(name, lines);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_note_that_cannot_be_read_is_left_out_of_the_index_until_it_can() {
+    let (repo, transcript, commits) = recorded();
+    let head = commits.last().unwrap();
+    let built = index_lines(&repo);
+    let (object, bytes) = damage_note_object(&repo, head);
+    // No index yet: the query builds it, without the note it cannot read, and says so.
+    fs::remove_dir_all(repo.store_dir().join("index")).unwrap();
+    let warning = format!("warning: the note of {head} (");
+    for _ in 0..2 {
+        let out = repo.run(&["query", "checkpoint_output_format"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&warning)
+                && err
+                    .trim_end()
+                    .ends_with("cannot be read: left out of the retrieval index until it can be"),
+            "{err}"
+        );
+    }
+    // A hook that reads the index logs it.
+    let ask = repo.hook_payload(
+        "UserPromptSubmit",
+        SESSION,
+        &transcript,
+        &[("prompt", "checkpoint_output_format".into())],
+    );
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "UserPromptSubmit"],
+        ask.to_string().as_bytes(),
+        &[],
+    );
+    hook_answer("UserPromptSubmit", &out);
+    let log = repo.log();
+    let said = format!("the note of {head} (");
+    assert!(
+        log.lines()
+            .any(|l| l.contains(" hook UserPromptSubmit: ") && l.contains(&said)),
+        "{log}"
+    );
+
+    // Repaired, the note is indexed by the next refresh: the index is the one built from
+    // the whole notes.
+    fs::write(&object, &bytes).unwrap();
+    let out = repo.run(&["query", "checkpoint_output_format"]);
+    assert_eq!(stderr(&out), "");
+    assert_eq!(index_lines(&repo), built);
+    repo.ok(&["rebuild"]);
+    assert_eq!(index_lines(&repo), built);
 }
 
 #[test]

@@ -18,6 +18,10 @@
 //! folders) have their old postings dropped and new ones added, and a newly annotated commit's
 //! diff is hashed once. Fetching notes from another clone is caught up
 //! the same way. The result is the same as building it from nothing ([`rebuild`]).
+//!
+//! A note that cannot be read (its object damaged or missing) is left out, not taken for an
+//! empty one: the state lists it (`unread <commit> <blob> <why>`), each refresh tries it again
+//! until it can be read, and [`Index::unread`] tells the reader what is missing.
 
 pub mod lines;
 pub mod terms;
@@ -63,6 +67,16 @@ struct State {
     notes: Option<ObjectId>,
     docs: u64,
     length: u64,
+    /// The notes of that commit that could not be read, so none of their events is indexed:
+    /// by commit, the note's blob and why.
+    unread: BTreeMap<ObjectId, (ObjectId, String)>,
+}
+
+/// A note the index left out because it could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    pub commit: ObjectId,
+    pub why: String,
 }
 
 impl State {
@@ -79,6 +93,13 @@ impl State {
                 "notes" => state.notes = Some(ObjectId::from_hex(value.as_bytes()).ok()?),
                 "docs" => state.docs = value.parse().ok()?,
                 "length" => state.length = value.parse().ok()?,
+                "unread" => {
+                    let mut fields = value.splitn(3, ' ');
+                    let mut id = || ObjectId::from_hex(fields.next()?.as_bytes()).ok();
+                    let (commit, blob) = (id()?, id()?);
+                    let why = fields.next().unwrap_or_default().to_owned();
+                    state.unread.insert(commit, (blob, why));
+                }
                 _ => {}
             }
         }
@@ -91,7 +112,20 @@ impl State {
             text.push_str(&format!("notes {n}\n"));
         }
         text.push_str(&format!("docs {}\nlength {}\n", self.docs, self.length));
+        for (commit, (blob, why)) in &self.unread {
+            text.push_str(&format!(
+                "unread {commit} {blob} {}\n",
+                why.replace('\n', " ")
+            ));
+        }
         text
+    }
+
+    /// Whether a note the index left out can be read now: worth a refresh.
+    fn readable_again(&self, repo: &gix::Repository) -> bool {
+        self.unread
+            .values()
+            .any(|(blob, _)| note_events(repo, *blob).is_ok())
     }
 }
 
@@ -140,9 +174,14 @@ pub fn refresh(store: &Store) -> Result<()> {
 /// False when it left the update.
 pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
     let dir = store.dir().join(DIR);
-    let tip = notes::tip(&store.repo())?;
+    let repo = store.repo();
+    let tip = notes::tip(&repo)?;
     let state = State::read(&dir);
-    if state.as_ref().is_some_and(|s| s.notes == tip) || (tip.is_none() && !dir.exists()) {
+    if state
+        .as_ref()
+        .is_some_and(|s| s.notes == tip && !s.readable_again(&repo))
+        || (tip.is_none() && !dir.exists())
+    {
         return Ok(true);
     }
     // A first build (or one after a cut-short update) is not a hook's to make: no lock taken.
@@ -207,7 +246,7 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         return Ok(false);
     }
     let mut state = match state {
-        Some(s) if s.notes == tip => return Ok(true),
+        Some(s) if s.notes == tip && !s.readable_again(&repo) => return Ok(true),
         Some(s) => s,
         None => {
             remove_dir(dir)?;
@@ -229,10 +268,25 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
     }
     let mut edits = Edits::default();
     let mut paths: BTreeMap<String, i64> = BTreeMap::new();
+    // The notes left out before whose note did not change since: tried again.
+    let retried: Vec<(ObjectId, ObjectId)> = state
+        .unread
+        .iter()
+        .filter(|(commit, _)| !changes.contains_key(*commit))
+        .map(|(commit, (blob, _))| (*commit, *blob))
+        .collect();
+    for (commit, blob) in retried {
+        if let Ok(events) = note_events(&repo, blob) {
+            state.unread.remove(&commit);
+            add_terms(&mut state, &mut edits, commit, &events);
+        }
+    }
     for (commit, (old, new)) in changes {
         let (old, new) = (old.as_ref(), new.as_ref());
-        if let Some(&blob) = old {
-            let Some(events) = note_events(&repo, blob) else {
+        // A note left out put nothing in the index to take out.
+        let left_out = state.unread.remove(&commit).map(|(blob, _)| blob);
+        if let Some(&blob) = old.filter(|&&b| left_out != Some(b)) {
+            let Ok(events) = note_events(&repo, blob) else {
                 // The old note is gone from the object store: start again from nothing.
                 remove_dir(dir)?;
                 return update(store, dir, most);
@@ -247,14 +301,11 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
             }
         }
         if let Some(&blob) = new {
-            let events = note_events(&repo, blob).unwrap_or_default();
-            for (terms, e) in documents(&events) {
-                let len: u32 = terms.values().sum();
-                state.docs += 1;
-                state.length += u64::from(len);
-                for (term, tf) in terms {
-                    let line = format!("{term}\t{commit}\t{}\t{tf}\t{len}", e.id);
-                    edits.add("terms", &term, line);
+            match note_events(&repo, blob) {
+                Ok(events) => add_terms(&mut state, &mut edits, commit, &events),
+                // Not indexed as empty: left out, and tried again by the next refresh.
+                Err(why) => {
+                    state.unread.insert(commit, (blob, why));
                 }
             }
         }
@@ -401,10 +452,23 @@ fn notes_changed(
     Ok(Some(out))
 }
 
-/// The events of a note blob; `None` when the blob cannot be read.
-fn note_events(repo: &gix::Repository, blob: ObjectId) -> Option<Vec<Event>> {
-    let data = repo.find_blob(blob).ok()?;
-    Some(decode(&data.data).0)
+/// The events of a note blob, or why it cannot be read.
+fn note_events(repo: &gix::Repository, blob: ObjectId) -> std::result::Result<Vec<Event>, String> {
+    let data = repo.find_blob(blob).map_err(|e| store::error_chain(&e))?;
+    Ok(decode(&data.data).0)
+}
+
+/// Add the keyword postings of `commit`'s note, holding `events`.
+fn add_terms(state: &mut State, edits: &mut Edits, commit: ObjectId, events: &[Event]) {
+    for (terms, e) in documents(events) {
+        let len: u32 = terms.values().sum();
+        state.docs += 1;
+        state.length += u64::from(len);
+        for (term, tf) in terms {
+            let line = format!("{term}\t{commit}\t{}\t{tf}\t{len}", e.id);
+            edits.add("terms", &term, line);
+        }
+    }
 }
 
 /// The keyword documents of a note: each reasoning event with its term frequencies.
@@ -462,6 +526,42 @@ fn write_lines(path: &Path, lines: Vec<String>) -> Result<()> {
 }
 
 impl Index {
+    /// The notes left out of the index because they could not be read, by commit.
+    pub fn unread(&self) -> Vec<Unread> {
+        let Some(state) = &self.state else {
+            return Vec::new();
+        };
+        state
+            .unread
+            .iter()
+            .map(|(commit, (_, why))| Unread {
+                commit: *commit,
+                why: why.clone(),
+            })
+            .collect()
+    }
+
+    /// What [`Index::unread`] lists, in one line; `None` when nothing was left out.
+    pub fn unread_line(&self) -> Option<String> {
+        let unread = self.unread();
+        let (first, rest) = unread.split_first()?;
+        let first = format!("the note of {} ({})", first.commit, first.why);
+        if rest.is_empty() {
+            return Some(format!(
+                "{first} cannot be read: left out of the retrieval index until it can be"
+            ));
+        }
+        let others: Vec<String> = rest
+            .iter()
+            .map(|u| u.commit.to_hex_with_len(12).to_string())
+            .collect();
+        Some(format!(
+            "{} notes cannot be read, left out of the retrieval index until they can be: {first}, and those of {}",
+            unread.len(),
+            others.join(", ")
+        ))
+    }
+
     /// Events indexed.
     pub fn docs(&self) -> u64 {
         self.state.as_ref().map_or(0, |s| s.docs)
