@@ -2,14 +2,16 @@
 //! Claude Code event and git's post-commit, for six sessions with real transcripts — each exits
 //! 0 with valid output within its budget, and no event is lost: once the storm has passed and
 //! `extract` has settled what it left, every event the transcripts yield is stored exactly
-//! once, the same events as when the same hooks run one at a time.
+//! once, the same events as when the same hooks run one at a time. A second storm, with
+//! budgets of 100 and 150 ms that it cannot keep, has hooks cut by their watchdog — in the
+//! middle of their work, holding the store's lock — and must end the same way.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -261,28 +263,33 @@ fn events(repo: &TestRepo) -> BTreeSet<(String, String)> {
         .collect()
 }
 
-#[test]
-fn thirty_two_hooks_at_once_all_answer_in_time_and_lose_nothing() {
-    // The reference: the same hooks one at a time, then the same settling `extract`. Test
-    // repositories are reproducible: both have the same commits.
-    let (quiet, transcripts) = sessions();
-    for hook in storm(&quiet, &transcripts) {
-        let (out, took) = run(command(&quiet, &hook), &hook.input);
-        check(&hook, &out, took);
-    }
-    quiet.json(&["extract"]);
-    let expected = events(&quiet);
-    quiet.assert_each_event_once();
+/// The events the storm's hooks store when they run one at a time, followed by the same
+/// settling `extract`: what every storm must end with. Test repositories are reproducible, so
+/// every run of [`sessions`] has the same commits; computed once for the tests that need it.
+fn quiet_reference() -> &'static BTreeSet<(String, String)> {
+    static QUIET: OnceLock<BTreeSet<(String, String)>> = OnceLock::new();
+    QUIET.get_or_init(|| {
+        let (quiet, transcripts) = sessions();
+        for hook in storm(&quiet, &transcripts) {
+            let (out, took) = run(command(&quiet, &hook), &hook.input);
+            check(&hook, &out, took);
+        }
+        quiet.json(&["extract"]);
+        quiet.assert_each_event_once();
+        events(&quiet)
+    })
+}
 
-    let (repo, transcripts) = sessions();
-    let hooks = storm(&repo, &transcripts);
+/// Start the 32 hooks of the storm at once on `repo`, check each as Claude Code and git see
+/// it, and print what happened; what each did, in the storm's order.
+fn storm_at_once(repo: &TestRepo, hooks: &[Hook]) -> Vec<(Output, Duration)> {
     assert_eq!(hooks.len(), 32);
     let gate = Arc::new(Barrier::new(hooks.len()));
     let started = Instant::now();
     let runs: Vec<_> = hooks
         .iter()
         .map(|hook| {
-            let (cmd, input, gate) = (command(&repo, hook), hook.input.clone(), gate.clone());
+            let (cmd, input, gate) = (command(repo, hook), hook.input.clone(), gate.clone());
             std::thread::spawn(move || {
                 gate.wait();
                 run(cmd, &input)
@@ -301,40 +308,99 @@ fn thirty_two_hooks_at_once_all_answer_in_time_and_lose_nothing() {
         .iter()
         .filter(|(out, _)| !out.stdout.is_empty())
         .count();
-    let cut = runs
-        .iter()
-        .filter(|(out, _)| stderr(out).contains("over its budget"))
-        .count();
     println!(
-        "32 hooks at once: {storm_took:?} in all; {answered} answered with context, {cut} cut at their budget"
+        "32 hooks at once: {storm_took:?} in all; {answered} answered with context, {} cut at their budget",
+        cut(&runs).len()
     );
     for (event, took) in &slowest {
         println!("  slowest {event}: {took:?}");
     }
-    // Every hook that writes said what it did, or why not, in the log.
-    let log = repo.log();
     println!(
         "  {} found the store busy and left their work to the next run",
-        log.lines().filter(|l| l.contains("busy")).count()
+        repo.log().lines().filter(|l| l.contains("busy")).count()
     );
-    for event in ["PreCompact", "Stop", "SessionEnd", "post-commit"] {
-        let ran = hooks.iter().filter(|h| h.event == event).count();
-        let logged = log.matches(&format!(" hook {event}: ")).count();
-        assert!(logged >= ran, "{ran} {event} hooks, {logged} lines:\n{log}");
-    }
-    assert!(!log.contains("panicked"), "{log}");
+    runs
+}
 
-    // Settled, every event is there once: the same events as one hook at a time.
+/// The runs the watchdog cut at their budget.
+fn cut(runs: &[(Output, Duration)]) -> Vec<usize> {
+    (0..runs.len())
+        .filter(|&i| stderr(&runs[i].0).contains("over its budget"))
+        .collect()
+}
+
+/// Once the storm has passed and `extract` has settled what it left: git fsck clean, and
+/// every event there once, the same events as one hook at a time.
+fn assert_settled(repo: &TestRepo) {
     repo.json(&["extract"]);
     repo.git(&["fsck", "--strict", "--no-progress"]);
     repo.assert_each_event_once();
-    let got = events(&repo);
+    let (expected, got) = (quiet_reference(), events(repo));
     let lost: Vec<_> = expected.difference(&got).collect();
-    let extra: Vec<_> = got.difference(&expected).collect();
+    let extra: Vec<_> = got.difference(expected).collect();
     assert!(
         lost.is_empty() && extra.is_empty(),
         "lost {lost:?}, not in the quiet run {extra:?}"
     );
     // All six sessions were read.
     assert_eq!(repo.json(&["status"])["sessions"], 6);
+}
+
+#[test]
+fn thirty_two_hooks_at_once_all_answer_in_time_and_lose_nothing() {
+    quiet_reference();
+    let (repo, transcripts) = sessions();
+    let hooks = storm(&repo, &transcripts);
+    storm_at_once(&repo, &hooks);
+    // Every hook that writes said what it did, or why not, in the log.
+    let log = repo.log();
+    for event in ["PreCompact", "Stop", "SessionEnd", "post-commit"] {
+        let ran = hooks.iter().filter(|h| h.event == event).count();
+        let logged = log.matches(&format!(" hook {event}: ")).count();
+        assert!(logged >= ran, "{ran} {event} hooks, {logged} lines:\n{log}");
+    }
+    assert!(!log.contains("panicked"), "{log}");
+    assert_settled(&repo);
+}
+
+#[test]
+fn hooks_cut_at_small_budgets_in_a_storm_lose_nothing() {
+    quiet_reference();
+    let (repo, transcripts) = sessions();
+    // Budgets a storm on two cores cannot keep: prompt-time hooks wait for the machine, the
+    // extracting ones for the store's lock (their patience, 200 ms, is longer) or are cut in
+    // the middle of their work.
+    fs::write(
+        repo.store_dir().join("config.toml"),
+        "[hook]\nbudget_ms = 100\nextract_budget_ms = 150\n",
+    )
+    .unwrap();
+    let hooks = storm(&repo, &transcripts);
+    assert!(
+        hooks
+            .iter()
+            .all(|h| h.budget <= Duration::from_millis(150) || h.event == "post-commit")
+    );
+    let runs = storm_at_once(&repo, &hooks);
+    let cut = cut(&runs);
+    assert!(!cut.is_empty(), "no hook was cut at its budget");
+    for i in cut {
+        let (hook, err) = (&hooks[i], stderr(&runs[i].0));
+        let key = match hook.budget.as_millis() {
+            100 => "hook.budget_ms",
+            _ => "hook.extract_budget_ms",
+        };
+        assert!(
+            err.contains(&format!(
+                "over its budget of {} ms ({key}): answered with nothing",
+                hook.budget.as_millis()
+            )),
+            "hook {} ({:?}): {err}",
+            hook.event,
+            hook.session
+        );
+        assert!(runs[i].0.stdout.is_empty(), "a hook cut answers nothing");
+    }
+    assert!(!repo.log().contains("panicked"));
+    assert_settled(&repo);
 }
