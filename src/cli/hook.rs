@@ -7,8 +7,9 @@
 //! budget (`hook.budget_ms`; `hook.extract_budget_ms` for the hooks that extract a transcript)
 //! from the start of the process — reading its input, opening the repository and reading the
 //! configuration count, with the default budget until the configuration is read — and past it
-//! answers with nothing. The events of an answer are recorded as given to the session only
-//! once the answer is written. What a hook did, or why it failed, goes to
+//! answers with nothing. A git hook is held to the default `hook.extract_budget_ms` while it
+//! opens the repository and reads the configuration, and past it does nothing. The events of
+//! an answer are recorded as given to the session only once the answer is written. What a hook did, or why it failed, goes to
 //! `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr, the error with its
 //! causes. Outside a git repository it does nothing; a repository it cannot open (a bad
 //! configuration, a `.git/config` git cannot parse) is a failure like any other.
@@ -53,11 +54,23 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let event = args.name.as_str();
     let outcome = match hooks::EVENTS.contains(&event) {
         true => {
-            let watchdog = Watchdog::start(&what, budget(event, None), cwd);
+            let extracting = hooks::EXTRACTING.contains(&event);
+            let watchdog = Watchdog::start(
+                &what,
+                budget(extracting, None),
+                cwd,
+                "answered with nothing",
+            );
             caught(|| claude_hook(cwd, event, &watchdog, out)).map(|()| None)
         }
+        // A git hook holds up git: it is held to the extracting hooks' default budget while it
+        // opens the repository and its configuration (either may block, as a named pipe
+        // does); its work waits for other writers at most PATIENCE.
         false => caught(|| {
-            let Some(store) = open(cwd, &what) else {
+            let watchdog = Watchdog::start(&what, budget(true, None), cwd, "did nothing");
+            let store = open(cwd, &what);
+            watchdog.answer(|| ());
+            let Some(store) = store else {
                 return Ok(None);
             };
             match git_hook(&store, &args) {
@@ -132,11 +145,11 @@ fn caught<T, E: From<String>>(f: impl FnOnce() -> Result<T, E>) -> Result<T, E> 
     })
 }
 
-/// The budget of Claude Code hook `event` and its key: the configured one, or the default
-/// before the configuration is read.
-fn budget(event: &str, config: Option<&Config>) -> (Duration, &'static str) {
+/// The budget of a hook that extracts a transcript or not, and its key: the configured one,
+/// or the default before the configuration is read.
+fn budget(extracting: bool, config: Option<&Config>) -> (Duration, &'static str) {
     let ms = |default: i64| Duration::from_millis(default as u64);
-    match (hooks::EXTRACTING.contains(&event), config) {
+    match (extracting, config) {
         (true, Some(c)) => (c.hook_extract_budget(), "hook.extract_budget_ms"),
         (true, None) => (
             ms(config::DEFAULT_EXTRACT_BUDGET_MS),
@@ -174,7 +187,8 @@ fn claude_hook(
     let Some(store) = open(&here, &what) else {
         return Ok(());
     };
-    watchdog.configured(budget(event, Some(store.config())), store.dir());
+    let extracting = hooks::EXTRACTING.contains(&event);
+    watchdog.configured(budget(extracting, Some(store.config())), store.dir());
     let failed = |why: String| Failed {
         dir: Some(store.dir().to_owned()),
         why,
@@ -209,9 +223,7 @@ fn claude_hook(
     }
     // The notes the extracting hooks changed, into the index: past the gate, so that the
     // watchdog cannot cut an update short (a few notes at most, as for a git hook).
-    if hooks::EXTRACTING.contains(&event)
-        && let Err(why) = caught(|| follow_notes(&store, &what))
-    {
+    if extracting && let Err(why) = caught(|| follow_notes(&store, &what)) {
         return Err(failed(why));
     }
     Ok(())
@@ -227,9 +239,9 @@ fn write_answer(out: &mut dyn Write, event: &str, context: &str) -> std::io::Res
     out.flush()
 }
 
-/// Ends the process when a Claude Code hook's budget is spent, answering with nothing; the
-/// work ends with it (every write it makes is atomic, or marked until done). It runs from the
-/// start of the process with the default budget, which the configuration replaces once read.
+/// Ends the process when a hook's budget is spent, answering with nothing; the work ends with
+/// it (every write it makes is atomic, or marked until done). It runs from the start of the
+/// process with the default budget, which the configuration replaces once read.
 struct Watchdog {
     shared: Arc<(Mutex<Watch>, Condvar)>,
 }
@@ -247,7 +259,13 @@ struct Watch {
 }
 
 impl Watchdog {
-    fn start(what: &str, (budget, key): (Duration, &'static str), cwd: &Path) -> Watchdog {
+    /// Watch the hook `what`, run in `cwd`; `cut` says what it did when cut short.
+    fn start(
+        what: &str,
+        (budget, key): (Duration, &'static str),
+        cwd: &Path,
+        cut: &'static str,
+    ) -> Watchdog {
         let shared = Arc::new((
             Mutex::new(Watch {
                 started: Instant::now(),
@@ -279,7 +297,7 @@ impl Watchdog {
             }
             // Holding the gate: the hook cannot answer any more.
             let why = format!(
-                "over its budget of {} ms ({}): answered with nothing",
+                "over its budget of {} ms ({}): {cut}",
                 watch.budget.as_millis(),
                 watch.key
             );

@@ -331,6 +331,34 @@ fn a_failing_hook_never_fails_the_commit_and_says_why_once() {
 }
 
 #[test]
+fn a_hook_stuck_opening_the_repository_lets_the_commit_go_on_at_its_budget() {
+    let repo = hooked_repo();
+    // The shared configuration is a named pipe no one writes to: reading it never ends.
+    let shared = repo.root.join(".agent-context.toml");
+    let made = std::process::Command::new("mkfifo").arg(&shared).status();
+    assert!(made.unwrap().success(), "mkfifo {}", shared.display());
+    fs::write(repo.root.join("cache.py"), "x\n").unwrap();
+    repo.git(&["add", "cache.py"]);
+    let commit = repo.git_command(&repo.root, &["commit", "-q", "-m", "feat: cache"], &[]);
+    let limit = std::time::Duration::from_secs(15);
+    let (out, _) = crate::repo::run_within(commit, b"", false, limit);
+    let stderr = crate::repo::stderr(&out);
+    assert!(out.status.success(), "{stderr}");
+    let why = "over its budget of 5000 ms (hook.extract_budget_ms): did nothing";
+    assert_eq!(
+        stderr.trim_end(),
+        format!("git-agent-context: hook post-commit: {why}")
+    );
+    assert!(
+        repo.log()
+            .contains(&format!("hook post-commit: failed: {why}")),
+        "{}",
+        repo.log()
+    );
+    assert_eq!(repo.git(&["log", "-1", "--format=%s"]), "feat: cache");
+}
+
+#[test]
 fn hooks_outside_a_repository_or_unknown_do_nothing_and_exit_0() {
     let repo = TestRepo::new();
     let out = repo
