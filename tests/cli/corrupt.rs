@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::link::six_commit_session;
-use crate::repo::{BIN, TestRepo, hook_answer, stderr};
+use crate::repo::{BIN, TestRepo, hook_answer, run_within, stderr};
 
 /// The session of `fixtures/entireio-cli/e1/…/full.jsonl` (what [`six_commit_session`] uses).
 const SESSION: &str = "0cf3db51-1c73-43bb-8d05-dc02739514a5";
@@ -38,8 +38,9 @@ struct Ran {
     stderr: String,
 }
 
-/// Every command as a user runs it (`hook` aside, which has its own checks; `forget` has its
-/// own tests), data commands also with `--json`.
+/// Every command as a user runs it (`hook` aside, which has its own checks), data commands
+/// also with `--json`. `forget` only lists what it would forget (`--dry-run`): it reads every
+/// note and the queue as a real one does, and leaves the scenario as it is for what follows.
 fn commands(transcript: &Path) -> Vec<Vec<String>> {
     let transcript = transcript.to_str().unwrap();
     [
@@ -66,6 +67,8 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
         "switch file --json",
         "claude-md --print",
         "claude-md",
+        "forget --session 0cf3db51 --dry-run",
+        "forget --session 0cf3db51 --dry-run --json",
     ]
     .iter()
     .map(|c| c.split(' ').map(str::to_owned).collect())
@@ -139,9 +142,16 @@ struct Hooked {
 }
 
 /// Run every hook as Claude Code and git run them, in `dir`, for [`SESSION`] with
-/// `transcript`; the store's log is in `store`. Each must exit 0 with neutral output, and a
-/// failure must be one line on stderr that the log repeats when there is a store.
-fn run_hooks(repo: &TestRepo, dir: &Path, transcript: &Path, store: &Path) -> Vec<Hooked> {
+/// `transcript`, post-rewrite with `rewritten` on its stdin (`<old> <new>` lines); the store's
+/// log is in `store`. Each must exit 0 with neutral output, and a failure must be one line on
+/// stderr that the log repeats when there is a store.
+fn run_hooks(
+    repo: &TestRepo,
+    dir: &Path,
+    transcript: &Path,
+    store: &Path,
+    rewritten: &[u8],
+) -> Vec<Hooked> {
     let claude = [
         (
             "SessionStart",
@@ -207,18 +217,24 @@ fn run_hooks(repo: &TestRepo, dir: &Path, transcript: &Path, store: &Path) -> Ve
         let context = hook_answer(event, &out);
         runs.push(checked(name, event, context, &out, store));
     }
-    // The git hooks, as the scripts in git-hooks/ run them (stdin empty): post-commit inside
-    // the agent's `git commit` (its session named), post-rewrite after an amend.
+    // The git hooks, as the scripts in git-hooks/ run them: post-commit inside the agent's
+    // `git commit` (its session named, stdin empty), post-rewrite after an amend.
     let session = [("CLAUDE_CODE_SESSION_ID", SESSION)];
-    for (name, args, vars) in [
-        ("post-commit", &["hook", "post-commit"][..], &session[..]),
+    for (name, args, input, vars) in [
+        (
+            "post-commit",
+            &["hook", "post-commit"][..],
+            &b""[..],
+            &session[..],
+        ),
         (
             "post-rewrite",
             &["hook", "post-rewrite", "amend"][..],
+            rewritten,
             &[][..],
         ),
     ] {
-        let out = repo.run_with_input(dir, args, b"", vars);
+        let out = repo.run_with_input(dir, args, input, vars);
         assert!(
             out.status.code() == Some(0) && !stderr(&out).contains("panicked"),
             "hook {name}: {out:?}"
@@ -305,7 +321,7 @@ fn every_command_the_binary_lists_is_tried() {
         // A command's line, not a description wrapped onto the next.
         .filter_map(|l| l.strip_prefix("  ").filter(|l| !l.starts_with(' ')))
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|name| !["help", "hook", "forget"].contains(name))
+        .filter(|name| !["help", "hook"].contains(name))
         .collect();
     assert!(listed.contains(&"status"), "{help}");
     let tried: Vec<String> = commands(Path::new("t.jsonl"))
@@ -356,7 +372,7 @@ fn a_truncated_note_is_read_up_to_the_cut() {
         "{shown:#}"
     );
 
-    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir(), b"");
     assert_eq!(hooks_failed(&hooks), BTreeMap::new());
     let log = repo.log();
     assert!(log.contains("hook Stop: 1 transcripts:"), "{log}");
@@ -374,6 +390,8 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
     let (repo, transcript, commits) = recorded();
     let head = commits.last().unwrap();
     damage_note_object(&repo, head);
+    // No retrieval index yet: the queries build it, without that note.
+    fs::remove_dir_all(repo.store_dir().join("index")).unwrap();
 
     let ran = run_commands(&repo, &repo.root, &transcript);
     let failing = failed(&ran);
@@ -395,6 +413,8 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
                 "rebuild --json",
                 "switch session",
                 "switch file --json",
+                "forget --session 0cf3db51 --dry-run",
+                "forget --session 0cf3db51 --dry-run --json",
             ]
         ),
         "{failing:#?}"
@@ -406,7 +426,39 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
         );
         assert!(!line.contains("Message {"), "{command}: {line}");
     }
-    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    // The queries answer from the other notes, and say which they could not read.
+    for query in these(
+        &ran,
+        &[
+            "query checkpoint_output_format",
+            "query checkpoint_output_format --json",
+        ],
+    ) {
+        let ran = ran.iter().find(|r| r.command == query).unwrap();
+        assert!(
+            ran.stderr
+                .starts_with(&format!("warning: the note of {head} (")),
+            "{query}: {}",
+            ran.stderr
+        );
+    }
+    // post-rewrite after an amend of the commit whose note is damaged: it reads that note.
+    let new = repo.git(&[
+        "commit-tree",
+        "HEAD^{tree}",
+        "-p",
+        "HEAD~1",
+        "-m",
+        "amended",
+    ]);
+    let rewritten = format!("{head} {new}\n");
+    let hooks = run_hooks(
+        &repo,
+        &repo.root,
+        &transcript,
+        &repo.store_dir(),
+        rewritten.as_bytes(),
+    );
     let failing = hooks_failed(&hooks);
     assert_eq!(
         failing.keys().copied().collect::<Vec<_>>(),
@@ -418,7 +470,8 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
             "SessionStart resume",
             "Stop",
             "UserPromptSubmit",
-            "post-commit"
+            "post-commit",
+            "post-rewrite"
         ],
         "{failing:#?}"
     );
@@ -549,7 +602,7 @@ fn a_broken_cursor_file_makes_the_transcript_read_again_without_doubling_anythin
 
     // A hook meets the broken cursor next: it says so in the log.
     break_cursors();
-    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir(), b"");
     assert_eq!(hooks_failed(&hooks), BTreeMap::new());
     let log = repo.log();
     assert!(
@@ -581,7 +634,7 @@ fn assert_config_refused(repo: &TestRepo, transcript: &Path, file: &Path, cause:
             r.stderr
         );
     }
-    let hooks = run_hooks(repo, &repo.root, transcript, &repo.store_dir());
+    let hooks = run_hooks(repo, &repo.root, transcript, &repo.store_dir(), b"");
     for h in &hooks {
         let why = h
             .error
@@ -607,18 +660,33 @@ fn an_unreadable_configuration_stops_commands_and_hooks_say_why_in_the_log() {
     fs::create_dir(&shared).unwrap();
     assert_config_refused(&repo, &transcript, &shared, "Is a directory");
     fs::remove_dir(&shared).unwrap();
-
-    // A file without read permission. Root reads it anyway, so this part only runs when the
-    // permission holds.
+    // The same for the local file (a mode-000 file would do, but not for root, who reads it).
     let local = repo.root.join(".git/agent-context/config.toml");
-    fs::write(&local, "[query]\nbackend = \"file\"\n").unwrap();
-    set_mode(&local, 0o000);
-    if fs::read(&local).is_err() {
-        assert_config_refused(&repo, &transcript, &local, "Permission denied");
-    } else {
-        println!("skipped: running as root, a mode-000 file is still readable");
-    }
-    set_mode(&local, 0o644);
+    fs::create_dir(&local).unwrap();
+    assert_config_refused(&repo, &transcript, &local, "Is a directory");
+    fs::remove_dir(&local).unwrap();
+
+    // A named pipe no one writes to, as a hung file system: reading it never ends, so a hook
+    // is cut at its (default) budget, says so and logs it, as a command would wait.
+    let made = std::process::Command::new("mkfifo").arg(&local).status();
+    assert!(made.unwrap().success(), "mkfifo {}", local.display());
+    let mut ask = repo.hook_payload("UserPromptSubmit", SESSION, &transcript, &[]);
+    ask["prompt"] = "Why does f.txt print the checkpoint output format?".into();
+    let mut hook = repo.cmd_in(&repo.root);
+    hook.args(["hook", "UserPromptSubmit"]);
+    let limit = std::time::Duration::from_secs(10);
+    let (out, _) = run_within(hook, ask.to_string().as_bytes(), false, limit);
+    assert_eq!(hook_answer("UserPromptSubmit", &out), None);
+    let why = "over its budget of 1000 ms (hook.budget_ms): answered with nothing";
+    assert_eq!(
+        stderr(&out).trim_end(),
+        format!("git-agent-context: hook UserPromptSubmit: {why}")
+    );
+    assert!(
+        repo.log()
+            .contains(&format!("hook UserPromptSubmit: failed: {why}"))
+    );
+    fs::remove_file(&local).unwrap();
     repo.ok(&["status"]);
 }
 
@@ -651,7 +719,7 @@ fn store_files_of_the_wrong_kind_are_named_with_their_cause() {
     for (command, line) in &failing {
         assert!(line.starts_with(&expected), "{command}: {line}");
     }
-    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir(), b"");
     let failing = hooks_failed(&hooks);
     assert_eq!(
         failing.keys().copied().collect::<Vec<_>>(),
@@ -686,7 +754,7 @@ fn a_repository_git_cannot_open_is_refused_in_one_line() {
     }
     // Hooks say it (they said nothing before), in the store's log too.
     let store = repo.root.join(".git/agent-context");
-    let hooks = run_hooks(&repo, &repo.root, &transcript, &store);
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &store, b"");
     for h in &hooks {
         let why = h
             .error
@@ -738,8 +806,26 @@ fn a_repository_without_commits() {
         );
     }
     // What the transcript holds waits for a commit.
-    assert!(!repo.pending().is_empty());
-    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    let extracted = repo.stored_events();
+    assert!(!extracted.is_empty());
+    // The extracting hooks, each on a store of its own (`extract` has read the transcript
+    // above): each reads it from the start, and keeps what `extract` kept.
+    for event in ["PreCompact", "Stop", "SessionEnd"] {
+        fs::remove_dir_all(repo.store_dir()).unwrap();
+        let payload = repo.hook_payload(event, SESSION, &transcript, &[]);
+        let input = payload.to_string();
+        let out = repo.run_with_input(&repo.root, &["hook", event], input.as_bytes(), &[]);
+        assert_eq!(hook_answer(event, &out), None);
+        assert_eq!(stderr(&out), "", "hook {event}");
+        let log = repo.log();
+        assert!(
+            log.contains(&format!("hook {event}: 1 transcripts: "))
+                && !log.contains(": 0 new events"),
+            "{log}"
+        );
+        assert_eq!(repo.stored_events(), extracted, "hook {event}");
+    }
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir(), b"");
     // post-commit never runs without a commit; run anyway, it says why.
     let failing = hooks_failed(&hooks);
     assert_eq!(
@@ -802,7 +888,7 @@ fn a_bare_repository() {
         shown.contains("Let me look at the current help text."),
         "{shown}"
     );
-    let hooks = run_hooks(&bare, &bare.root, &transcript, &store);
+    let hooks = run_hooks(&bare, &bare.root, &transcript, &store, b"");
     assert_eq!(hooks_failed(&hooks), BTreeMap::new());
     assert!(
         fs::read_to_string(store.join("log"))
@@ -830,7 +916,7 @@ fn a_detached_head_is_a_head_like_any_other() {
         "{}",
         output("why f.txt")
     );
-    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir());
+    let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir(), b"");
     assert_eq!(hooks_failed(&hooks), BTreeMap::new());
     assert!(
         repo.log()
@@ -869,7 +955,13 @@ fn a_shallow_clone_puts_no_event_on_a_second_commit() {
     // boundary are not here, and what led to them must not go to the first commit that is.
     let ran = run_commands(&shallow, &shallow.root, &transcript);
     assert_eq!(failed(&ran), BTreeMap::new());
-    let hooks = run_hooks(&shallow, &shallow.root, &transcript, &shallow.store_dir());
+    let hooks = run_hooks(
+        &shallow,
+        &shallow.root,
+        &transcript,
+        &shallow.store_dir(),
+        b"",
+    );
     assert_eq!(hooks_failed(&hooks), BTreeMap::new());
     let now = notes_of(&shallow);
     let oldest = &commits[commits.len() - 2];
