@@ -286,7 +286,7 @@ pub fn remove(store: &Store, events: &[&Stored]) -> Result<Removed> {
             session,
             "jsonl",
         ))?;
-        let mut index = link::read_index(store, session)?;
+        let mut index = link::read_index_to_write(store, session)?;
         let size = index.len();
         index.retain(|id, _| !ids.contains(id.as_str()));
         if index.len() == size {

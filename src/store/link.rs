@@ -47,24 +47,73 @@ fn index_file(store: &Store, session: &str) -> PathBuf {
     pending::session_path(store, DIR, session, "jsonl")
 }
 
-/// Where the events of `session` already went: event id → commit.
-pub(super) fn read_index(store: &Store, session: &str) -> Result<HashMap<String, ObjectId>> {
+/// Where the events of `session` already went: event id → commit, for a reader.
+fn read_index(store: &Store, session: &str) -> Result<HashMap<String, ObjectId>> {
+    Ok(load_index(store, session)?.0)
+}
+
+/// [`read_index`], for a writer holding the store lock: an index made again from the notes is
+/// written down, and the log says so, once.
+pub(super) fn read_index_to_write(
+    store: &Store,
+    session: &str,
+) -> Result<HashMap<String, ObjectId>> {
+    let (index, remade) = load_index(store, session)?;
+    if remade {
+        write_index(store, session, &index)?;
+        let what = format!("{DIR}/{}", pending::file_name(session));
+        let why = format!(
+            "unreadable, made again from the notes ({} events)",
+            index.len()
+        );
+        let _ = super::log::append(store, &what, &why);
+    }
+    Ok(index)
+}
+
+/// The attached index of `session`, and whether it had to be made again: a file that cannot
+/// be read as one (not UTF-8, a line that is not `<id> <commit>`: a disk's or a hand's
+/// damage) is made from the notes, which hold every attached event, rather than stop every
+/// extraction until it is deleted, or forget where events went (their later versions would
+/// go to a second commit).
+fn load_index(store: &Store, session: &str) -> Result<(HashMap<String, ObjectId>, bool)> {
     let path = index_file(store, session);
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((HashMap::new(), false)),
         Err(e) => return Err(io_error("cannot read", &path)(e)),
     };
-    Ok(text
-        .lines()
-        .filter_map(|l| {
-            let (id, commit) = l.split_once(' ')?;
-            Some((
-                id.to_owned(),
-                ObjectId::from_hex(commit.trim().as_bytes()).ok()?,
-            ))
-        })
-        .collect())
+    let parsed: Option<HashMap<String, ObjectId>> =
+        std::str::from_utf8(&bytes).ok().and_then(|text| {
+            text.lines()
+                .filter(|l| !l.is_empty())
+                .map(|l| {
+                    let (id, commit) = l.split_once(' ')?;
+                    let commit = ObjectId::from_hex(commit.trim().as_bytes()).ok()?;
+                    Some((id.to_owned(), commit))
+                })
+                .collect()
+        });
+    match parsed {
+        Some(index) => Ok((index, false)),
+        None => Ok((index_from_notes(store, session)?, true)),
+    }
+}
+
+/// Where the events of `session` are, by the notes: each event but the session's own (which
+/// is on every commit of the session and not in the index) with its commit.
+fn index_from_notes(store: &Store, session: &str) -> Result<HashMap<String, ObjectId>> {
+    let repo = store.repo();
+    let mut reader = notes::Reader::new(&repo)?;
+    let mut index = HashMap::new();
+    for commit in notes::annotated(&repo)? {
+        for e in reader.events(commit)? {
+            if e.session_id == session && e.kind != Kind::Session {
+                index.insert(e.id, commit);
+            }
+        }
+    }
+    Ok(index)
 }
 
 pub(super) fn write_index(
@@ -112,7 +161,7 @@ pub fn rewrite_index(store: &Store, moved: &BTreeMap<ObjectId, ObjectId>) -> Res
         let Some(session) = path.file_stem().and_then(|s| s.to_str()) else {
             continue;
         };
-        let mut index = read_index(store, session)?;
+        let mut index = read_index_to_write(store, session)?;
         let mut changed = false;
         for commit in index.values_mut() {
             if let Some(new) = moved.get(commit) {
@@ -136,7 +185,7 @@ pub fn forget(store: &Store, gone: &HashSet<(String, String)>) -> Result<usize> 
     }
     let mut removed = 0;
     for (session, ids) in by_session {
-        let mut index = read_index(store, session)?;
+        let mut index = read_index_to_write(store, session)?;
         let mut on: BTreeMap<ObjectId, HashSet<&str>> = BTreeMap::new();
         for id in &ids {
             if let Some(commit) = index.remove(*id) {
@@ -170,7 +219,7 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
     let mut batches: Vec<(ObjectId, Vec<Event>)> = Vec::new();
     let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
     for (session, events) in by_session {
-        let index = read_index(store, &session)?;
+        let index = read_index_to_write(store, &session)?;
         for e in events {
             match index.get(&e.id) {
                 Some(commit) => {
@@ -372,7 +421,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         .position(|e| e.kind == Kind::Session)
         .map(|i| events.remove(i));
     let repo = store.repo();
-    let mut index = read_index(store, session)?;
+    let mut index = read_index_to_write(store, session)?;
     let mut batches: Vec<(ObjectId, Vec<Event>)> = Vec::new();
     // Events the index already places go where it says, never to a second commit: a run that
     // died before trimming the queue left them, or a hook appended one to the queue (see

@@ -618,6 +618,50 @@ fn a_broken_cursor_file_makes_the_transcript_read_again_without_doubling_anythin
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
 
+#[test]
+fn a_damaged_attached_index_is_made_again_from_the_notes() {
+    // The hooks, then extract, with the session's attached index damaged before each or not:
+    // the index after each (test repositories are reproducible), and the log.
+    let run = |damaged: bool| {
+        let (repo, transcript, _) = recorded();
+        let attached = repo.store_dir().join("attached");
+        let files: Vec<PathBuf> = fs::read_dir(&attached)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let [index] = &files[..] else {
+            panic!("one session, one index: {files:?}")
+        };
+        let damage = || {
+            if damaged {
+                let good = fs::read(index).unwrap();
+                let mut bytes = good[..good.len() / 3].to_vec();
+                bytes.extend(b"\xff\xfe not an index line\n");
+                fs::write(index, bytes).unwrap();
+            }
+        };
+        damage();
+        let hooks = run_hooks(&repo, &repo.root, &transcript, &repo.store_dir(), b"");
+        assert_eq!(hooks_failed(&hooks), BTreeMap::new());
+        let after_hooks = fs::read_to_string(index).unwrap();
+        damage();
+        repo.ok(&["extract", "--transcript", transcript.to_str().unwrap()]);
+        let after_extract = fs::read_to_string(index).unwrap();
+        repo.assert_each_event_once();
+        repo.git(&["fsck", "--strict", "--no-progress"]);
+        let name = index.file_name().unwrap().to_string_lossy().into_owned();
+        (after_hooks, after_extract, repo.log(), name)
+    };
+    let (hooks, extract, _, _) = run(false);
+    let (hooks_damaged, extract_damaged, log, name) = run(true);
+    assert!(hooks.lines().count() > 10, "{hooks}");
+    assert_eq!(hooks_damaged, hooks);
+    assert_eq!(extract_damaged, extract);
+    // Said once each time, by the first writer that met it.
+    let said = format!(" attached/{name}: unreadable, made again from the notes (");
+    assert_eq!(log.matches(&said).count(), 2, "{log}");
+}
+
 /// Every command stops with exit 2 naming `file`; every hook answers nothing and says so, in
 /// its line and in the log.
 fn assert_config_refused(repo: &TestRepo, transcript: &Path, file: &Path, cause: &str) {
