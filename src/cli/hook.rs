@@ -121,7 +121,8 @@ fn say(what: &str, why: &str) {
 fn open(here: &Path, what: &str) -> Option<Store> {
     match Store::discover(here) {
         Ok(store) => Some(store.with_patience(PATIENCE)),
-        Err(store::Error::NotARepository { .. }) => None,
+        // In no repository, as for git (a linked worktree whose repository is gone).
+        Err(store::Error::NotARepository { .. } | store::Error::BrokenGitLink { .. }) => None,
         Err(e) => {
             let why = reason(&e);
             say(what, &why);

@@ -185,6 +185,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
 fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
     Store::discover(cwd).map_err(|e| match e {
         store::Error::NotARepository { .. }
+        | store::Error::BrokenGitLink { .. }
         | store::Error::Open { .. }
         | store::Error::Reftable { .. }
         | store::Error::Config(_) => Failure::Usage(e.into()),

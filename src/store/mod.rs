@@ -33,6 +33,9 @@ pub const DIR: &str = "agent-context";
 pub enum Error {
     #[error("not a git repository (or any parent up to the root): {path}")]
     NotARepository { path: PathBuf },
+    /// A `.git` git stops at that names no repository, inside a repository gix went on to.
+    #[error("{} names {target}, which is not a git repository", dot_git.display())]
+    BrokenGitLink { dot_git: PathBuf, target: String },
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
     #[error(
@@ -174,6 +177,19 @@ impl Store {
                 }
             }
         })?;
+        if std::env::var_os("GIT_DIR").is_none()
+            && let Some(dot_git) = broken_git_link(path, &repo)
+        {
+            let target = fs::read_to_string(&dot_git)
+                .ok()
+                .and_then(|t| {
+                    t.trim()
+                        .strip_prefix("gitdir:")
+                        .map(|d| d.trim().to_owned())
+                })
+                .unwrap_or_else(|| dot_git.display().to_string());
+            return Err(Error::BrokenGitLink { dot_git, target });
+        }
         let reftable = repo
             .config_snapshot()
             .string("extensions.refStorage")
@@ -483,6 +499,25 @@ fn backoff(attempt: usize) {
     let most = 1000 * attempt.min(10) as u64;
     let micros = xxhash_rust::xxh3::xxh3_64(seed.as_bytes()) % (most + 1);
     std::thread::sleep(std::time::Duration::from_micros(micros));
+}
+
+/// The `.git` between `path` and the repository gix found above it, which gix passed over
+/// because it names no repository (a linked worktree whose git directory is gone, such as
+/// Claude Code's `.claude/worktrees/<name>` after `git worktree prune`): git stops there with
+/// "not a git repository", and so do we, rather than act on the repository around it.
+fn broken_git_link(path: &Path, repo: &gix::Repository) -> Option<PathBuf> {
+    let top = repo.workdir().map(absolute);
+    let git_dir = absolute(repo.git_dir());
+    for dir in absolute(path).ancestors() {
+        if Some(dir) == top.as_deref() || dir.starts_with(&git_dir) {
+            return None;
+        }
+        let dot_git = dir.join(".git");
+        if fs::symlink_metadata(&dot_git).is_ok() {
+            return Some(dot_git);
+        }
+    }
+    None
 }
 
 /// `.` and `..` taken out of a path without asking the file system.

@@ -881,6 +881,42 @@ fn a_repository_without_commits() {
 }
 
 #[test]
+fn a_broken_worktree_inside_a_repository_is_no_repository() {
+    let (repo, transcript, _) = recorded();
+    // A linked worktree whose git directory is gone, as Claude Code's worktrees are left after
+    // `git worktree prune`: git stops at its .git, and so do we, whatever is around it.
+    let worktree = repo.root.join(".claude/worktrees/x");
+    fs::create_dir_all(worktree.join("src")).unwrap();
+    let gone = repo.root.join(".git/worktrees/x");
+    fs::write(
+        worktree.join(".git"),
+        format!("gitdir: {}\n", gone.display()),
+    )
+    .unwrap();
+    let dir = worktree.join("src");
+    let git = repo.git_output(&dir, &["status"], &[]);
+    assert!(stderr(&git).contains("not a git repository"), "{git:?}");
+    let (before, log) = (repo.stored_events(), repo.log());
+
+    let ran = run_commands(&repo, &dir, &transcript);
+    let expected = format!(
+        "error: {} names {}, which is not a git repository",
+        worktree.join(".git").display(),
+        gone.display()
+    );
+    for r in &ran {
+        assert_eq!(r.code, Some(2), "{}: {}", r.command, r.stderr);
+        assert_eq!(r.stderr.trim_end(), expected, "{}", r.command);
+    }
+    // Hooks there do nothing, as outside a repository: the repository around it is untouched.
+    let hooks = run_hooks(&repo, &dir, &transcript, &repo.store_dir(), b"");
+    assert_eq!(hooks_failed(&hooks), BTreeMap::new());
+    assert!(hooks.iter().all(|h| h.context.is_none()));
+    assert_eq!(repo.stored_events(), before);
+    assert_eq!(repo.log(), log);
+}
+
+#[test]
 fn a_bare_repository() {
     let (origin, transcript, commits) = recorded();
     let bare = origin.clone_with(&["--mirror"]);
