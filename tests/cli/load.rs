@@ -40,10 +40,11 @@ const FIXTURES: [(&str, &str); 5] = [
     ),
 ];
 
-/// What a process may take beyond its budget: starting under load, reading its input,
-/// opening the repository, and, for the extracting hooks, bringing the index up to the notes
-/// they changed after their answer. Generous, for a busy two-core machine: a bound on
-/// correctness (Claude Code's own timeouts are 10 s and 30 s), not a benchmark.
+/// What a process may take beyond its budget, which its watchdog counts from the start of
+/// `main`: being started and scheduled under load, ending once cut, and, for the extracting
+/// hooks, bringing the index up to the notes they changed after their answer. Generous, for
+/// a busy two-core machine: a bound on correctness (Claude Code's own timeouts are 10 s and
+/// 30 s), not a benchmark.
 const ALLOWANCE: Duration = Duration::from_secs(4);
 
 /// The repository: e1's six commits, e1 extracted up to half its transcript (so that the
