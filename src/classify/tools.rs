@@ -341,6 +341,27 @@ fn heredoc(command: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::redact::{Redactor, Taint};
+
+    #[test]
+    fn a_search_summary_stays_short_when_a_cut_makes_a_rule_match() {
+        // Found by fuzzing: cut to its length, the pattern ends `DB_PASS=www…`, which reads
+        // as a secret (the whole pattern did not, `)` following); the marker is longer.
+        let pattern = format!("{}DB_PASS={})", "x".repeat(80), "w".repeat(30));
+        let raw = serde_json::json!({ "pattern": pattern }).to_string();
+        let input: ToolInput<'_> = serde_json::from_str(&raw).unwrap();
+        let clean = Cleaner {
+            redactor: &Redactor::default(),
+            taint: &Taint::default(),
+        };
+        let event = operation("s", "Grep", &input, None, "t", &clean).unwrap();
+        assert!(event.summary.chars().count() <= crate::event::SUMMARY_MAX);
+        assert!(
+            event.summary.starts_with("Searched for xxx"),
+            "{}",
+            event.summary
+        );
+    }
 
     #[test]
     fn reads_branch_sha_and_subject_from_real_output() {

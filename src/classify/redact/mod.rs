@@ -25,7 +25,7 @@ use rules::{ANY, EACH, RULES};
 pub use taint::Taint;
 
 use crate::config;
-use crate::event::Event;
+use crate::event::{Event, SUMMARY_MAX, truncate_words};
 
 /// What a redaction leaves in place of a secret.
 static MARKER: LazyLock<Regex> =
@@ -262,6 +262,7 @@ impl Redactor {
                 *s = clean;
             }
         });
+        keep_summary_short(event);
     }
 }
 
@@ -286,6 +287,16 @@ impl Cleaner<'_> {
     pub fn event(&self, event: &mut Event) {
         self.redactor.redact_event(event);
         self.taint.scrub_event(event);
+        keep_summary_short(event);
+    }
+}
+
+/// A marker can be longer than what it replaces, and a summary cut to length can read
+/// differently to a rule than the text it was cut from: the summary is cut again to its
+/// length, should it have grown past it (fuzzing found such a `Searched for …` summary).
+fn keep_summary_short(event: &mut Event) {
+    if event.summary.chars().count() > SUMMARY_MAX {
+        event.summary = truncate_words(&event.summary, SUMMARY_MAX);
     }
 }
 
