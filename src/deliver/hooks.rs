@@ -187,6 +187,11 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
     let Some(event) = operation(session, tool, &input, file.as_deref(), &now, &clean) else {
         return Ok(Response::default());
     };
+    // A read or a search has one id per session and file or pattern: the same call after a
+    // `forget` would store the forgotten event again.
+    if store::forget::is_forgotten(store, &event.id).map_err(|e| reason(&e))? {
+        return Ok(Response::default());
+    }
     if pending::holds(store, session, &event.id)
         || link::is_attached(store, session, &event.id).map_err(|e| reason(&e))?
     {

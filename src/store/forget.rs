@@ -11,7 +11,9 @@
 //! of where an event came from, never its text), and extraction drops events with those ids
 //! ([`drop_forgotten`]): the open turn of a live session is extracted again on every run, and a
 //! transcript replaced or truncated is read again from its start, either of which would bring a
-//! forgotten event back. While a forget runs, `forgetting` exists: a forget that finds it
+//! forgotten event back. So does the `PostToolUse` hook ([`is_forgotten`]), whose reads and
+//! searches have one id per session and file or pattern, and the linker, which takes a
+//! forgotten event the hook appended as a forget ran out of the queue instead of to a commit. While a forget runs, `forgetting` exists: a forget that finds it
 //! completes the one that died ([`interrupted`]) before doing its own.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -356,6 +358,12 @@ pub fn forgotten(store: &Store) -> Result<HashMap<String, String>> {
             Some((id.to_owned(), session.to_owned()))
         })
         .collect())
+}
+
+/// Whether event `id` was forgotten in this clone: for a writer that makes events of its own,
+/// outside extraction (the `PostToolUse` hook), before it stores one.
+pub fn is_forgotten(store: &Store, id: &str) -> Result<bool> {
+    Ok(forgotten(store)?.contains_key(id))
 }
 
 /// Add the ids of `events` to the forgotten ones.

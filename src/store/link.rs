@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::{Result, Store, graph, history, io_error, notes, pending, write_atomic};
+use super::{Result, Store, forget, graph, history, io_error, notes, pending, write_atomic};
 use crate::event::time::{now_seconds, unix_seconds};
 use crate::event::{Event, Kind, Origin};
 
@@ -416,6 +416,17 @@ pub fn session_to(
 
 fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let mut events = pending::session_events(store, session)?;
+    // A read or a search that `PostToolUse` appended without the lock as a `forget` took it
+    // out of the queue is forgotten all the same: it leaves the queue, for no commit.
+    let forgotten = forget::forgotten(store)?;
+    if events.iter().any(|e| forgotten.contains_key(&e.id)) {
+        let (gone, kept): (Vec<Event>, Vec<Event>) = events
+            .into_iter()
+            .partition(|e| forgotten.contains_key(&e.id));
+        let gone = gone.into_iter().map(|e| (e.session_id, e.id)).collect();
+        pending::remove(store, &gone)?;
+        events = kept;
+    }
     let summary = events
         .iter()
         .position(|e| e.kind == Kind::Session)

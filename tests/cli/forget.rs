@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -587,4 +588,79 @@ fn claude_md_made_from_the_graph_is_made_again() {
     let out = repo.ok(&["forget", "--match", SECRET]);
     assert!(out.contains("CLAUDE.md: its section made again"), "{out}");
     assert!(!fs::read_to_string(&path).unwrap().contains(SECRET));
+}
+
+/// Run Claude Code hook `event` of `session` in `repo`, `fields` added to its payload; it must
+/// succeed, as every hook does.
+fn hook(repo: &TestRepo, event: &str, session: &str, fields: Value) {
+    let mut payload = serde_json::json!({"session_id": session, "cwd": repo.root,
+        "hook_event_name": event,
+        "transcript_path": repo.home.join(format!("{session}.jsonl"))});
+    for (key, value) in fields.as_object().unwrap() {
+        payload[key] = value.clone();
+    }
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", event],
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_search_captured_again_after_a_forget_stays_forgotten() {
+    let s = scene();
+    let repo = &s.repo;
+    let search = serde_json::json!({"tool_name": "Grep",
+        "tool_input": {"pattern": "HUSHPUPPY_codename", "path": "."}});
+    let searches = |repo: &TestRepo| -> Vec<Value> {
+        repo.pending()
+            .into_iter()
+            .filter(|e| {
+                e["summary"]
+                    .as_str()
+                    .unwrap()
+                    .contains("HUSHPUPPY_codename")
+            })
+            .collect()
+    };
+    hook(repo, "PostToolUse", "sess-charlie", search.clone());
+    assert_eq!(searches(repo).len(), 1, "{:#?}", repo.pending());
+    let queue = repo
+        .root
+        .join(".git/agent-context/pending/sess-charlie.jsonl");
+    let captured: String = fs::read_to_string(&queue)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("HUSHPUPPY_codename"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    repo.ok(&["forget", "--match", "HUSHPUPPY_codename"]);
+    assert!(searches(repo).is_empty());
+
+    // The session searches for it again: the search has the same id, which stays forgotten.
+    hook(repo, "PostToolUse", "sess-charlie", search);
+    assert_eq!(searches(repo), Vec::<Value>::new());
+    // A capture that checked before the forget remembered the id appends after it emptied the
+    // queue (the hook does not take the store's lock).
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&queue)
+        .unwrap()
+        .write_all(captured.as_bytes())
+        .unwrap();
+    // The session commits what it did: its events go to the commit, the search does not.
+    let commit = repo.commit("README.md", "hello, cache\n", "document the cache");
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "post-commit"],
+        b"",
+        &[("CLAUDE_CODE_SESSION_ID", "sess-charlie")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(note(repo, &commit).contains("sess-charlie"), "linked");
+    assert_eq!(grep(repo, "HUSHPUPPY_codename", NOTES), "");
+    assert_eq!(grep(repo, "HUSHPUPPY_codename", GRAPH), "");
+    assert_eq!(searches(repo), Vec::<Value>::new(), "it left the queue");
 }
