@@ -330,7 +330,9 @@ fn append_deferred(store: &Store, session: &str, commit: ObjectId, at: i64) -> R
     let path = store.dir().join(DEFERRED);
     fs::create_dir_all(store.dir()).map_err(io_error("cannot create", store.dir()))?;
     let file = open_deferred(&path)?;
-    append_line(&path, file, &format!("{session} {commit} {at}\n"))
+    append_line(&path, file, &format!("{session} {commit} {at}\n"), || {
+        open_deferred(&path)
+    })
 }
 
 fn open_deferred(path: &Path) -> Result<fs::File> {
@@ -341,26 +343,39 @@ fn open_deferred(path: &Path) -> Result<fs::File> {
         .map_err(io_error("cannot open", path))
 }
 
-/// Append `line` to `file`, opened as `path`. A run that claims the deferred commits (it
-/// renames the file aside, reads it, and removes it) may do so between the open and the write
-/// and never see the line: then it is written again, to the new file, until it lands in a file
-/// that was still `path` after the write. A line read twice links its commit twice, which
-/// changes nothing the second time.
-fn append_line(path: &Path, mut file: fs::File, line: &str) -> Result<()> {
+/// Append `line` to `file`, opened as `path` (`reopen` opens it again). A run that claims the
+/// deferred commits (it renames the file aside, reads it, and removes it) may do so between the
+/// open and the write and never see the line: then it is written again, to the new file, until
+/// it lands in a file that was still `path` after the write. A line read twice links its commit
+/// twice, which changes nothing the second time. A line that never lands is an error, not a
+/// commit silently left unlinked.
+fn append_line(
+    path: &Path,
+    mut file: fs::File,
+    line: &str,
+    mut reopen: impl FnMut() -> Result<fs::File>,
+) -> Result<()> {
     use std::io::Write;
-    for _ in 0..APPEND_ATTEMPTS {
+    let mut attempts = 1;
+    loop {
         file.write_all(line.as_bytes())
             .map_err(io_error("cannot write", path))?;
         if !renamed_away(&file, path) {
             return Ok(());
         }
-        file = open_deferred(path)?;
+        if attempts == APPEND_ATTEMPTS {
+            return Err(io_error("cannot write", path)(std::io::Error::other(
+                format!("the file was claimed under each of {APPEND_ATTEMPTS} writes"),
+            )));
+        }
+        attempts += 1;
+        file = reopen()?;
     }
-    Ok(())
 }
 
-/// How often a deferred line is written again after its file was claimed under it: more claims
-/// than that in the moment of one append cannot happen, as each takes the store's lock.
+/// How many times a deferred line is written, at most, while its file is claimed under it:
+/// more claims than that in the moment of one append do not happen, as each takes the store's
+/// lock.
 const APPEND_ATTEMPTS: usize = 8;
 
 /// Whether `path` no longer names the file `file` is open on.
@@ -664,6 +679,7 @@ fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::error_chain;
 
     #[test]
     fn a_deferred_line_written_as_the_file_is_claimed_reaches_the_next_claim() {
@@ -677,13 +693,44 @@ mod tests {
         fs::rename(&path, &claimed).unwrap();
         let seen = fs::read_to_string(&claimed).unwrap();
         let line = "s2 0000000000000000000000000000000000000002 2\n";
-        append_line(&path, file, line).unwrap();
+        append_line(&path, file, line, || open_deferred(&path)).unwrap();
         // The claim saw one line and removes the file; the hook's line waits for the next.
         assert_eq!(seen.lines().count(), 1);
         fs::remove_file(&claimed).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), line);
         // Undisturbed, a line is written once.
-        append_line(&path, open_deferred(&path).unwrap(), line).unwrap();
+        append_line(&path, open_deferred(&path).unwrap(), line, || {
+            open_deferred(&path)
+        })
+        .unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), line.repeat(2));
+    }
+
+    #[test]
+    fn a_deferred_line_claimed_away_under_every_write_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DEFERRED);
+        // Every file the line is written to is claimed between its open and the write.
+        let mut claims = 0;
+        let mut open_and_claim = || {
+            let file = open_deferred(&path)?;
+            claims += 1;
+            fs::rename(&path, dir.path().join(format!("claim{claims}"))).unwrap();
+            Ok(file)
+        };
+        let first = open_and_claim().unwrap();
+        let line = "s1 0000000000000000000000000000000000000001 1\n";
+        let err = append_line(&path, first, line, open_and_claim).unwrap_err();
+        assert!(
+            err.to_string().starts_with("cannot write"),
+            "{}",
+            error_chain(&err)
+        );
+        assert!(
+            error_chain(&err).contains("claimed under each of 8 writes"),
+            "{}",
+            error_chain(&err)
+        );
+        assert_eq!(claims, APPEND_ATTEMPTS);
     }
 }
