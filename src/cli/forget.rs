@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::cli::{CmdResult, Failure, write_json};
 use crate::deliver::{claude_md, continuation};
 use crate::retrieve::index;
-use crate::store::forget::{self, Inventory, Removed, Resolved, Stored};
+use crate::store::forget::{self, Inventory, RawLine, Removed, Resolved, Stored};
 use crate::store::{Store, graph, notes};
 
 #[derive(Debug, clap::Args)]
@@ -65,7 +65,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 "warning: a forget was interrupted before it finished; the next one completes it"
             );
         }
-        let emptied = inventory.notes_emptied(&chosen);
+        let emptied = inventory.notes_emptied(&chosen.events);
         return report(&chosen, emptied, None, 0, None, args.json, out);
     }
 
@@ -78,9 +78,9 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let completed = complete_interrupted(store)?;
     let inventory = forget::inventory(store, &criteria.patterns)?;
     let chosen = choose(&inventory, &args, &criteria)?;
-    let emptied = inventory.notes_emptied(&chosen);
-    let removed = forget::remove(store, &chosen)?;
-    let sessions: BTreeSet<&str> = chosen.iter().map(|e| e.session.as_str()).collect();
+    let emptied = inventory.notes_emptied(&chosen.events);
+    let removed = forget::remove(store, &chosen.events, &chosen.lines)?;
+    let sessions: BTreeSet<&str> = chosen.events.iter().map(|e| e.session.as_str()).collect();
     clear_caches(store, removed.notes_commit.is_some(), sessions)?;
     forget::finish(store)?;
     drop(lock);
@@ -152,13 +152,19 @@ fn criteria(args: &Args) -> Result<Criteria, Failure> {
     })
 }
 
-/// The events the criteria choose. A `--session` or `--event` that names nothing stored, or a
+/// What the criteria choose: events, and the queue's unreadable lines that `--match` finds.
+struct Choice<'i> {
+    events: Vec<&'i Stored>,
+    lines: Vec<&'i RawLine>,
+}
+
+/// What the criteria choose. A `--session` or `--event` that names nothing stored, or a
 /// choice that is empty, is "nothing found" (exit 1); a prefix naming several, bad input.
 fn choose<'i>(
     inventory: &'i Inventory,
     args: &Args,
     criteria: &Criteria,
-) -> Result<Vec<&'i Stored>, Failure> {
+) -> Result<Choice<'i>, Failure> {
     let mut sessions = Vec::new();
     for name in &criteria.sessions {
         match inventory.session(name) {
@@ -190,7 +196,11 @@ fn choose<'i>(
         }
     }
     let chosen = inventory.select(&sessions, &events, !criteria.patterns.is_empty());
-    if chosen.is_empty() {
+    let lines = match criteria.events.is_empty() {
+        true => inventory.lines(&sessions),
+        false => Vec::new(),
+    };
+    if chosen.is_empty() && lines.is_empty() {
         let mut given = Vec::new();
         given.extend(args.session.iter().map(|s| format!("--session {s}")));
         given.extend(args.event.iter().map(|e| format!("--event {e}")));
@@ -200,7 +210,10 @@ fn choose<'i>(
             given.join(" and ")
         )));
     }
-    Ok(chosen)
+    Ok(Choice {
+        events: chosen,
+        lines,
+    })
 }
 
 /// Finish a forget that died part way (its ids are remembered): the same steps for every
@@ -211,7 +224,7 @@ fn complete_interrupted(store: &Store) -> Result<usize, Failure> {
     }
     let inventory = forget::inventory(store, &[])?;
     let left = inventory.already_forgotten(store)?;
-    forget::remove(store, &left)?;
+    forget::remove(store, &left, &[])?;
     let forgotten = forget::forgotten(store)?;
     clear_caches(
         store,
@@ -280,7 +293,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// Say what was (or, without `removed`, would be) forgotten. The forgotten text is shown by a
 /// dry run only, which is for deciding; a forget lists ids and places.
 fn report(
-    chosen: &[&Stored],
+    choice: &Choice<'_>,
     emptied: usize,
     removed: Option<&Removed>,
     completed: usize,
@@ -289,6 +302,8 @@ fn report(
     out: &mut dyn Write,
 ) -> CmdResult {
     let dry_run = removed.is_none();
+    let chosen = &choice.events;
+    let lines = removed.map_or(choice.lines.len(), |r| r.lines_from_pending);
     let in_notes: usize = chosen.iter().map(|e| e.commits.len()).sum();
     let notes_touched: BTreeSet<_> = chosen.iter().flat_map(|e| e.commits.iter()).collect();
     let pending = chosen.iter().filter(|e| e.pending).count();
@@ -324,6 +339,7 @@ fn report(
                     "commit": removed.and_then(|r| r.notes_commit).map(|c| c.to_string()),
                 },
                 "pending": removed.map_or(pending, |r| r.from_pending),
+                "pending_unreadable_lines": lines,
                 "graph": {
                     "ref": graph::REF,
                     "commit": removed.and_then(|r| r.graph.commit).map(|c| c.to_string()),
@@ -341,7 +357,9 @@ fn report(
         )?;
     }
     let verb = if dry_run { "would forget" } else { "forgot" };
-    writeln!(out, "{verb} {}:", plural(chosen.len(), "event", "events"))?;
+    if !chosen.is_empty() {
+        writeln!(out, "{verb} {}:", plural(chosen.len(), "event", "events"))?;
+    }
     for e in chosen {
         let id: String = e.id.chars().take(12).collect();
         write!(
@@ -379,6 +397,13 @@ fn report(
                     plural(pending, "event", "events")
                 )?;
             }
+            if lines > 0 {
+                writeln!(
+                    out,
+                    "pending queue: would take out {} that the patterns match",
+                    plural(lines, "unreadable line", "unreadable lines")
+                )?;
+            }
         }
         Some(r) => {
             if let Some(commit) = r.notes_commit {
@@ -404,6 +429,13 @@ fn report(
                     out,
                     "pending queue: {} taken out",
                     plural(r.from_pending, "event", "events")
+                )?;
+            }
+            if lines > 0 {
+                writeln!(
+                    out,
+                    "pending queue: {} that the patterns match taken out",
+                    plural(lines, "unreadable line", "unreadable lines")
                 )?;
             }
             if claude_md == Some("updated") {

@@ -48,6 +48,15 @@ pub struct Stored {
     pub matched: bool,
 }
 
+/// A line of the pending queue that cannot be read as an event (half written by a hook that
+/// died, say) and that a pattern matches: it holds the text all the same.
+#[derive(Debug, Clone)]
+pub struct RawLine {
+    /// The queue file's name (`<session>.jsonl`).
+    pub file: String,
+    pub line: Vec<u8>,
+}
+
 /// Every event the notes and the pending queue hold.
 #[derive(Debug, Default)]
 pub struct Inventory {
@@ -55,6 +64,8 @@ pub struct Inventory {
     sessions: BTreeSet<String>,
     /// How many events each note holds.
     per_note: HashMap<ObjectId, usize>,
+    /// The queue's unreadable lines that a pattern matches.
+    lines: Vec<RawLine>,
 }
 
 /// What a name given on the command line stands for.
@@ -106,6 +117,17 @@ impl Inventory {
             .filter(|e| sessions.is_empty() || sessions.contains(&e.session))
             .filter(|e| ids.is_empty() || ids.contains(&e.id))
             .filter(|e| !by_pattern || e.matched)
+            .collect()
+    }
+
+    /// The queue's unreadable lines that a pattern matches, in the queues of `sessions` (all
+    /// when none are given). Such a line names no event whose id or session could be trusted:
+    /// an `--event` chooses none of them.
+    pub fn lines(&self, sessions: &[String]) -> Vec<&RawLine> {
+        let files: Vec<String> = sessions.iter().map(|s| pending::file_name(s)).collect();
+        self.lines
+            .iter()
+            .filter(|l| files.is_empty() || files.contains(&l.file))
             .collect()
     }
 
@@ -223,9 +245,24 @@ pub fn inventory(store: &Store, patterns: &[Regex]) -> Result<Inventory> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(io_error("cannot read", &path)(e)),
         };
+        let file = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for line in bytes.split(|&b| b == b'\n') {
-            if let Ok(event) = serde_json::from_slice::<Event>(line) {
-                inventory.add(&event, None, patterns);
+            match serde_json::from_slice::<Event>(line) {
+                Ok(event) => inventory.add(&event, None, patterns),
+                // Its fields cannot be told apart: a pattern is looked for in all of it.
+                Err(_) if !line.trim_ascii().is_empty() => {
+                    let text = String::from_utf8_lossy(line);
+                    if patterns.iter().any(|p| p.is_match(&text)) {
+                        inventory.lines.push(RawLine {
+                            file: file.clone(),
+                            line: line.to_vec(),
+                        });
+                    }
+                }
+                Err(_) => {}
             }
         }
     }
@@ -239,6 +276,8 @@ pub struct Removed {
     pub from_notes: usize,
     /// Events taken out of the pending queue.
     pub from_pending: usize,
+    /// Unreadable lines taken out of the pending queue.
+    pub lines_from_pending: usize,
     /// The new commit on the notes ref, if the notes changed.
     pub notes_commit: Option<ObjectId>,
     /// The graph as made again from the notes.
@@ -250,11 +289,11 @@ pub fn interrupted(store: &Store) -> bool {
     store.dir().join(FORGETTING).exists()
 }
 
-/// Forget `events`; the caller holds the store lock. In order: the ids are remembered (and the
-/// forget marked under way), then taken off the notes (one commit), out of the pending queue
-/// and the attached index, and the graph is made again from the notes (one commit). Call
-/// [`finish`] once the caller's caches are done too.
-pub fn remove(store: &Store, events: &[&Stored]) -> Result<Removed> {
+/// Forget `events` and the queue's unreadable `lines`; the caller holds the store lock. In
+/// order: the ids are remembered (and the forget marked under way), then taken off the notes
+/// (one commit), out of the pending queue and the attached index, and the graph is made again
+/// from the notes (one commit). Call [`finish`] once the caller's caches are done too.
+pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<Removed> {
     let resuming = interrupted(store);
     store.init()?;
     write_atomic(&store.dir().join(FORGETTING), b"")?;
@@ -276,6 +315,16 @@ pub fn remove(store: &Store, events: &[&Stored]) -> Result<Removed> {
         .map(|e| (e.session.clone(), e.id.clone()))
         .collect();
     let from_pending = pending::remove(store, &named)?;
+    let mut by_file: BTreeMap<&str, HashSet<&[u8]>> = BTreeMap::new();
+    for l in lines {
+        by_file.entry(&l.file).or_default().insert(&l.line);
+    }
+    let mut lines_from_pending = 0;
+    for (file, lines) in by_file {
+        let path = store.dir().join(pending::DIR).join(file);
+        lines_from_pending += pending::remove_unreadable(&path, &lines)?;
+        remove_if_empty(&path)?;
+    }
     let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
     for e in events {
         by_session.entry(&e.session).or_default().insert(&e.id);
@@ -316,6 +365,7 @@ pub fn remove(store: &Store, events: &[&Stored]) -> Result<Removed> {
     Ok(Removed {
         from_notes,
         from_pending,
+        lines_from_pending,
         notes_commit: (after != before).then_some(after).flatten(),
         graph,
     })

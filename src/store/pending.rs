@@ -159,6 +159,19 @@ pub fn remove(store: &Store, events: &HashSet<(String, String)>) -> Result<usize
     Ok(removed)
 }
 
+/// Remove from the queue file at `path` its unreadable lines that are among `lines`; returns
+/// how many were there.
+pub fn remove_unreadable(path: &Path, lines: &HashSet<&[u8]>) -> Result<usize> {
+    let mut queue = read(path)?;
+    let before = queue.unreadable.len();
+    queue.unreadable.retain(|l| !lines.contains(l.as_slice()));
+    let removed = before - queue.unreadable.len();
+    if removed > 0 {
+        write(path, &mut queue)?;
+    }
+    Ok(removed)
+}
+
 /// A summary of everything pending.
 #[derive(Debug, Default, Clone)]
 pub struct Summary {

@@ -664,3 +664,58 @@ fn a_search_captured_again_after_a_forget_stays_forgotten() {
     assert_eq!(grep(repo, "HUSHPUPPY_codename", GRAPH), "");
     assert_eq!(searches(repo), Vec::<Value>::new(), "it left the queue");
 }
+
+#[test]
+fn an_unreadable_queue_line_that_matches_goes_too() {
+    let s = scene();
+    let repo = &s.repo;
+    let queue = repo
+        .root
+        .join(".git/agent-context/pending/sess-charlie.jsonl");
+    // Hooks killed mid-append left half lines, each glued to the next append: one quotes the
+    // secret, one a token nothing else holds, one neither.
+    let halves = [
+        format!("{{\"kind\":\"search\",\"summary\":\"Searched for {SECRET} (Gr"),
+        "{\"kind\":\"search\",\"summary\":\"Searched for ZULU-TOKEN-99".to_owned(),
+        "{\"kind\":\"read\",\"summary\":\"Read READ".to_owned(),
+    ];
+    let mut file = fs::OpenOptions::new().append(true).open(&queue).unwrap();
+    for half in &halves {
+        writeln!(file, "{half}").unwrap();
+    }
+    drop(file);
+    let unreadable =
+        |repo: &TestRepo| repo.json(&["status"])["pending"]["unreadable_lines"].clone();
+    assert_eq!(unreadable(repo), 3);
+
+    let dry = repo.json(&["forget", "--dry-run", "--match", SECRET]);
+    assert_eq!(dry["events"].as_array().unwrap().len(), 1, "{dry:#}");
+    assert_eq!(dry["pending_unreadable_lines"], 1, "{dry:#}");
+    let out = repo.ok(&["forget", "--match", SECRET]);
+    assert!(
+        out.contains("pending queue: 1 unreadable line that the patterns match taken out"),
+        "{out}"
+    );
+    let text = fs::read_to_string(&queue).unwrap();
+    assert!(!text.contains(SECRET), "{text}");
+    assert!(
+        text.contains(&halves[1]) && text.contains(&halves[2]),
+        "{text}"
+    );
+    assert_eq!(unreadable(repo), 2, "the others are kept");
+
+    // A line the only holder of a text: it goes alone. In another session's queue, it is not
+    // that session's.
+    let out = repo.run(&["forget", "--session", "sess-bravo", "--match", "ZULU-TOKEN"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = repo.ok(&["forget", "--match", "ZULU-TOKEN"]);
+    assert_eq!(
+        out,
+        "pending queue: 1 unreadable line that the patterns match taken out\n"
+    );
+    let text = fs::read_to_string(&queue).unwrap();
+    assert!(
+        !text.contains("ZULU-TOKEN") && text.contains(&halves[2]),
+        "{text}"
+    );
+}
