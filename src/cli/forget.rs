@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::cli::{CmdResult, Failure, write_json};
 use crate::deliver::{claude_md, continuation};
 use crate::retrieve::index;
-use crate::store::forget::{self, Inventory, RawLine, Removed, Resolved, Stored};
+use crate::store::forget::{self, Inventory, RawLine, Removed, Resolved, Scrubbed, Stored};
 use crate::store::{Store, graph, notes};
 
 #[derive(Debug, clap::Args)]
@@ -37,7 +37,9 @@ pub struct Args {
     #[arg(long, value_name = "id")]
     event: Vec<String>,
     /// Forget the events whose texts match this regular expression: summary, rationale,
-    /// alternatives, the prompt they answered, tool calls, tasks, files. Repeatable.
+    /// alternatives, the prompt they answered, tool calls, tasks, files. Repeatable. What it
+    /// matches is also replaced in the local extraction state (of the --session sessions, or
+    /// all) and the store's log.
     #[arg(long = "match", value_name = "regex")]
     pattern: Vec<String>,
     /// List what would be forgotten and change nothing.
@@ -59,41 +61,77 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let criteria = criteria(&args)?;
     if args.dry_run {
         let inventory = forget::inventory(store, &criteria.patterns)?;
-        let chosen = choose(&inventory, &args, &criteria)?;
+        let chosen = choose(&inventory, &criteria)?;
+        let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, false)?;
+        if chosen.is_empty() && scrubbed.is_empty() {
+            return Err(nothing(&args));
+        }
         if forget::interrupted(store) {
             eprintln!(
                 "warning: a forget was interrupted before it finished; the next one completes it"
             );
         }
-        let emptied = inventory.notes_emptied(&chosen.events);
-        return report(&chosen, emptied, None, 0, None, args.json, out);
+        let outcome = Outcome {
+            emptied: inventory.notes_emptied(&chosen.events),
+            choice: chosen,
+            removed: None,
+            scrubbed,
+            completed: 0,
+            claude_md: None,
+        };
+        return report(&outcome, args.json, out);
     }
 
     // Without a store, nothing is written before the choice is known to be good.
     if !store.exists() {
         let inventory = forget::inventory(store, &criteria.patterns)?;
-        choose(&inventory, &args, &criteria)?;
+        if choose(&inventory, &criteria)?.is_empty() {
+            return Err(nothing(&args));
+        }
     }
     let lock = store.lock()?;
     let completed = complete_interrupted(store)?;
     let inventory = forget::inventory(store, &criteria.patterns)?;
-    let chosen = choose(&inventory, &args, &criteria)?;
+    let chosen = choose(&inventory, &criteria)?;
     let emptied = inventory.notes_emptied(&chosen.events);
-    let removed = forget::remove(store, &chosen.events, &chosen.lines)?;
-    let sessions: BTreeSet<&str> = chosen.events.iter().map(|e| e.session.as_str()).collect();
-    clear_caches(store, removed.notes_commit.is_some(), sessions)?;
-    forget::finish(store)?;
-    drop(lock);
-    let claude_md = refresh_claude_md(store);
-    report(
-        &chosen,
+    let removed = match chosen.is_empty() {
+        true => Removed::default(),
+        false => forget::remove(store, &chosen.events, &chosen.lines)?,
+    };
+    // Only what it changes is written: with nothing chosen and nothing replaced, nothing was.
+    let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, true)?;
+    if chosen.is_empty() && scrubbed.is_empty() {
+        return Err(nothing(&args));
+    }
+    let mut claude_md = None;
+    if !chosen.is_empty() {
+        let sessions: BTreeSet<&str> = chosen.events.iter().map(|e| e.session.as_str()).collect();
+        clear_caches(store, removed.notes_commit.is_some(), sessions)?;
+        forget::finish(store)?;
+        drop(lock);
+        claude_md = refresh_claude_md(store);
+    }
+    let outcome = Outcome {
+        choice: chosen,
         emptied,
-        Some(&removed),
+        removed: Some(removed),
+        scrubbed,
         completed,
         claude_md,
-        args.json,
-        out,
-    )
+    };
+    report(&outcome, args.json, out)
+}
+
+/// "Nothing found" (exit 1), naming the criteria.
+fn nothing(args: &Args) -> Failure {
+    let mut given = Vec::new();
+    given.extend(args.session.iter().map(|s| format!("--session {s}")));
+    given.extend(args.event.iter().map(|e| format!("--event {e}")));
+    given.extend(args.pattern.iter().map(|p| format!("--match {p:?}")));
+    Failure::Failed(anyhow!(
+        "nothing to forget: no stored event meets {}",
+        given.join(" and ")
+    ))
 }
 
 fn criteria(args: &Args) -> Result<Criteria, Failure> {
@@ -152,19 +190,23 @@ fn criteria(args: &Args) -> Result<Criteria, Failure> {
     })
 }
 
-/// What the criteria choose: events, and the queue's unreadable lines that `--match` finds.
+/// What the criteria choose: events, and the queue's unreadable lines that `--match` finds;
+/// with the sessions `--session` named, in full.
 struct Choice<'i> {
     events: Vec<&'i Stored>,
     lines: Vec<&'i RawLine>,
+    sessions: Vec<String>,
 }
 
-/// What the criteria choose. A `--session` or `--event` that names nothing stored, or a
-/// choice that is empty, is "nothing found" (exit 1); a prefix naming several, bad input.
-fn choose<'i>(
-    inventory: &'i Inventory,
-    args: &Args,
-    criteria: &Criteria,
-) -> Result<Choice<'i>, Failure> {
+impl Choice<'_> {
+    fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.lines.is_empty()
+    }
+}
+
+/// What the criteria choose. A `--session` or `--event` that names nothing stored is "nothing
+/// found" (exit 1); a prefix naming several, bad input.
+fn choose<'i>(inventory: &'i Inventory, criteria: &Criteria) -> Result<Choice<'i>, Failure> {
     let mut sessions = Vec::new();
     for name in &criteria.sessions {
         match inventory.session(name) {
@@ -200,19 +242,10 @@ fn choose<'i>(
         true => inventory.lines(&sessions),
         false => Vec::new(),
     };
-    if chosen.is_empty() && lines.is_empty() {
-        let mut given = Vec::new();
-        given.extend(args.session.iter().map(|s| format!("--session {s}")));
-        given.extend(args.event.iter().map(|e| format!("--event {e}")));
-        given.extend(args.pattern.iter().map(|p| format!("--match {p:?}")));
-        return Err(Failure::Failed(anyhow!(
-            "nothing to forget: no stored event meets {}",
-            given.join(" and ")
-        )));
-    }
     Ok(Choice {
         events: chosen,
         lines,
+        sessions,
     })
 }
 
@@ -290,17 +323,33 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Say what was (or, without `removed`, would be) forgotten. The forgotten text is shown by a
-/// dry run only, which is for deciding; a forget lists ids and places.
-fn report(
-    choice: &Choice<'_>,
+/// What a forget did, or would do.
+struct Outcome<'i> {
+    choice: Choice<'i>,
+    /// How many notes the chosen events leave empty.
     emptied: usize,
-    removed: Option<&Removed>,
+    /// `None` in a dry run.
+    removed: Option<Removed>,
+    scrubbed: Scrubbed,
+    /// Events an interrupted forget left, taken out first.
     completed: usize,
-    claude_md: Option<&str>,
-    json: bool,
-    out: &mut dyn Write,
-) -> CmdResult {
+    /// What became of CLAUDE.md's section, when the file has one.
+    claude_md: Option<&'static str>,
+}
+
+/// Say what was (or, in a dry run, would be) forgotten. The forgotten text is shown by a dry
+/// run only, which is for deciding; a forget lists ids and places.
+fn report(outcome: &Outcome<'_>, json: bool, out: &mut dyn Write) -> CmdResult {
+    let Outcome {
+        choice,
+        emptied,
+        removed,
+        scrubbed,
+        completed,
+        claude_md,
+    } = outcome;
+    let (emptied, completed) = (*emptied, *completed);
+    let removed = removed.as_ref();
     let dry_run = removed.is_none();
     let chosen = &choice.events;
     let lines = removed.map_or(choice.lines.len(), |r| r.lines_from_pending);
@@ -344,6 +393,10 @@ fn report(
                     "ref": graph::REF,
                     "commit": removed.and_then(|r| r.graph.commit).map(|c| c.to_string()),
                 },
+                "replaced": {
+                    "extraction_states": scrubbed.states,
+                    "log_lines": scrubbed.log_lines,
+                },
                 "completed_interrupted": completed,
                 "claude_md": claude_md,
             }),
@@ -378,6 +431,15 @@ fn report(
         0 => String::new(),
         n => format!(" ({} deleted)", plural(n, "note", "notes")),
     };
+    // "would take out 2 events" or "2 events taken out".
+    let taken = |what: String| match dry_run {
+        true => format!("would take out {what}"),
+        false => format!("{what} taken out"),
+    };
+    let replaced = |what: String| match dry_run {
+        true => format!("the text would be replaced in {what}"),
+        false => format!("the text replaced in {what}"),
+    };
     match removed {
         None => {
             if in_notes > 0 {
@@ -388,20 +450,6 @@ fn report(
                     plural(in_notes, "entry", "entries"),
                     plural(notes_touched.len(), "note", "notes"),
                     graph::REF,
-                )?;
-            }
-            if pending > 0 {
-                writeln!(
-                    out,
-                    "pending queue: would take out {}",
-                    plural(pending, "event", "events")
-                )?;
-            }
-            if lines > 0 {
-                writeln!(
-                    out,
-                    "pending queue: would take out {} that the patterns match",
-                    plural(lines, "unreadable line", "unreadable lines")
                 )?;
             }
         }
@@ -424,30 +472,41 @@ fn report(
                     commit.to_hex_with_len(7)
                 )?;
             }
-            if r.from_pending > 0 {
-                writeln!(
-                    out,
-                    "pending queue: {} taken out",
-                    plural(r.from_pending, "event", "events")
-                )?;
-            }
-            if lines > 0 {
-                writeln!(
-                    out,
-                    "pending queue: {} that the patterns match taken out",
-                    plural(lines, "unreadable line", "unreadable lines")
-                )?;
-            }
-            if claude_md == Some("updated") {
-                writeln!(out, "CLAUDE.md: its section made again")?;
-            }
-            if r.notes_commit.is_some() || r.graph.commit.is_some() {
-                eprintln!(
-                    "hint: the refs' history, and every clone and remote they were pushed to, still hold\n\
-                     hint: the forgotten text: see \"Purging pushed data\" in the README"
-                );
-            }
         }
+    }
+    let pending = removed.map_or(pending, |r| r.from_pending);
+    if pending > 0 {
+        let events = plural(pending, "event", "events");
+        writeln!(out, "pending queue: {}", taken(events))?;
+    }
+    if lines > 0 {
+        let lines = plural(lines, "unreadable line", "unreadable lines");
+        writeln!(
+            out,
+            "pending queue: {}",
+            taken(format!("{lines} that the patterns match"))
+        )?;
+    }
+    if scrubbed.states > 0 {
+        let states = plural(scrubbed.states, "transcript", "transcripts");
+        writeln!(
+            out,
+            "extraction state: {}",
+            replaced(format!("the saved state of {states}"))
+        )?;
+    }
+    if scrubbed.log_lines > 0 {
+        let lines = plural(scrubbed.log_lines, "line", "lines");
+        writeln!(out, "log: {}", replaced(lines))?;
+    }
+    if *claude_md == Some("updated") {
+        writeln!(out, "CLAUDE.md: its section made again")?;
+    }
+    if removed.is_some_and(|r| r.notes_commit.is_some() || r.graph.commit.is_some()) {
+        eprintln!(
+            "hint: the refs' history, and every clone and remote they were pushed to, still hold\n\
+             hint: the forgotten text: see \"Purging pushed data\" in the README"
+        );
     }
     Ok(())
 }

@@ -3,6 +3,10 @@
 //! decision graph again from what is left, since every node and index line of it derives from
 //! the notes.
 //!
+//! A `--match` also takes its text out of the local copies that are not events: the saved
+//! extraction states (`cursors/`), which hold the open turn's prompt, messages and drafts and
+//! would give it to the turn's later events, and the log ([`scrub`]).
+//!
 //! History is not rewritten: the notes ref and the graph ref each get one new commit, whose
 //! message says how many events went, never what they said. Their older commits still hold
 //! the text; purging those is the user's to do with plain git (the README says how).
@@ -23,7 +27,7 @@ use std::io;
 use gix::ObjectId;
 use regex::Regex;
 
-use super::{Result, Store, graph, io_error, link, notes, pending, write_atomic};
+use super::{Result, Store, graph, io_error, link, log, notes, pending, state, write_atomic};
 use crate::event::{Event, Kind};
 
 /// The ids forgotten in this clone, with their sessions.
@@ -371,6 +375,183 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
     })
 }
 
+/// What a forgotten text is replaced with in the saved extraction states and the log.
+pub const FORGOTTEN_TEXT: &str = "[REDACTED:forgotten]";
+
+/// What [`scrub`] replaced a text in (or, in a dry run, would).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Scrubbed {
+    /// Saved extraction states, one per transcript.
+    pub states: usize,
+    /// Lines of the log (`log`, `log.1`).
+    pub log_lines: usize,
+}
+
+impl Scrubbed {
+    pub fn is_empty(&self) -> bool {
+        *self == Scrubbed::default()
+    }
+}
+
+/// Keys of a saved extraction state whose strings say where a text came from — ids, times,
+/// kinds, the transcript's path, the session's folder, branch and model — never what was said
+/// (`matches` does not search them either). They are kept as they are: a changed id would make
+/// an event's next version a second event, a changed kind an unreadable state.
+const NOT_TEXT: [&str; 22] = [
+    "id",
+    "session_id",
+    "source",
+    "turn",
+    "group",
+    "call",
+    "timestamp",
+    "first_seen",
+    "last_seen",
+    "agent_id",
+    "commits",
+    "operations",
+    "provisional",
+    "kind",
+    "origin",
+    "op",
+    "outcome",
+    "path",
+    "cwd",
+    "branch",
+    "model",
+    "version",
+];
+
+/// Replace what `patterns` match with [`FORGOTTEN_TEXT`] in the saved extraction states of
+/// `sessions` (of every session when none are given) and in the log; with `write` false, only
+/// count. The caller holds the store lock, which extraction takes to read and save a state.
+///
+/// A state is JSON: every string of it is searched but those that say where a text came from
+/// (ids, times, kinds, paths, the session's folder, branch and model), and it stays readable,
+/// so extraction resumes where it was instead of reading the transcript (which still holds the
+/// text) again. A state that is not JSON and holds the text goes: extraction would read its
+/// transcript again from the start in any case. The log is written without the lock: a hook's
+/// line appended while it is rewritten may be lost (the log is diagnostics, not events).
+pub fn scrub(
+    store: &Store,
+    patterns: &[Regex],
+    sessions: &[String],
+    write: bool,
+) -> Result<Scrubbed> {
+    let mut scrubbed = Scrubbed::default();
+    let Some(pattern) = one_pattern(patterns) else {
+        return Ok(scrubbed);
+    };
+    for path in store.files_in(state::DIR, "json")? {
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_error("cannot read", &path)(e)),
+        };
+        let Ok(mut saved) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            if pattern.is_match(&String::from_utf8_lossy(&bytes)) {
+                scrubbed.states += 1;
+                if write {
+                    gone(fs::remove_file(&path), &path)?;
+                }
+            }
+            continue;
+        };
+        let session = saved["state"]["session_id"].as_str().unwrap_or_default();
+        if !sessions.is_empty() && !sessions.iter().any(|s| s == session) {
+            continue;
+        }
+        if replace_in_json(&mut saved, &pattern, false) {
+            scrubbed.states += 1;
+            if write {
+                let bytes = serde_json::to_vec(&saved).expect("JSON values serialize");
+                write_atomic(&path, &bytes)?;
+            }
+        }
+    }
+    for name in [log::FILE.to_owned(), format!("{}.1", log::FILE)] {
+        let path = store.dir().join(name);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_error("cannot read", &path)(e)),
+        };
+        let mut text = String::new();
+        let mut changed = 0;
+        for line in String::from_utf8_lossy(&bytes).split_inclusive('\n') {
+            match replace(line, &pattern) {
+                Some(new) => {
+                    changed += 1;
+                    text.push_str(&new);
+                }
+                None => text.push_str(line),
+            }
+        }
+        scrubbed.log_lines += changed;
+        if write && changed > 0 {
+            write_atomic(&path, text.as_bytes())?;
+        }
+    }
+    Ok(scrubbed)
+}
+
+/// The patterns as one (any of them), so that a text is replaced in one pass and a
+/// replacement is never searched again.
+fn one_pattern(patterns: &[Regex]) -> Option<Regex> {
+    let any: Vec<String> = patterns
+        .iter()
+        .map(|p| format!("(?:{})", p.as_str()))
+        .collect();
+    match any.is_empty() {
+        true => None,
+        false => Some(Regex::new(&any.join("|")).expect("valid patterns make a valid union")),
+    }
+}
+
+/// Replace matches of `pattern` in the strings of `value`, but for those under [`NOT_TEXT`]
+/// keys (`kept`: `value` is under one); whether anything changed.
+fn replace_in_json(value: &mut serde_json::Value, pattern: &Regex, kept: bool) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(text) if !kept => match replace(text, pattern) {
+            Some(new) => {
+                *text = new;
+                true
+            }
+            None => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |changed, v| {
+            replace_in_json(v, pattern, kept) | changed
+        }),
+        Value::Object(fields) => fields.iter_mut().fold(false, |changed, (key, v)| {
+            replace_in_json(v, pattern, NOT_TEXT.contains(&key.as_str())) | changed
+        }),
+        _ => false,
+    }
+}
+
+/// `text` with what `pattern` matches replaced by [`FORGOTTEN_TEXT`], if it matches: only
+/// matches of at least one character (a pattern that can match nothing would otherwise put it
+/// between every two), and never inside a replacement made before.
+fn replace(text: &str, pattern: &Regex) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    for (i, piece) in text.split(FORGOTTEN_TEXT).enumerate() {
+        if i > 0 {
+            out.push_str(FORGOTTEN_TEXT);
+        }
+        let mut last = 0;
+        for m in pattern.find_iter(piece).filter(|m| !m.is_empty()) {
+            out.push_str(&piece[last..m.start()]);
+            out.push_str(FORGOTTEN_TEXT);
+            last = m.end();
+            changed = true;
+        }
+        out.push_str(&piece[last..]);
+    }
+    changed.then_some(out)
+}
+
 /// The forget is done: the marker goes.
 pub fn finish(store: &Store) -> Result<()> {
     let path = store.dir().join(FORGETTING);
@@ -482,6 +663,56 @@ mod tests {
         assert!(!matches(&e, &re("2026-01-01")));
         assert!(!matches(&e, &re(&e.id.clone())));
         assert!(!matches(&e, &re("^s$")));
+    }
+
+    #[test]
+    fn a_text_is_replaced_in_what_was_said_not_in_ids_times_or_kinds() {
+        let mut saved = serde_json::json!({
+            "cursor": {"path": "/home/KEY-1/t.jsonl", "offset": 10},
+            "state": {
+                "session_id": "s-KEY-1",
+                "meta": {"cwd": "/src/KEY-1", "branch": "KEY-1"},
+                "first_seen": "KEY-1",
+                "request": "rotate KEY-1 and KEY-12",
+                "main": {
+                    "turn": "KEY-1",
+                    "prompt": "rotate KEY-1",
+                    "group": {"id": "KEY-1", "text": "KEY-1 is old", "first_call": 0},
+                    "calls": [{"id": "KEY-1", "input": "grep KEY-1", "op": "Search"}],
+                    "drafts": [{"group": "KEY-1", "event": {
+                        "id": "KEY-1", "kind": "decision", "summary": "drop KEY-1",
+                        "alternatives": ["keep KEY-1"], "files_affected": ["KEY-1.txt"],
+                        "session": {"model": "KEY-1"}}}],
+                },
+                "operations": ["KEY-1"],
+            },
+            "provisional": [["s-KEY-1", "KEY-1"]],
+        });
+        let pattern = one_pattern(&[Regex::new(r"KEY-\d").unwrap()]).unwrap();
+        let mut expected = saved.clone();
+        assert!(replace_in_json(&mut saved, &pattern, false));
+        let f = FORGOTTEN_TEXT;
+        let state = &mut expected["state"];
+        state["request"] = format!("rotate {f} and {f}2").into();
+        state["main"]["prompt"] = format!("rotate {f}").into();
+        state["main"]["group"]["text"] = format!("{f} is old").into();
+        state["main"]["calls"][0]["input"] = format!("grep {f}").into();
+        let event = &mut state["main"]["drafts"][0]["event"];
+        event["summary"] = format!("drop {f}").into();
+        event["alternatives"][0] = format!("keep {f}").into();
+        event["files_affected"][0] = format!("{f}.txt").into();
+        assert_eq!(saved, expected);
+        // Again: nothing more to replace.
+        assert!(!replace_in_json(&mut saved, &pattern, false));
+    }
+
+    #[test]
+    fn a_replacement_is_never_replaced_and_empty_matches_are_not_matches() {
+        let any = one_pattern(&[Regex::new("forgot").unwrap(), Regex::new("x*").unwrap()]).unwrap();
+        let once = replace("I forgot x", &any).unwrap();
+        assert_eq!(once, format!("I {FORGOTTEN_TEXT} {FORGOTTEN_TEXT}"));
+        assert_eq!(replace(&once, &any), None);
+        assert_eq!(replace("nothing here", &any), None);
     }
 
     #[test]

@@ -719,3 +719,108 @@ fn an_unreadable_queue_line_that_matches_goes_too() {
         "{text}"
     );
 }
+
+/// Every file of the store (`.git/agent-context`) that holds `text`.
+fn store_files_holding(repo: &TestRepo, text: &str) -> Vec<PathBuf> {
+    let store = repo.root.join(".git/agent-context");
+    git_dir_files(repo)
+        .into_iter()
+        .filter(|(path, bytes)| {
+            path.starts_with(&store) && String::from_utf8_lossy(bytes).contains(text)
+        })
+        .map(|(path, _)| path)
+        .collect()
+}
+
+#[test]
+fn match_takes_the_text_out_of_the_saved_extraction_state_and_the_log() {
+    const CODENAME: &str = "ZEBRACODENAME-42";
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "base");
+    // A turn still going: its prompt (and so every event of the turn) names the codename.
+    let transcript = repo.home.join("s-link.jsonl");
+    let ask = format!("Rename the flag to {CODENAME} in cache.py");
+    let answer = "I'll go with a constant because the flag is read in one place.";
+    fs::write(
+        &transcript,
+        edit_turn(&repo, 1, &ask, 0, answer, "cache.py"),
+    )
+    .unwrap();
+    repo.extract(&transcript);
+    hook(
+        &repo,
+        "PostToolUse",
+        "s-link",
+        serde_json::json!({"tool_name": "Grep", "tool_input": {"pattern": CODENAME}}),
+    );
+    assert!(
+        repo.log()
+            .contains(&format!("captured: Searched for {CODENAME}"))
+    );
+    let holding = store_files_holding(&repo, CODENAME);
+    assert!(
+        holding
+            .iter()
+            .any(|p| p.to_string_lossy().contains("/cursors/")),
+        "the saved state holds the prompt: {holding:?}"
+    );
+
+    let files = git_dir_files(&repo);
+    let dry = repo.json(&["forget", "--dry-run", "--match", "ZEBRACODENAME"]);
+    assert_eq!(dry["replaced"]["extraction_states"], 1, "{dry:#}");
+    assert_eq!(dry["replaced"]["log_lines"], 1, "{dry:#}");
+    assert!(git_dir_files(&repo) == files, "a dry run changes nothing");
+    let out = repo.ok(&["forget", "--match", "ZEBRACODENAME"]);
+    assert!(
+        out.contains("extraction state: the text replaced in the saved state of 1 transcript\n"),
+        "{out}"
+    );
+    assert!(out.contains("log: the text replaced in 1 line\n"), "{out}");
+    assert_eq!(
+        store_files_holding(&repo, "ZEBRACODENAME"),
+        Vec::<PathBuf>::new()
+    );
+    assert!(
+        repo.log()
+            .contains("captured: Searched for [REDACTED:forgotten]-42 (Grep)"),
+        "{}",
+        repo.log()
+    );
+
+    // The turn goes on: its next message, extracted from where the state left off.
+    let more = say(
+        "m2",
+        "2026-01-01T10:00:30Z",
+        serde_json::json!([text(
+            "I'll go with one test for the rename because it is a small change."
+        )]),
+    );
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap()
+        .write_all(more.as_bytes())
+        .unwrap();
+    let report = repo.extract(&transcript);
+    assert!(
+        report["transcripts"][0].get("restarted").is_none(),
+        "{report:#}"
+    );
+    let new: Vec<Value> = repo
+        .pending()
+        .into_iter()
+        .filter(|e| e["summary"].as_str().unwrap().contains("one test"))
+        .collect();
+    assert_eq!(new.len(), 1, "{:#?}", repo.pending());
+    assert_eq!(
+        new[0]["prompt_context"],
+        "Rename the flag to [REDACTED:forgotten]-42 in cache.py"
+    );
+    assert_eq!(
+        store_files_holding(&repo, "ZEBRACODENAME"),
+        Vec::<PathBuf>::new()
+    );
+    // Nothing is left to forget or to replace.
+    let out = repo.run(&["forget", "--match", "ZEBRACODENAME"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
