@@ -62,21 +62,22 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     if args.dry_run {
         let inventory = forget::inventory(store, &criteria.patterns)?;
         let chosen = choose(&inventory, &criteria)?;
-        let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, false)?;
-        if chosen.is_empty() && scrubbed.is_empty() {
-            return Err(nothing(&args));
-        }
         if forget::interrupted(store) {
             eprintln!(
                 "warning: a forget was interrupted before it finished; the next one completes it"
             );
+        }
+        let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, false)?;
+        if chosen.is_empty() && scrubbed.is_empty() {
+            return Err(Failure::Failed(nothing(&args)));
         }
         let outcome = Outcome {
             emptied: inventory.notes_emptied(&chosen.events),
             choice: chosen,
             removed: None,
             scrubbed,
-            completed: 0,
+            completed: None,
+            nothing: None,
             claude_md: None,
         };
         return report(&outcome, args.json, out);
@@ -86,13 +87,19 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     if !store.exists() {
         let inventory = forget::inventory(store, &criteria.patterns)?;
         if choose(&inventory, &criteria)?.is_empty() {
-            return Err(nothing(&args));
+            return Err(Failure::Failed(nothing(&args)));
         }
     }
     let lock = store.lock()?;
     let completed = complete_interrupted(store)?;
     let inventory = forget::inventory(store, &criteria.patterns)?;
-    let chosen = choose(&inventory, &criteria)?;
+    // The same command run again after it died finds what it named gone: the completed forget
+    // was its work.
+    let (chosen, unresolved) = match choose(&inventory, &criteria) {
+        Ok(chosen) => (chosen, None),
+        Err(Failure::Failed(why)) if completed.is_some() => (Choice::default(), Some(why)),
+        Err(e) => return Err(e),
+    };
     let emptied = inventory.notes_emptied(&chosen.events);
     let removed = match chosen.is_empty() {
         true => Removed::default(),
@@ -100,38 +107,48 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     };
     // Only what it changes is written: with nothing chosen and nothing replaced, nothing was.
     let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, true)?;
-    if chosen.is_empty() && scrubbed.is_empty() {
-        return Err(nothing(&args));
-    }
-    let mut claude_md = None;
+    let nothing = (chosen.is_empty() && scrubbed.is_empty())
+        .then(|| unresolved.unwrap_or_else(|| nothing(&args)));
+    let nothing = match (nothing, completed) {
+        (Some(why), None) => return Err(Failure::Failed(why)),
+        (nothing, _) => nothing,
+    };
     if !chosen.is_empty() {
         let sessions: BTreeSet<&str> = chosen.events.iter().map(|e| e.session.as_str()).collect();
         clear_caches(store, removed.notes_commit.is_some(), sessions)?;
-        forget::finish(store)?;
-        drop(lock);
-        claude_md = refresh_claude_md(store);
     }
+    // CLAUDE.md quotes the graph, and may be committed: it is made again before the forget is
+    // marked done, so that a forget killed before then is completed up to it.
+    let claude_md = match chosen.is_empty() && completed.is_none() {
+        true => None,
+        false => refresh_claude_md(store),
+    };
+    if forget::interrupted(store) {
+        forget::finish(store)?;
+    }
+    drop(lock);
     let outcome = Outcome {
         choice: chosen,
         emptied,
         removed: Some(removed),
         scrubbed,
         completed,
+        nothing,
         claude_md,
     };
     report(&outcome, args.json, out)
 }
 
-/// "Nothing found" (exit 1), naming the criteria.
-fn nothing(args: &Args) -> Failure {
+/// "Nothing found", naming the criteria.
+fn nothing(args: &Args) -> anyhow::Error {
     let mut given = Vec::new();
     given.extend(args.session.iter().map(|s| format!("--session {s}")));
     given.extend(args.event.iter().map(|e| format!("--event {e}")));
     given.extend(args.pattern.iter().map(|p| format!("--match {p:?}")));
-    Failure::Failed(anyhow!(
+    anyhow!(
         "nothing to forget: no stored event meets {}",
         given.join(" and ")
-    ))
+    )
 }
 
 fn criteria(args: &Args) -> Result<Criteria, Failure> {
@@ -192,6 +209,7 @@ fn criteria(args: &Args) -> Result<Criteria, Failure> {
 
 /// What the criteria choose: events, and the queue's unreadable lines that `--match` finds;
 /// with the sessions `--session` named, in full.
+#[derive(Default)]
 struct Choice<'i> {
     events: Vec<&'i Stored>,
     lines: Vec<&'i RawLine>,
@@ -249,23 +267,35 @@ fn choose<'i>(inventory: &'i Inventory, criteria: &Criteria) -> Result<Choice<'i
     })
 }
 
+/// What completing a forget that died did.
+#[derive(Debug, Clone, Copy)]
+struct Completed {
+    /// The forgotten events it had left stored, taken out now.
+    events: usize,
+    /// Whether that changed the refs.
+    refs_changed: bool,
+}
+
 /// Finish a forget that died part way (its ids are remembered): the same steps for every
-/// forgotten event still stored, and the graph and caches made again. How many it took out.
-fn complete_interrupted(store: &Store) -> Result<usize, Failure> {
+/// forgotten event still stored, and the graph and caches made again; the caller makes
+/// CLAUDE.md again and marks it done ([`forget::finish`]). `None` when none died.
+fn complete_interrupted(store: &Store) -> Result<Option<Completed>, Failure> {
     if !forget::interrupted(store) {
-        return Ok(0);
+        return Ok(None);
     }
     let inventory = forget::inventory(store, &[])?;
     let left = inventory.already_forgotten(store)?;
-    forget::remove(store, &left, &[])?;
+    let removed = forget::remove(store, &left, &[])?;
     let forgotten = forget::forgotten(store)?;
     clear_caches(
         store,
         true,
         forgotten.values().map(String::as_str).collect(),
     )?;
-    forget::finish(store)?;
-    Ok(left.len())
+    Ok(Some(Completed {
+        events: left.len(),
+        refs_changed: removed.notes_commit.is_some() || removed.graph.commit.is_some(),
+    }))
 }
 
 /// The local caches made from the forgotten events: the retrieval index (made from the notes)
@@ -331,8 +361,10 @@ struct Outcome<'i> {
     /// `None` in a dry run.
     removed: Option<Removed>,
     scrubbed: Scrubbed,
-    /// Events an interrupted forget left, taken out first.
-    completed: usize,
+    /// The forget that died, completed first.
+    completed: Option<Completed>,
+    /// Why nothing more was chosen, when an interrupted forget was all there was to do.
+    nothing: Option<anyhow::Error>,
     /// What became of CLAUDE.md's section, when the file has one.
     claude_md: Option<&'static str>,
 }
@@ -346,9 +378,10 @@ fn report(outcome: &Outcome<'_>, json: bool, out: &mut dyn Write) -> CmdResult {
         removed,
         scrubbed,
         completed,
+        nothing,
         claude_md,
     } = outcome;
-    let (emptied, completed) = (*emptied, *completed);
+    let emptied = *emptied;
     let removed = removed.as_ref();
     let dry_run = removed.is_none();
     let chosen = &choice.events;
@@ -397,17 +430,27 @@ fn report(outcome: &Outcome<'_>, json: bool, out: &mut dyn Write) -> CmdResult {
                     "extraction_states": scrubbed.states,
                     "log_lines": scrubbed.log_lines,
                 },
-                "completed_interrupted": completed,
+                "completed_interrupted": completed.map(|c| c.events),
                 "claude_md": claude_md,
             }),
         );
     }
-    if completed > 0 {
-        writeln!(
+    match completed {
+        Some(c) if c.events > 0 => writeln!(
             out,
             "completed an interrupted forget: {} taken out",
-            plural(completed, "event", "events")
-        )?;
+            plural(c.events, "event", "events")
+        )?,
+        Some(_) => writeln!(
+            out,
+            "completed an interrupted forget: its events were already taken out"
+        )?,
+        None => {}
+    }
+    if let Some(why) = nothing {
+        let why = why.to_string();
+        let why = why.strip_prefix("nothing to forget: ").unwrap_or(&why);
+        writeln!(out, "nothing more to forget: {why}")?;
     }
     let verb = if dry_run { "would forget" } else { "forgot" };
     if !chosen.is_empty() {
@@ -502,7 +545,10 @@ fn report(outcome: &Outcome<'_>, json: bool, out: &mut dyn Write) -> CmdResult {
     if *claude_md == Some("updated") {
         writeln!(out, "CLAUDE.md: its section made again")?;
     }
-    if removed.is_some_and(|r| r.notes_commit.is_some() || r.graph.commit.is_some()) {
+    let refs_changed = removed
+        .is_some_and(|r| r.notes_commit.is_some() || r.graph.commit.is_some())
+        || completed.is_some_and(|c| c.refs_changed);
+    if refs_changed {
         eprintln!(
             "hint: the refs' history, and every clone and remote they were pushed to, still hold\n\
              hint: the forgotten text: see \"Purging pushed data\" in the README"

@@ -17,8 +17,12 @@
 //! transcript replaced or truncated is read again from its start, either of which would bring a
 //! forgotten event back. So does the `PostToolUse` hook ([`is_forgotten`]), whose reads and
 //! searches have one id per session and file or pattern, and the linker, which takes a
-//! forgotten event the hook appended as a forget ran out of the queue instead of to a commit. While a forget runs, `forgetting` exists: a forget that finds it
-//! completes the one that died ([`interrupted`]) before doing its own.
+//! forgotten event the hook appended as a forget ran out of the queue instead of to a commit.
+//!
+//! While a forget runs, `forgetting` exists: a forget that finds it completes the one that
+//! died ([`interrupted`]) before doing its own, from the ids remembered. The patterns of a
+//! `--match` are not kept (they are the text): its text replacement ([`scrub`]) is completed
+//! by running the same command again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -332,6 +336,16 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
     let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
     for e in events {
         by_session.entry(&e.session).or_default().insert(&e.id);
+    }
+    // A forget that died after taking events off the notes and out of the queue left them in
+    // the attached index (and maybe an empty queue file), where no inventory finds them: every
+    // id it remembered is looked for.
+    let before_death = match resuming {
+        true => forgotten(store)?,
+        false => HashMap::new(),
+    };
+    for (id, session) in &before_death {
+        by_session.entry(session).or_default().insert(id);
     }
     for (session, ids) in by_session {
         // A queue left empty goes: nothing of the session waits.

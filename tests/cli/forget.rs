@@ -824,3 +824,216 @@ fn match_takes_the_text_out_of_the_saved_extraction_state_and_the_log() {
     let out = repo.run(&["forget", "--match", "ZEBRACODENAME"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
+
+/// [`scene`], with what a forget of [`SECRET`] also has to reach: CLAUDE.md made from the
+/// graph, a search for it captured (in the queue and the log), and a half line in a queue.
+fn scene_to_forget() -> Scene {
+    let s = scene();
+    let repo = &s.repo;
+    repo.ok(&["claude-md"]);
+    hook(
+        repo,
+        "PostToolUse",
+        "sess-charlie",
+        serde_json::json!({"tool_name": "Grep", "tool_input": {"pattern": SECRET}}),
+    );
+    let queue = repo
+        .root
+        .join(".git/agent-context/pending/sess-charlie.jsonl");
+    let mut file = fs::OpenOptions::new().append(true).open(queue).unwrap();
+    writeln!(file, "{{\"kind\":\"read\",\"summary\":\"{SECRET} in hal").unwrap();
+    s
+}
+
+/// What a forget leaves that must come out the same however often it is killed and run again:
+/// what `crash::stored` compares (each note, the graph's tree, the queue, the attached and
+/// retrieval indexes), every other store file byte for byte — but the lock, the log (times)
+/// and the files that name a commit of the refs (whose times differ) — and CLAUDE.md.
+fn left_by_forget(s: &Scene) -> Vec<(String, String)> {
+    let repo = &s.repo;
+    let mut out = crate::crash::stored(repo, &[s.c1.clone(), s.c2.clone()]);
+    let store = repo.root.join(".git/agent-context");
+    for (path, bytes) in git_dir_files(repo) {
+        let Ok(name) = path.strip_prefix(&store) else {
+            continue;
+        };
+        let name = name.to_string_lossy().into_owned();
+        let compared = ["pending/", "attached/", "index/"];
+        let varying = ["lock", "log", "claude-md.graph"];
+        if compared.iter().any(|c| name.starts_with(c)) || varying.contains(&name.as_str()) {
+            continue;
+        }
+        out.push((
+            format!("store {name}"),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
+    }
+    let claude_md = fs::read_to_string(repo.root.join("CLAUDE.md")).unwrap();
+    out.push(("CLAUDE.md".to_owned(), claude_md));
+    out.sort();
+    out
+}
+
+/// Put `repo`'s folders back as `saved` (a copy of the folder holding them) has them.
+fn restore(repo: &TestRepo, saved: &Path) {
+    let base = repo.root.parent().unwrap();
+    for name in ["repo", "home"] {
+        fs::remove_dir_all(base.join(name)).unwrap();
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(saved.join(name))
+            .arg(base)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+#[test]
+fn a_forget_killed_at_any_point_is_completed_by_running_it_again() {
+    let started = std::time::Instant::now();
+    let args = ["forget", "--match", "HUSHPUPPY"];
+    let s = scene_to_forget();
+    let repo = &s.repo;
+    let saved = tempfile::tempdir().unwrap();
+    for name in ["repo", "home"] {
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(repo.root.parent().unwrap().join(name))
+            .arg(saved.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    assert!(!store_files_holding(repo, SECRET).is_empty());
+    assert!(
+        fs::read_to_string(repo.root.join("CLAUDE.md"))
+            .unwrap()
+            .contains(SECRET)
+    );
+
+    // The reference: the forget run to its end. How long it takes, warm: the shortest of three.
+    let mut whole = std::time::Duration::MAX;
+    let mut expected = Vec::new();
+    for _ in 0..3 {
+        restore(repo, saved.path());
+        let begun = std::time::Instant::now();
+        repo.ok(&args);
+        whole = whole.min(begun.elapsed());
+        expected = left_by_forget(&s);
+    }
+    assert!(
+        expected
+            .iter()
+            .any(|(k, v)| k == "CLAUDE.md" && !v.is_empty())
+            && expected
+                .iter()
+                .any(|(k, _)| k.starts_with("store cursors/")),
+        "{expected:?}"
+    );
+
+    let trials = 16;
+    let (mut interrupted, mut completions) = (0, 0);
+    let marker = repo.root.join(".git/agent-context/forgetting");
+    for trial in 0..trials {
+        restore(repo, saved.path());
+        // Kill points spread over the whole run (golden-ratio steps).
+        let at = whole.mul_f64((trial as f64 * 0.618_034) % 1.0);
+        let mut child = repo
+            .cmd_in(&repo.root)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        // Already finished when the kill point is past its end: then this does nothing.
+        let _ = child.kill();
+        let finished = child.wait().unwrap().success();
+        interrupted += usize::from(!finished);
+        let when = format!("trial {trial}: killed after {at:?} of {whole:?}");
+        repo.git(&["fsck", "--strict", "--no-progress"]);
+        crate::races::age_dead_ref_locks(repo);
+        let was_marked = marker.exists();
+        let done_before = left_by_forget(&s) == expected;
+
+        let out = repo.run(&args);
+        let printed = String::from_utf8_lossy(&out.stdout);
+        match out.status.code() {
+            // Only a forget that had done everything leaves nothing to do.
+            Some(1) => {
+                assert!(done_before && !was_marked, "{when}: {}", stderr(&out));
+                assert!(
+                    stderr(&out).starts_with("error: nothing to forget"),
+                    "{when}: {}",
+                    stderr(&out)
+                );
+            }
+            Some(0) if was_marked => {
+                assert!(
+                    printed.starts_with("completed an interrupted forget"),
+                    "{when}: {printed}"
+                );
+                completions += 1;
+            }
+            Some(0) => assert!(!finished, "{when}: {printed}"),
+            code => panic!("{when}: exit {code:?}: {}", stderr(&out)),
+        }
+        repo.git(&["fsck", "--strict", "--no-progress"]);
+        assert!(!marker.exists(), "{when}");
+        for git_ref in [NOTES, GRAPH, "HEAD"] {
+            assert_eq!(grep(repo, SECRET, git_ref), "", "{when}: {git_ref}");
+        }
+        assert_eq!(
+            store_files_holding(repo, "HUSHPUPPY"),
+            Vec::<PathBuf>::new(),
+            "{when}"
+        );
+        let got = left_by_forget(&s);
+        let keys = |v: &[(String, String)]| v.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        assert_eq!(keys(&got), keys(&expected), "{when}");
+        for ((key, a), (_, b)) in got.iter().zip(&expected) {
+            assert!(a == b, "{when}: {key} differs:\n{a}\n---\n{b}");
+        }
+    }
+    println!(
+        "{interrupted} of {trials} forgets killed before their end, {completions} completed by the next, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        interrupted >= trials / 2,
+        "only {interrupted} of {trials} forgets were interrupted"
+    );
+    assert!(completions > 0, "no kill landed mid-forget");
+}
+
+#[test]
+fn the_same_forget_run_again_after_it_died_says_what_it_completed() {
+    let s = scene();
+    let repo = &s.repo;
+    repo.ok(&["claude-md"]);
+    let claude_md = repo.root.join("CLAUDE.md");
+    assert!(fs::read_to_string(&claude_md).unwrap().contains(SECRET));
+    let leaked = decision_id(repo, &s.c1);
+    // `forget --event <leaked>` died after remembering the id.
+    let store = repo.root.join(".git/agent-context");
+    fs::write(store.join("forgotten"), format!("{leaked}\tsess-alpha\n")).unwrap();
+    fs::write(store.join("forgetting"), "").unwrap();
+
+    let out = repo.run(&["forget", "--event", &leaked]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "completed an interrupted forget: 1 event taken out\n\
+             nothing more to forget: no stored event has id {leaked}\n\
+             CLAUDE.md: its section made again\n"
+        )
+    );
+    assert!(!fs::read_to_string(&claude_md).unwrap().contains(SECRET));
+    assert!(!store.join("forgetting").exists());
+    assert_eq!(grep(repo, SECRET, NOTES), "");
+    // Done: the next run has nothing to do.
+    let out = repo.run(&["forget", "--event", &leaked]);
+    assert_eq!(out.status.code(), Some(1));
+}

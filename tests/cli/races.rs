@@ -960,7 +960,7 @@ fn stored_anywhere(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)>
 
 /// A ref lock file left by a writer killed while it held it: made older than the five seconds
 /// after which writers take such a lock for a dead one's, as if that time had passed.
-fn age_dead_ref_locks(repo: &TestRepo) -> usize {
+pub fn age_dead_ref_locks(repo: &TestRepo) -> usize {
     let mut aged = 0;
     for name in ["refs/notes/agent-context.lock", "refs/agent-context.lock"] {
         let path = repo.root.join(".git").join(name);
