@@ -7,6 +7,11 @@
 //! nothing is forgotten (as `git rm` with a pathspec that matches no file). The refs get new
 //! commits; their history keeps the old text, which the README's Security section says how to
 //! purge.
+//!
+//! What was forgotten is remembered in this clone only. A notes ref fetched or merged from a
+//! clone that still has a forgotten event brings it back (`git notes merge -s cat_sort_uniq`
+//! keeps the lines of both sides of a note both changed); `--again` takes out every event
+//! forgotten here that is stored again.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -26,7 +31,7 @@ use crate::store::{Store, graph, notes};
     clap::ArgGroup::new("which")
         .required(true)
         .multiple(true)
-        .args(["session", "event", "pattern"])
+        .args(["session", "event", "pattern", "again"])
 ))]
 pub struct Args {
     /// Forget the events of this session (an id, or a prefix of at least 4 characters naming
@@ -42,6 +47,11 @@ pub struct Args {
     /// all) and the store's log.
     #[arg(long = "match", value_name = "regex")]
     pattern: Vec<String>,
+    /// Take out again every event forgotten in this clone that is stored again (a fetch or a
+    /// notes merge brought it back from a clone that still had it). Alone, or besides the
+    /// other criteria (then both are forgotten).
+    #[arg(long)]
+    again: bool,
     /// List what would be forgotten and change nothing.
     #[arg(long, short = 'n')]
     dry_run: bool,
@@ -55,13 +65,21 @@ struct Criteria {
     sessions: Vec<String>,
     events: Vec<String>,
     patterns: Vec<Regex>,
+    again: bool,
+}
+
+impl Criteria {
+    /// Whether a `--session`, `--event` or `--match` was given.
+    fn any(&self) -> bool {
+        !(self.sessions.is_empty() && self.events.is_empty() && self.patterns.is_empty())
+    }
 }
 
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let criteria = criteria(&args)?;
     if args.dry_run {
         let inventory = forget::inventory(store, &criteria.patterns)?;
-        let chosen = choose(&inventory, &criteria)?;
+        let chosen = choose(store, &inventory, &criteria)?;
         if forget::interrupted(store) {
             eprintln!(
                 "warning: a forget was interrupted before it finished; the next one completes it"
@@ -86,7 +104,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     // Without a store, nothing is written before the choice is known to be good.
     if !store.exists() {
         let inventory = forget::inventory(store, &criteria.patterns)?;
-        if choose(&inventory, &criteria)?.is_empty() {
+        if choose(store, &inventory, &criteria)?.is_empty() {
             return Err(Failure::Failed(nothing(&args)));
         }
     }
@@ -95,7 +113,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let inventory = forget::inventory(store, &criteria.patterns)?;
     // The same command run again after it died finds what it named gone: the completed forget
     // was its work.
-    let (chosen, unresolved) = match choose(&inventory, &criteria) {
+    let (chosen, unresolved) = match choose(store, &inventory, &criteria) {
         Ok(chosen) => (chosen, None),
         Err(Failure::Failed(why)) if completed.is_some() => (Choice::default(), Some(why)),
         Err(e) => return Err(e),
@@ -145,10 +163,18 @@ fn nothing(args: &Args) -> anyhow::Error {
     given.extend(args.session.iter().map(|s| format!("--session {s}")));
     given.extend(args.event.iter().map(|e| format!("--event {e}")));
     given.extend(args.pattern.iter().map(|p| format!("--match {p:?}")));
-    anyhow!(
-        "nothing to forget: no stored event meets {}",
-        given.join(" and ")
-    )
+    let again = "no event forgotten in this clone is stored again";
+    match (given.is_empty(), args.again) {
+        (true, _) => anyhow!("nothing to forget: {again}"),
+        (false, false) => anyhow!(
+            "nothing to forget: no stored event meets {}",
+            given.join(" and ")
+        ),
+        (false, true) => anyhow!(
+            "nothing to forget: no stored event meets {}, and {again}",
+            given.join(" and ")
+        ),
+    }
 }
 
 fn criteria(args: &Args) -> Result<Criteria, Failure> {
@@ -204,6 +230,7 @@ fn criteria(args: &Args) -> Result<Criteria, Failure> {
         sessions,
         events,
         patterns,
+        again: args.again,
     })
 }
 
@@ -224,7 +251,11 @@ impl Choice<'_> {
 
 /// What the criteria choose. A `--session` or `--event` that names nothing stored is "nothing
 /// found" (exit 1); a prefix naming several, bad input.
-fn choose<'i>(inventory: &'i Inventory, criteria: &Criteria) -> Result<Choice<'i>, Failure> {
+fn choose<'i>(
+    store: &Store,
+    inventory: &'i Inventory,
+    criteria: &Criteria,
+) -> Result<Choice<'i>, Failure> {
     let mut sessions = Vec::new();
     for name in &criteria.sessions {
         match inventory.session(name) {
@@ -255,7 +286,17 @@ fn choose<'i>(inventory: &'i Inventory, criteria: &Criteria) -> Result<Choice<'i
             }
         }
     }
-    let chosen = inventory.select(&sessions, &events, !criteria.patterns.is_empty());
+    let mut chosen = match criteria.any() {
+        true => inventory.select(&sessions, &events, !criteria.patterns.is_empty()),
+        false => Vec::new(),
+    };
+    if criteria.again {
+        for e in inventory.already_forgotten(store)? {
+            if !chosen.iter().any(|c| c.id == e.id) {
+                chosen.push(e);
+            }
+        }
+    }
     let lines = match criteria.events.is_empty() {
         true => inventory.lines(&sessions),
         false => Vec::new(),

@@ -518,7 +518,7 @@ fn bad_input_and_nothing_found_fail_in_one_line_and_change_nothing() {
     let out = repo.run(&["forget"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("--session <id>|--event <id>|--match <regex>"),
+        stderr(&out).contains("--session <id>|--event <id>|--match <regex>|--again"),
         "{}",
         stderr(&out)
     );
@@ -1036,4 +1036,81 @@ fn the_same_forget_run_again_after_it_died_says_what_it_completed() {
     // Done: the next run has nothing to do.
     let out = repo.run(&["forget", "--event", &leaked]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn again_takes_out_what_a_notes_merge_brought_back() {
+    let s = scene();
+    let repo = &s.repo;
+    let leaked = decision_id(repo, &s.c1);
+    // A teammate's clone, with the notes, adds reasoning of its own to the same note.
+    let mate = repo.clone_with(&[]);
+    mate.git(&[
+        "fetch",
+        "-q",
+        "origin",
+        "refs/notes/agent-context:refs/notes/agent-context",
+    ]);
+    let delta = session(
+        &mate,
+        "sess-delta",
+        2,
+        "Tune the cache",
+        "I'll go with a smaller cache because it is enough.",
+        &s.c1,
+    );
+    mate.extract(&delta);
+    assert!(note(&mate, &s.c1).contains("sess-delta"));
+    // Here the secret is forgotten, then the teammate's notes are merged, as git merges them.
+    repo.ok(&["forget", "--match", SECRET]);
+    let theirs = mate.root.to_str().unwrap();
+    repo.git(&[
+        "fetch",
+        "-q",
+        theirs,
+        "refs/notes/agent-context:refs/notes/mate",
+    ]);
+    repo.git(&[
+        "notes",
+        "--ref=agent-context",
+        "merge",
+        "-q",
+        "-s",
+        "cat_sort_uniq",
+        "refs/notes/mate",
+    ]);
+    let merged = note(repo, &s.c1);
+    assert!(
+        merged.contains(SECRET),
+        "the merge brought it back: {merged}"
+    );
+    assert!(merged.contains("sess-delta"), "{merged}");
+
+    let dry = repo.json(&["forget", "--again", "--dry-run"]);
+    let ids: Vec<&str> = dry["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [leaked.as_str()], "{dry:#}");
+    let out = repo.ok(&["forget", "--again"]);
+    assert!(out.starts_with("forgot 1 event:\n"), "{out}");
+    let after = note(repo, &s.c1);
+    assert!(!after.contains(SECRET), "{after}");
+    assert!(
+        after.contains("sess-delta"),
+        "the teammate's reasoning stays: {after}"
+    );
+    assert_eq!(grep(repo, SECRET, NOTES), "");
+    assert_eq!(grep(repo, SECRET, GRAPH), "");
+    assert!(grep(repo, "sess-delta", GRAPH).contains("sessions/sess-delta.toml"));
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+
+    let out = repo.run(&["forget", "--again"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: nothing to forget: no event forgotten in this clone is stored again\n"
+    );
 }
