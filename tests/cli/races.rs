@@ -7,7 +7,10 @@
 //! notes make of it, and every event the transcripts yield is stored exactly once — on a
 //! commit or in the pending queue — as a sequential `extract` of the same transcripts stores it
 //! in a fresh repository (the session event excepted: by design it waits in the queue and goes
-//! on each of its session's commits). No event is stored twice after any round either.
+//! on each of its session's commits). No event is stored twice after any round either. And
+//! every event is where the same scenario run in turn keeps it (each process to its end before
+//! the next starts, in a fresh repository: the same commits): on the same commit, or pending —
+//! being stored somewhere is not enough, a linker that stopped linking would pass that.
 //!
 //! The racing processes start in one of three ways, in turn: all at once; held at the store's
 //! lock until every writer waits on it (seen in `/proc`), then let go together; or held until
@@ -39,11 +42,15 @@ struct Session {
     offset: u32,
 }
 
-/// 2026-01-01T10:00:00Z plus `secs`.
+/// 2099-01-01T10:00:00Z plus `secs`: the sessions' clock. A transcript is dated as it is
+/// written, so what a session writes after a hook ran is dated after it, which a deferred
+/// commit relies on (it takes the events up to when its hook ran, by the hook's clock); dated
+/// ahead of any clock that runs these tests, the turns of a later round never pass for earlier
+/// than a hook. (Git reads no date past 2099.)
 fn at(secs: u32) -> String {
     let t = 10 * 3600 + secs;
     format!(
-        "2026-01-01T{:02}:{:02}:{:02}Z",
+        "2099-01-01T{:02}:{:02}:{:02}Z",
         t / 3600,
         t / 60 % 60,
         t % 60
@@ -101,8 +108,14 @@ impl Session {
         )
     }
 
-    /// Turn `n`: a prompt; an answer that decides, rules something out, reads the README and
-    /// edits `file`; the results; and, when `commits`, the Bash call that commits.
+    /// What turn `n` searches for.
+    fn searched(n: u32) -> String {
+        format!("round {n} of")
+    }
+
+    /// Turn `n`: a prompt; an answer that decides, rules something out, reads `file`,
+    /// searches for [`Session::searched`] and edits `file`; the results; and, when `commits`,
+    /// the Bash call that commits.
     fn turn(&self, n: u32, file: &str, commits: bool) -> String {
         let t = self.time(n);
         let id = |what: &str| format!("{}-{what}{n}", self.id);
@@ -125,12 +138,15 @@ impl Session {
                     {"type": "text", "text": format!(
                         "A database won't work for round {n} because there is no server to run it.")},
                     {"type": "tool_use", "id": id("r"), "name": "Read",
-                     "input": {"file_path": self.dir.join("README.md")}},
+                     "input": {"file_path": self.dir.join(file)}},
+                    {"type": "tool_use", "id": id("g"), "name": "Grep",
+                     "input": {"pattern": Session::searched(n)}},
                     {"type": "tool_use", "id": id("e"), "name": "Edit",
                      "input": {"file_path": self.dir.join(file), "old_string": "a", "new_string": "b"}},
                 ]}}),
             ),
             self.result(&id("r"), "hello", t + 6),
+            self.result(&id("g"), "README.md", t + 6),
             self.result(&id("e"), "ok", t + 6),
         ]
         .concat();
@@ -177,7 +193,7 @@ impl Session {
                 sh.env(key, value);
             }
         }
-        let script = r#"git commit -q -m "$1" && sed "s/@SHA@/$(git rev-parse --short=7 HEAD)/" "$2" >> "$3""#;
+        let script = r#"git commit -q -m "$1" && sed "s/@SHA@/$(git rev-parse --short=7 HEAD)/g" "$2" >> "$3""#;
         sh.current_dir(&self.dir)
             .args(["-c", script, "sh", &format!("round {n}")])
             .arg(&template)
@@ -287,6 +303,9 @@ enum Start {
     Released,
     /// Held at the store's lock until each has given up: their work is left to later runs.
     Starved,
+    /// Each run to its end before the next starts, in the order given: no race at all, what a
+    /// scenario's reference run does.
+    InTurn,
 }
 
 impl Start {
@@ -321,29 +340,39 @@ fn waiting(lock: &Path, asked: usize) -> usize {
         .count()
 }
 
-/// Start the processes `spawn` makes as `start` says (`writers` of them take the store's
-/// lock), wait for all, and check that each succeeded: a hook never fails its caller.
-fn race(
-    repo: &TestRepo,
-    start: Start,
-    writers: usize,
-    spawn: impl FnOnce() -> Vec<Child>,
-) -> Vec<Output> {
-    race_while(repo, start, writers, spawn, || {})
+/// The processes of a step, each as what starts it.
+type Procs<'a> = Vec<Box<dyn FnOnce() -> Child + 'a>>;
+
+/// `procs![a, b]`: the processes that `a` and `b` start, to start when the step says.
+macro_rules! procs {
+    ($($start:expr),* $(,)?) => {
+        vec![$(Box::new(|| $start) as Box<dyn FnOnce() -> Child + '_>),*]
+    };
 }
 
-/// [`race`], doing `meanwhile` once the processes are on their way.
+/// Start `procs` as `start` says (`writers` of them take the store's lock), wait for all, and
+/// check that each succeeded: a hook never fails its caller.
+fn race(repo: &TestRepo, start: Start, writers: usize, procs: Procs<'_>) -> Vec<Output> {
+    race_while(repo, start, writers, procs, || {})
+}
+
+/// [`race`], doing `meanwhile` once the processes are on their way (after the last, in turn).
 fn race_while(
     repo: &TestRepo,
     start: Start,
     writers: usize,
-    spawn: impl FnOnce() -> Vec<Child>,
+    procs: Procs<'_>,
     meanwhile: impl FnOnce(),
 ) -> Vec<Output> {
+    if start == Start::InTurn {
+        let outputs = procs.into_iter().flat_map(|p| finish(vec![p()])).collect();
+        meanwhile();
+        return outputs;
+    }
     let gate = (start != Start::AtOnce).then(|| hold_lock(repo));
-    let mut children = spawn();
+    let mut children: Vec<Child> = procs.into_iter().map(|p| p()).collect();
     match start {
-        Start::AtOnce => {}
+        Start::AtOnce | Start::InTurn => {}
         Start::Released => parked(repo, writers, &mut children),
         Start::Starved => {
             for child in &mut children {
@@ -651,10 +680,127 @@ fn assert_nothing_deferred(repo: &TestRepo) {
 /// runs that found the store busy.
 fn settle(repo: &TestRepo, sessions: &[&Session]) {
     for s in sessions {
-        race(repo, Start::AtOnce, 1, || {
-            vec![hook(repo, s, "Stop", json!({}))]
-        });
+        race(
+            repo,
+            Start::AtOnce,
+            1,
+            procs![hook(repo, s, "Stop", json!({}))],
+        );
     }
+}
+
+/// Each commit of the repository's branches, by id: its subject.
+fn subjects(repo: &TestRepo) -> BTreeMap<String, String> {
+    repo.git(&["log", "--branches", "--format=%H %s"])
+        .lines()
+        .map(|l| {
+            let (id, subject) = l.split_once(' ').unwrap();
+            (id.to_owned(), subject.to_owned())
+        })
+        .collect()
+}
+
+/// Where each event is kept, as (place, event id) → its kind and summary: the place is
+/// `pending`, or `note <name>` where `group(subject, commit)` names the commit.
+fn placement(
+    repo: &TestRepo,
+    group: &dyn Fn(&str, &str) -> String,
+) -> BTreeMap<(String, String), String> {
+    let subjects = subjects(repo);
+    stored_events(repo)
+        .into_iter()
+        .map(|(place, e)| {
+            let place = match place.strip_prefix("note ") {
+                Some(commit) => {
+                    let subject = subjects.get(commit).map_or("?", String::as_str);
+                    format!("note {}", group(subject, commit))
+                }
+                None => "pending".to_owned(),
+            };
+            let id = e["id"].as_str().unwrap().to_owned();
+            ((place, id), format!("{} {}", e["kind"], e["summary"]))
+        })
+        .collect()
+}
+
+/// A commit named by its subject and id: each compared alone.
+fn each_commit(subject: &str, commit: &str) -> String {
+    format!("{subject} {}", &commit[..7])
+}
+
+/// What every scenario's turns decide ("I'll go with a plain text file for <file> because …")
+/// is on the commit that adds the file — git says which files each commit adds — or on the
+/// group of commits `group` puts it in. What the run in turn is held to, so that the runs
+/// compared are not wrong alike.
+fn assert_each_commit_has_its_decisions(repo: &TestRepo, group: impl Fn(&str, &str) -> String) {
+    let placed = placement(repo, &group);
+    let mut checked = 0;
+    for (commit, subject) in subjects(repo) {
+        if !subject.starts_with("round ") {
+            continue;
+        }
+        let place = format!("note {}", group(&subject, &commit));
+        let files = repo.git(&["show", "--name-only", "--format=", &commit]);
+        for file in files.lines() {
+            let decision = format!("for {file} because");
+            assert!(
+                placed.iter().any(|((p, _), what)| *p == place
+                    && what.starts_with("\"decision\"")
+                    && what.contains(&decision)),
+                "{place}: no decision about {file}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no commit of a round");
+}
+
+/// Every event is where the scenario run in turn (`reference`: every hook to its end before
+/// the next) keeps it: on the same commit — the same commits with the same notes — or pending.
+/// `group` names the commits whose hooks race for the same events, which compare as one.
+fn assert_placed_as_in_turn(
+    repo: &TestRepo,
+    reference: &TestRepo,
+    group: impl Fn(&str, &str) -> String,
+) {
+    assert_eq!(
+        subjects(repo),
+        subjects(reference),
+        "the scenario makes the same commits"
+    );
+    let got = placement(repo, &group);
+    let want = placement(reference, &group);
+    let show = |only: Vec<(&(String, String), &String)>| {
+        only.iter()
+            .map(|((place, id), what)| format!("  {place}: {id} {what}\n"))
+            .collect::<String>()
+    };
+    let missing = show(want.iter().filter(|(k, _)| !got.contains_key(*k)).collect());
+    let extra = show(got.iter().filter(|(k, _)| !want.contains_key(*k)).collect());
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "events placed otherwise than in turn\nonly in turn:\n{missing}only racing:\n{extra}"
+    );
+}
+
+/// One session committing each turn while its Stop hook runs (`start` says how, per round).
+fn stop_and_post_commit(repo: &TestRepo, rounds: u32, start: fn(u32) -> Start) -> Session {
+    let s = Session::new(repo, "race-a", &repo.root, "main", 0);
+    for n in 1..=rounds {
+        let file = format!("a{n}.txt");
+        s.append(&s.turn(n, &file, true));
+        stage(repo, &repo.root, &file, &format!("round {n}\n"));
+        // The session commits, and its Stop hook runs at the same time (the turn before ended
+        // as the commit began); the commit's output reaches the transcript as Stop reads it.
+        race(
+            repo,
+            start(n),
+            2,
+            procs![s.agent_commit(repo, n), hook(repo, &s, "Stop", json!({}))],
+        );
+        assert_at_most_once(repo, &format!("round {n} ({:?})", start(n)));
+    }
+    s
 }
 
 #[test]
@@ -662,22 +808,16 @@ fn stop_and_post_commit_racing_on_the_same_commit_lose_nothing() {
     const ROUNDS: u32 = 40;
     let started = Instant::now();
     let repo = hooked_repo();
-    let s = Session::new(&repo, "race-a", &repo.root, "main", 0);
-    for n in 1..=ROUNDS {
-        let file = format!("a{n}.txt");
-        s.append(&s.turn(n, &file, true));
-        stage(&repo, &repo.root, &file, &format!("round {n}\n"));
-        // The session commits, and its Stop hook runs at the same time (the turn before ended
-        // as the commit began); the commit's output reaches the transcript as Stop reads it.
-        race(&repo, Start::of(n), 2, || {
-            vec![s.agent_commit(&repo, n), hook(&repo, &s, "Stop", json!({}))]
-        });
-        assert_at_most_once(&repo, &format!("round {n} ({:?})", Start::of(n)));
-    }
+    let s = stop_and_post_commit(&repo, ROUNDS, Start::of);
     let busy = busy_runs(&repo);
     settle(&repo, &[&s]);
     let expected = reference(&repo, &[&s]);
     assert_exactly_once(&repo, &expected);
+    let in_turn = hooked_repo();
+    let t = stop_and_post_commit(&in_turn, ROUNDS, |_| Start::InTurn);
+    settle(&in_turn, &[&t]);
+    assert_each_commit_has_its_decisions(&in_turn, each_commit);
+    assert_placed_as_in_turn(&repo, &in_turn, each_commit);
     assert_graph_follows_notes(&repo);
     assert_nothing_deferred(&repo);
     assert!(
@@ -691,54 +831,86 @@ fn stop_and_post_commit_racing_on_the_same_commit_lose_nothing() {
     );
 }
 
-#[test]
-fn two_commits_of_one_session_whose_hooks_overlap_lose_nothing() {
-    // Two of a session's Bash calls (its subagents', say) commit one right after the other:
-    // git runs the first commit's post-commit hook once it has let go of the index, so the
-    // second commit is made while that hook runs. The session's Stop runs too, and the
-    // session goes on writing its transcript meanwhile.
-    const ROUNDS: u32 = 40;
-    let started = Instant::now();
-    let repo = hooked_repo();
-    let s = Session::new(&repo, "race-a", &repo.root, "main", 0);
-    for n in 1..=ROUNDS {
+/// Two of a session's Bash calls (its subagents', say) commit one right after the other each
+/// round: git runs the first commit's post-commit hook once it has let go of the index, so the
+/// second commit is made while that hook runs. The session's Stop runs too, and the session
+/// goes on writing its transcript meanwhile. `racing` false: each in turn.
+fn two_commits(repo: &TestRepo, rounds: u32, racing: bool) -> Session {
+    let s = Session::new(repo, "race-a", &repo.root, "main", 0);
+    for n in 1..=rounds {
         let (first, second) = (2 * n - 1, 2 * n);
         let files = [format!("a{first}.txt"), format!("a{second}.txt")];
         s.append(&s.turn(first, &files[0], true));
         s.append(&s.turn(second, &files[1], true));
-        // The hooks are held at the store's lock so that the second commit can follow the
-        // first while the first one's hook waits: then they go at once, or (every third round)
-        // are held until they give up.
-        let gate = hold_lock(&repo);
-        stage(&repo, &repo.root, &files[0], "1\n");
-        let mut children = vec![s.agent_commit(&repo, first)];
-        parked(&repo, 1, &mut children);
-        stage(&repo, &repo.root, &files[1], "2\n");
-        children.push(s.agent_commit(&repo, second));
-        children.push(hook(&repo, &s, "Stop", json!({})));
-        let starved = n % 3 == 0;
-        if starved {
-            for child in &mut children {
-                child.wait().unwrap();
-            }
-        } else {
-            parked(&repo, 3, &mut children);
-        }
-        drop(gate);
         let next = s.line(
             "user",
             format!("{}-q{n}", s.id),
             s.time(second) + 60,
             json!({"message": {"role": "user", "content": format!("Round {n}: thanks")}}),
         );
-        write_slowly(&s, &next, n);
+        if !racing {
+            stage(repo, &repo.root, &files[0], "1\n");
+            finish(vec![s.agent_commit(repo, first)]);
+            stage(repo, &repo.root, &files[1], "2\n");
+            finish(vec![s.agent_commit(repo, second)]);
+            finish(vec![hook(repo, &s, "Stop", json!({}))]);
+            s.append(&next);
+            continue;
+        }
+        // The hooks are held at the store's lock so that the second commit can follow the
+        // first while the first one's hook waits: then they go at once, or (every third round)
+        // are held until they give up.
+        let gate = hold_lock(repo);
+        stage(repo, &repo.root, &files[0], "1\n");
+        let mut children = vec![s.agent_commit(repo, first)];
+        parked(repo, 1, &mut children);
+        stage(repo, &repo.root, &files[1], "2\n");
+        children.push(s.agent_commit(repo, second));
+        children.push(hook(repo, &s, "Stop", json!({})));
+        let starved = n % 3 == 0;
+        if starved {
+            for child in &mut children {
+                child.wait().unwrap();
+            }
+        } else {
+            parked(repo, 3, &mut children);
+        }
+        drop(gate);
+        // The session writes on once its Bash calls have returned (each appends its commit's
+        // output to the transcript), while its Stop hook may still run.
+        let stop = children.pop().unwrap();
         finish(children);
-        assert_at_most_once(&repo, &format!("round {n} (starved: {starved})"));
+        write_slowly(&s, &next, n);
+        finish(vec![stop]);
+        assert_at_most_once(repo, &format!("round {n} (starved: {starved})"));
     }
+    s
+}
+
+#[test]
+fn two_commits_of_one_session_whose_hooks_overlap_lose_nothing() {
+    const ROUNDS: u32 = 40;
+    let started = Instant::now();
+    let repo = hooked_repo();
+    let s = two_commits(&repo, ROUNDS, true);
     let busy = busy_runs(&repo);
     settle(&repo, &[&s]);
     let expected = reference(&repo, &[&s]);
     assert_exactly_once(&repo, &expected);
+    let in_turn = hooked_repo();
+    let t = two_commits(&in_turn, ROUNDS, false);
+    settle(&in_turn, &[&t]);
+    // Which of a round's two commits takes the round's turns is the race between their hooks,
+    // which neither can settle (the transcript does not name the commits yet); what a round's
+    // commits take together is not.
+    let pair = |subject: &str, _: &str| {
+        let n: u32 = subject
+            .strip_prefix("round ")
+            .map_or(0, |n| n.parse().unwrap());
+        format!("of round pair {}", n.div_ceil(2))
+    };
+    assert_each_commit_has_its_decisions(&in_turn, pair);
+    assert_placed_as_in_turn(&repo, &in_turn, pair);
     assert_graph_follows_notes(&repo);
     assert_nothing_deferred(&repo);
     assert!(
@@ -753,12 +925,12 @@ fn two_commits_of_one_session_whose_hooks_overlap_lose_nothing() {
     );
 }
 
-#[test]
-fn two_sessions_in_one_worktree_with_their_hooks_interleaved_lose_nothing() {
-    const ROUNDS: u32 = 36;
-    let started = Instant::now();
-    let repo = hooked_repo();
-    // CLAUDE.md's section is regenerated by every Stop that changed the graph: one more writer.
+/// Two sessions in one worktree, by turns: a commits, b commits, the user commits both
+/// sessions' files by hand. The session that does not commit (one of them, by hand) is still
+/// writing its turn while both sessions' Stop hooks run, one session is given its next prompt
+/// and the other records a read or a search as it happens. CLAUDE.md's section is regenerated
+/// by every Stop that changed the graph: one more writer.
+fn two_sessions(repo: &TestRepo, rounds: u32, start: fn(u32) -> Start) -> (Session, Session) {
     fs::write(
         repo.root.join(".agent-context.toml"),
         "[claude_md]\nrefresh = \"on\"\n",
@@ -769,11 +941,9 @@ fn two_sessions_in_one_worktree_with_their_hooks_interleaved_lose_nothing() {
         "CLAUDE.md\n.agent-context.toml\n",
     )
     .unwrap();
-    let a = Session::new(&repo, "race-a", &repo.root, "main", 0);
-    let b = Session::new(&repo, "race-b", &repo.root, "main", 40);
-    for n in 1..=ROUNDS {
-        // By turns: a commits, b commits, the user commits both sessions' files by hand. The
-        // session that does not commit (one of them, by hand) is still writing its turn.
+    let a = Session::new(repo, "race-a", &repo.root, "main", 0);
+    let b = Session::new(repo, "race-b", &repo.root, "main", 40);
+    for n in 1..=rounds {
         let who = n % 3;
         let (fa, fb) = (format!("a{n}.txt"), format!("b{n}.txt"));
         let (committer, working) = match who {
@@ -792,66 +962,117 @@ fn two_sessions_in_one_worktree_with_their_hooks_interleaved_lose_nothing() {
         };
         done.append(&done.turn(n, &file(done), committer.is_some()));
         match committer {
-            Some(s) => stage(&repo, &repo.root, &file(s), "x\n"),
+            Some(s) => stage(repo, &repo.root, &file(s), "x\n"),
             None => {
-                stage(&repo, &repo.root, &fa, "a\n");
-                stage(&repo, &repo.root, &fb, "b\n");
+                stage(repo, &repo.root, &fa, "a\n");
+                stage(repo, &repo.root, &fb, "b\n");
             }
         }
-        // Both sessions' Stop hooks run while the commit is made; one session is given the
-        // next prompt, the other records a read as it happens.
         let (next, reading) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
-        let spawn = || {
-            vec![
-                match committer {
-                    Some(s) => s.agent_commit(&repo, n),
-                    None => commit(
-                        &repo,
-                        &repo.root,
-                        None,
-                        &format!("round {n}"),
-                        &at(b.time(n) + 30),
-                    ),
-                },
-                hook(&repo, &a, "Stop", json!({})),
-                hook(&repo, &b, "Stop", json!({})),
-                hook(
-                    &repo,
-                    next,
-                    "UserPromptSubmit",
-                    json!({"prompt": format!("Why a plain text file for a{n}.txt?")}),
-                ),
-                hook(
-                    &repo,
-                    reading,
-                    "PostToolUse",
-                    json!({"tool_name": "Read",
-                        "tool_input": {"file_path": reading.dir.join("README.md")},
-                        "tool_response": {"type": "text"}}),
-                ),
-            ]
+        // The read or the search of the reading session's turn, a new one each round, so that
+        // each capture races with the extraction of the same event.
+        let captured = match n % 2 {
+            0 => json!({"tool_name": "Read",
+                "tool_input": {"file_path": reading.dir.join(file(reading))},
+                "tool_response": {"type": "text"}}),
+            _ => json!({"tool_name": "Grep",
+                "tool_input": {"pattern": Session::searched(n)},
+                "tool_response": {"mode": "files_with_matches"}}),
         };
+        let procs = procs![
+            match committer {
+                Some(s) => s.agent_commit(repo, n),
+                None => commit(
+                    repo,
+                    &repo.root,
+                    None,
+                    &format!("round {n}"),
+                    &at(b.time(n) + 30),
+                ),
+            },
+            hook(repo, &a, "Stop", json!({})),
+            hook(repo, &b, "Stop", json!({})),
+            hook(
+                repo,
+                next,
+                "UserPromptSubmit",
+                json!({"prompt": format!("Why a plain text file for a{n}.txt?")}),
+            ),
+            hook(repo, reading, "PostToolUse", captured),
+        ];
         let turn = working.turn(n, &file(working), false);
-        race_while(&repo, Start::of(n), 3, spawn, || {
-            write_slowly(working, &turn, n)
-        });
-        assert_at_most_once(&repo, &format!("round {n} ({:?})", Start::of(n)));
+        race_while(repo, start(n), 3, procs, || write_slowly(working, &turn, n));
+        assert_at_most_once(repo, &format!("round {n} ({:?})", start(n)));
+        // Both turns have ended: each session's Stop runs, alone. (Events a round leaves
+        // pending would otherwise go by a race: to the commit their time and files point at, if
+        // a Stop links them first, or to their session's next commit, whose post-commit hook
+        // takes all it has pending.)
+        finish(vec![hook(repo, &a, "Stop", json!({}))]);
+        finish(vec![hook(repo, &b, "Stop", json!({}))]);
     }
+    (a, b)
+}
+
+#[test]
+fn two_sessions_in_one_worktree_with_their_hooks_interleaved_lose_nothing() {
+    const ROUNDS: u32 = 36;
+    let started = Instant::now();
+    let repo = hooked_repo();
+    let (a, b) = two_sessions(&repo, ROUNDS, Start::of);
     let busy = busy_runs(&repo);
+    // Each round's read or search is new: a capture that finds it stored already lost the race
+    // to a Stop, one that appends it raced the queue's rewrites.
+    let captured = repo.log().matches("hook PostToolUse: captured: ").count();
     settle(&repo, &[&a, &b]);
     let expected = reference(&repo, &[&a, &b]);
     assert_exactly_once(&repo, &expected);
+    let in_turn = hooked_repo();
+    let (c, d) = two_sessions(&in_turn, ROUNDS, |_| Start::InTurn);
+    settle(&in_turn, &[&c, &d]);
+    assert_each_commit_has_its_decisions(&in_turn, each_commit);
+    assert_placed_as_in_turn(&repo, &in_turn, each_commit);
     assert_graph_follows_notes(&repo);
     assert_nothing_deferred(&repo);
     assert!(
         busy >= 3 * (ROUNDS as usize / 4),
         "the starved rounds found the store busy"
     );
+    assert!(captured > 0, "no capture appended its event");
     println!(
-        "{ROUNDS} commits of 2 sessions, {} events, {busy} hook runs found the store busy, {:.1} s",
+        "{ROUNDS} commits of 2 sessions, {} events, {captured} of {ROUNDS} captures appended, \
+         {busy} hook runs found the store busy, {:.1} s",
         expected.len(),
         started.elapsed().as_secs_f64()
     );
+}
+
+/// Two worktrees of one repository, each with its session, committing each round while both
+/// sessions' Stop hooks run.
+fn two_worktrees(repo: &TestRepo, rounds: u32, start: fn(u32) -> Start) -> (Session, Session) {
+    let wt = repo.home.parent().unwrap().join("wt");
+    repo.git(&["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()]);
+    let a = Session::new(repo, "race-a", &repo.root, "main", 0);
+    let b = Session::new(repo, "race-b", &wt, "wt", 40);
+    for n in 1..=rounds {
+        let (fa, fb) = (format!("a{n}.txt"), format!("b{n}.txt"));
+        a.append(&a.turn(n, &fa, true));
+        b.append(&b.turn(n, &fb, true));
+        stage(repo, &a.dir, &fa, "a\n");
+        stage(repo, &b.dir, &fb, "b\n");
+        race(
+            repo,
+            start(n),
+            4,
+            procs![
+                a.agent_commit(repo, n),
+                b.agent_commit(repo, n),
+                hook(repo, &a, "Stop", json!({})),
+                hook(repo, &b, "Stop", json!({})),
+            ],
+        );
+        assert_at_most_once(repo, &format!("round {n} ({:?})", start(n)));
+    }
+    (a, b)
 }
 
 #[test]
@@ -859,31 +1080,16 @@ fn two_worktrees_each_with_its_session_and_commits_lose_nothing() {
     const ROUNDS: u32 = 30;
     let started = Instant::now();
     let repo = hooked_repo();
-    let wt = repo.home.parent().unwrap().join("wt");
-    repo.git(&["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()]);
-    let a = Session::new(&repo, "race-a", &repo.root, "main", 0);
-    let b = Session::new(&repo, "race-b", &wt, "wt", 40);
-    for n in 1..=ROUNDS {
-        let (fa, fb) = (format!("a{n}.txt"), format!("b{n}.txt"));
-        a.append(&a.turn(n, &fa, true));
-        b.append(&b.turn(n, &fb, true));
-        stage(&repo, &a.dir, &fa, "a\n");
-        stage(&repo, &b.dir, &fb, "b\n");
-        // Each worktree commits, and each session's Stop runs, all at once.
-        race(&repo, Start::of(n), 4, || {
-            vec![
-                a.agent_commit(&repo, n),
-                b.agent_commit(&repo, n),
-                hook(&repo, &a, "Stop", json!({})),
-                hook(&repo, &b, "Stop", json!({})),
-            ]
-        });
-        assert_at_most_once(&repo, &format!("round {n} ({:?})", Start::of(n)));
-    }
+    let (a, b) = two_worktrees(&repo, ROUNDS, Start::of);
     let busy = busy_runs(&repo);
     settle(&repo, &[&a, &b]);
     let expected = reference(&repo, &[&a, &b]);
     assert_exactly_once(&repo, &expected);
+    let in_turn = hooked_repo();
+    let (c, d) = two_worktrees(&in_turn, ROUNDS, |_| Start::InTurn);
+    settle(&in_turn, &[&c, &d]);
+    assert_each_commit_has_its_decisions(&in_turn, each_commit);
+    assert_placed_as_in_turn(&repo, &in_turn, each_commit);
     assert_graph_follows_notes(&repo);
     assert_nothing_deferred(&repo);
     assert!(
@@ -1070,16 +1276,19 @@ fn a_read_captured_while_its_commit_took_it_keeps_the_transcripts_version() {
     let repo = hooked_repo();
     let s = Session::new(&repo, "capture", &repo.root, "main", 0);
     s.append(&s.turn(1, "a1.txt", true));
-    // PostToolUse records the README's read as it happens. It has checked that neither the
+    // PostToolUse records the read of a1.txt as it happens. It has checked that neither the
     // queue nor a commit holds the read, and is about to append it...
-    let out = race(&repo, Start::AtOnce, 1, || {
-        vec![hook(
+    let out = race(
+        &repo,
+        Start::AtOnce,
+        1,
+        procs![hook(
             &repo,
             &s,
             "PostToolUse",
-            json!({"tool_name": "Read", "tool_input": {"file_path": s.dir.join("README.md")}}),
-        )]
-    });
+            json!({"tool_name": "Read", "tool_input": {"file_path": s.dir.join("a1.txt")}}),
+        )],
+    );
     assert!(out[0].stdout.is_empty());
     let queue = repo.root.join(".git/agent-context/pending/capture.jsonl");
     let captured = fs::read_to_string(&queue).unwrap();
@@ -1088,15 +1297,18 @@ fn a_read_captured_while_its_commit_took_it_keeps_the_transcripts_version() {
     // ... when the commit's hook reads the transcript and takes the read, as the transcript
     // has it, to the commit...
     stage(&repo, &repo.root, "a1.txt", "1\n");
-    race(&repo, Start::AtOnce, 1, || {
-        vec![commit(
+    race(
+        &repo,
+        Start::AtOnce,
+        1,
+        procs![commit(
             &repo,
             &repo.root,
             Some(s.id),
             "round 1",
             &s.commit_date(1),
-        )]
-    });
+        )],
+    );
     let before = stored_events(&repo);
     let read = find(&before, "read");
     assert_eq!(read.len(), 1, "{before:?}");
@@ -1115,9 +1327,12 @@ fn a_read_captured_while_its_commit_took_it_keeps_the_transcripts_version() {
         .unwrap();
     // The next run takes it out of the queue, and the commit keeps the transcript's version.
     s.append(&s.committed(1, &repo.git(&["rev-parse", "--short=7", "HEAD"])));
-    race(&repo, Start::AtOnce, 1, || {
-        vec![hook(&repo, &s, "Stop", json!({}))]
-    });
+    race(
+        &repo,
+        Start::AtOnce,
+        1,
+        procs![hook(&repo, &s, "Stop", json!({}))],
+    );
     let after = stored_events(&repo);
     assert_eq!(find(&after, "read"), read);
     assert_exactly_once(&repo, &reference(&repo, &[&s]));
