@@ -115,7 +115,15 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     // was its work.
     let (chosen, unresolved) = match choose(store, &inventory, &criteria) {
         Ok(chosen) => (chosen, None),
-        Err(Failure::Failed(why)) if completed.is_some() => (Choice::default(), Some(why)),
+        // Its text is replaced in the states of the sessions it named, as given (none given:
+        // every session's); never in every session's because one it named is gone.
+        Err(Failure::Failed(why)) if completed.is_some() => {
+            let named = Choice {
+                sessions: criteria.sessions.clone(),
+                ..Choice::default()
+            };
+            (named, Some(why))
+        }
         Err(e) => return Err(e),
     };
     let emptied = inventory.notes_emptied(&chosen.events);
@@ -471,7 +479,7 @@ fn report(outcome: &Outcome<'_>, json: bool, out: &mut dyn Write) -> CmdResult {
                     "extraction_states": scrubbed.states,
                     "log_lines": scrubbed.log_lines,
                 },
-                "completed_interrupted": completed.map(|c| c.events),
+                "completed_interrupted": completed.map_or(0, |c| c.events),
                 "claude_md": claude_md,
             }),
         );

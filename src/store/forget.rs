@@ -18,6 +18,9 @@
 //! forgotten event back. So does the `PostToolUse` hook ([`is_forgotten`]), whose reads and
 //! searches have one id per session and file or pattern, and the linker, which takes a
 //! forgotten event the hook appended as a forget ran out of the queue instead of to a commit.
+//! Until that session links again, such an event waits in the queue, where local reads (`why`,
+//! `query`, `status`) can still see it: the hook checks without the lock, so a check made just
+//! before a forget and an append just after it cannot be kept apart.
 //!
 //! While a forget runs, `forgetting` exists: a forget that finds it completes the one that
 //! died ([`interrupted`]) before doing its own, from the ids remembered. The patterns of a
@@ -90,15 +93,6 @@ pub enum Resolved {
 pub const PREFIX_MIN: usize = 4;
 
 impl Inventory {
-    /// The stored events, by id.
-    pub fn events(&self) -> impl Iterator<Item = &Stored> {
-        self.events.values()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
-    }
-
     /// The event id `name` stands for: an id, or a prefix of at least [`PREFIX_MIN`] digits.
     pub fn event(&self, name: &str) -> Resolved {
         let name = name.to_ascii_lowercase();
@@ -453,9 +447,9 @@ pub fn scrub(
     write: bool,
 ) -> Result<Scrubbed> {
     let mut scrubbed = Scrubbed::default();
-    let Some(pattern) = one_pattern(patterns) else {
+    if patterns.is_empty() {
         return Ok(scrubbed);
-    };
+    }
     for path in store.files_in(state::DIR, "json")? {
         let bytes = match fs::read(&path) {
             Ok(b) => b,
@@ -463,7 +457,8 @@ pub fn scrub(
             Err(e) => return Err(io_error("cannot read", &path)(e)),
         };
         let Ok(mut saved) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-            if pattern.is_match(&String::from_utf8_lossy(&bytes)) {
+            let text = String::from_utf8_lossy(&bytes);
+            if patterns.iter().any(|p| p.is_match(&text)) {
                 scrubbed.states += 1;
                 if write {
                     gone(fs::remove_file(&path), &path)?;
@@ -475,7 +470,13 @@ pub fn scrub(
         if !sessions.is_empty() && !sessions.iter().any(|s| s == session) {
             continue;
         }
-        if replace_in_json(&mut saved, &pattern, false) {
+        // Only the extractor's state: the cursor beside it says which file and how far, in
+        // hashes and numbers a pattern could match (a changed one reads the file again).
+        let state = &mut saved["state"];
+        let changed = patterns.iter().fold(false, |changed, p| {
+            replace_in_json(state, p, false) | changed
+        });
+        if changed {
             scrubbed.states += 1;
             if write {
                 let bytes = serde_json::to_vec(&saved).expect("JSON values serialize");
@@ -493,7 +494,7 @@ pub fn scrub(
         let mut text = String::new();
         let mut changed = 0;
         for line in String::from_utf8_lossy(&bytes).split_inclusive('\n') {
-            match replace(line, &pattern) {
+            match replace_all(line, patterns) {
                 Some(new) => {
                     changed += 1;
                     text.push_str(&new);
@@ -509,17 +510,15 @@ pub fn scrub(
     Ok(scrubbed)
 }
 
-/// The patterns as one (any of them), so that a text is replaced in one pass and a
-/// replacement is never searched again.
-fn one_pattern(patterns: &[Regex]) -> Option<Regex> {
-    let any: Vec<String> = patterns
-        .iter()
-        .map(|p| format!("(?:{})", p.as_str()))
-        .collect();
-    match any.is_empty() {
-        true => None,
-        false => Some(Regex::new(&any.join("|")).expect("valid patterns make a valid union")),
+/// `text` with what any of `patterns` matches replaced, if one does (see [`replace`]).
+fn replace_all(text: &str, patterns: &[Regex]) -> Option<String> {
+    let mut out: Option<String> = None;
+    for p in patterns {
+        if let Some(new) = replace(out.as_deref().unwrap_or(text), p) {
+            out = Some(new);
+        }
     }
+    out
 }
 
 /// Replace matches of `pattern` in the strings of `value`, but for those under [`NOT_TEXT`]
@@ -702,7 +701,7 @@ mod tests {
             },
             "provisional": [["s-KEY-1", "KEY-1"]],
         });
-        let pattern = one_pattern(&[Regex::new(r"KEY-\d").unwrap()]).unwrap();
+        let pattern = Regex::new(r"KEY-\d").unwrap();
         let mut expected = saved.clone();
         assert!(replace_in_json(&mut saved, &pattern, false));
         let f = FORGOTTEN_TEXT;
@@ -722,11 +721,20 @@ mod tests {
 
     #[test]
     fn a_replacement_is_never_replaced_and_empty_matches_are_not_matches() {
-        let any = one_pattern(&[Regex::new("forgot").unwrap(), Regex::new("x*").unwrap()]).unwrap();
-        let once = replace("I forgot x", &any).unwrap();
+        let any = [Regex::new("forgot").unwrap(), Regex::new("x*").unwrap()];
+        let once = replace_all("I forgot x", &any).unwrap();
         assert_eq!(once, format!("I {FORGOTTEN_TEXT} {FORGOTTEN_TEXT}"));
-        assert_eq!(replace(&once, &any), None);
-        assert_eq!(replace("nothing here", &any), None);
+        assert_eq!(replace_all(&once, &any), None);
+        assert_eq!(replace_all("nothing here", &any), None);
+        // Patterns that could not be joined into one (the same group name twice) each apply.
+        let named = [
+            Regex::new("(?P<k>ZEBRA)").unwrap(),
+            Regex::new("(?P<k>LION)").unwrap(),
+        ];
+        assert_eq!(
+            replace_all("ZEBRA and LION", &named).unwrap(),
+            format!("{FORGOTTEN_TEXT} and {FORGOTTEN_TEXT}")
+        );
     }
 
     #[test]

@@ -770,7 +770,15 @@ fn match_takes_the_text_out_of_the_saved_extraction_state_and_the_log() {
     assert_eq!(dry["replaced"]["extraction_states"], 1, "{dry:#}");
     assert_eq!(dry["replaced"]["log_lines"], 1, "{dry:#}");
     assert!(git_dir_files(&repo) == files, "a dry run changes nothing");
-    let out = repo.ok(&["forget", "--match", "ZEBRACODENAME"]);
+    // Two patterns that cannot be joined into one (the same group name), one of which matches
+    // hex: the cursor beside the state (a hash of the transcript's head) stays as it is.
+    let out = repo.ok(&[
+        "forget",
+        "--match",
+        "(?P<name>ZEBRACODENAME)",
+        "--match",
+        "(?P<name>[0-9a-f]{16}XYZ)|(?P<hash>\\b[0-9a-f]{16}\\b)",
+    ]);
     assert!(
         out.contains("extraction state: the text replaced in the saved state of 1 transcript\n"),
         "{out}"
@@ -1036,6 +1044,29 @@ fn the_same_forget_run_again_after_it_died_says_what_it_completed() {
     // Done: the next run has nothing to do.
     let out = repo.run(&["forget", "--event", &leaked]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_rerun_whose_session_is_gone_replaces_text_in_no_other_session() {
+    let s = scene();
+    let repo = &s.repo;
+    // Each session's saved state holds its request.
+    assert!(!store_files_holding(repo, "Bound the cache").is_empty());
+    // A forget died; the command run again names a session no longer stored.
+    let store = repo.root.join(".git/agent-context");
+    fs::write(store.join("forgetting"), "").unwrap();
+    let out = repo.run(&["forget", "--session", "sess-gone", "--match", "cache"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("nothing more to forget: no stored event is of session sess-gone"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        !store_files_holding(repo, "Bound the cache").is_empty(),
+        "the other sessions' states are left alone"
+    );
 }
 
 #[test]
