@@ -218,19 +218,7 @@ pub(crate) fn attach_all_keeping(
 /// Take the events with these ids off `commit`'s note (the note goes when it is left empty).
 pub(crate) fn remove_from(store: &Store, commit: ObjectId, ids: &HashSet<&str>) -> Result<Merged> {
     rewrite(store, &[commit], |_, old| {
-        let before = old.len();
-        let kept: Vec<Event> = old
-            .into_iter()
-            .filter(|e| !ids.contains(e.id.as_str()))
-            .collect();
-        let removed = before - kept.len();
-        (
-            kept,
-            Merged {
-                removed,
-                ..Merged::default()
-            },
-        )
+        without(old, |id| ids.contains(id))
     })
 }
 
@@ -242,20 +230,22 @@ pub(crate) fn remove_all(
 ) -> Result<Merged> {
     let commits: Vec<ObjectId> = removals.iter().map(|(c, _)| *c).collect();
     rewrite(store, &commits, |i, old| {
-        let before = old.len();
-        let kept: Vec<Event> = old
-            .into_iter()
-            .filter(|e| !removals[i].1.contains(&e.id))
-            .collect();
-        let removed = before - kept.len();
-        (
-            kept,
-            Merged {
-                removed,
-                ..Merged::default()
-            },
-        )
+        without(old, |id| removals[i].1.contains(id))
     })
+}
+
+/// `events` without those whose id is `gone`, and how many went.
+fn without(events: Vec<Event>, gone: impl Fn(&str) -> bool) -> (Vec<Event>, Merged) {
+    let before = events.len();
+    let kept: Vec<Event> = events.into_iter().filter(|e| !gone(&e.id)).collect();
+    let removed = before - kept.len();
+    (
+        kept,
+        Merged {
+            removed,
+            ..Merged::default()
+        },
+    )
 }
 
 /// Rewrite the notes of `commits` with `edit` (given the index in `commits` and the events
