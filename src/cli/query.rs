@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::anyhow;
 use serde_json::json;
 
-use crate::cli::{CmdResult, Failure, repo_path, warn_unread, write_json};
+use crate::cli::{CmdResult, Failure, repo_path, write_json};
 use crate::config::Backend;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::store::Store;
@@ -54,7 +54,9 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             hook: false,
         },
     )?;
-    warn_unread(store);
+    if let Some(line) = &answer.unread {
+        eprintln!("warning: {line}");
+    }
     if args.json {
         return write_json(
             out,

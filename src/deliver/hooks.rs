@@ -29,7 +29,6 @@ use crate::deliver::claude_md::{self, Refreshed};
 use crate::deliver::{brief, continuation, injected, reason};
 use crate::event::time::{self, rfc3339};
 use crate::ingest::commit;
-use crate::retrieve::index;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::store::{self, Store, link, pending, sessions, taint};
 use crate::transcript::record::ToolInput;
@@ -366,7 +365,7 @@ fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String
 /// being unreadable: the answer may lack their reasoning.
 fn inject(store: &Store, request: Request<'_>) -> Result<Response, String> {
     let answer = query::query(store, &request).map_err(|e| reason(&e))?;
-    let unread = index::read(store).unread_line();
+    let unread = answer.unread;
     if answer.items.is_empty() {
         return Ok(Response {
             log: unread,

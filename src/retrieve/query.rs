@@ -168,6 +168,10 @@ pub struct Answer {
     pub tokens: usize,
     /// The rendered context.
     pub text: String,
+    /// Which notes the index left out, being unreadable, in one line: the answer may lack
+    /// their reasoning ([`index::Index::unread_line`]).
+    #[serde(skip)]
+    pub unread: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -616,6 +620,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
 
     let (chosen, text) = pack(kept, request, &mut left_out);
     Ok(Answer {
+        unread: g.index.unread_line(),
         hinted: hinted
             .into_iter()
             .map(|(path, hint)| HintedFile { path, hint })

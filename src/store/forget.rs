@@ -301,13 +301,13 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
     write_atomic(&store.dir().join(FORGETTING), b"")?;
     remember(store, events)?;
 
-    let mut by_commit: BTreeMap<ObjectId, HashSet<String>> = BTreeMap::new();
+    let mut by_commit: BTreeMap<ObjectId, HashSet<&str>> = BTreeMap::new();
     for e in events {
         for c in &e.commits {
-            by_commit.entry(*c).or_default().insert(e.id.clone());
+            by_commit.entry(*c).or_default().insert(&e.id);
         }
     }
-    let removals: Vec<(ObjectId, HashSet<String>)> = by_commit.into_iter().collect();
+    let removals: Vec<(ObjectId, HashSet<&str>)> = by_commit.into_iter().collect();
     let before = notes::tip(&store.repo())?;
     let from_notes = notes::remove_all(store, &removals)?.removed;
     let after = notes::tip(&store.repo())?;

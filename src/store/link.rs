@@ -195,11 +195,10 @@ pub fn forget(store: &Store, gone: &HashSet<(String, String)>) -> Result<usize> 
         if on.is_empty() {
             continue;
         }
-        let mut commits = BTreeSet::new();
-        for (commit, ids) in on {
-            removed += notes::remove_from(store, commit, &ids)?.removed;
-            commits.insert(commit);
-        }
+        let commits: BTreeSet<ObjectId> = on.keys().copied().collect();
+        let removals: Vec<(ObjectId, HashSet<&str>)> = on.into_iter().collect();
+        // One commit on the notes ref for all of them.
+        removed += notes::remove_all(store, &removals)?.removed;
         // The graph before the index: once the index forgets the events, a re-run would not
         // know which commits to look at again.
         graph::update(store, &BTreeMap::from([(session.to_owned(), commits)]))?;
@@ -470,6 +469,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     // history is deepened.
     let shallow = repo.is_shallow().unwrap_or(false);
     let mut beyond: HashSet<(String, String)> = HashSet::new();
+    // The annotated commits, listed once, when the first such commit asks.
+    let mut annotated: Option<Vec<ObjectId>> = None;
     for e in events {
         let named = match e.origin {
             Origin::Commit if shallow => e.commits.clone(),
@@ -486,7 +487,9 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         if let Some(commit) = commit {
             batches.push((commit, std::mem::take(&mut batch)));
         } else if !named.is_empty() {
-            let noted = noted_beyond(&repo, &named);
+            let annotated =
+                annotated.get_or_insert_with(|| notes::annotated(&repo).unwrap_or_default());
+            let noted = noted_beyond(&repo, annotated, &named);
             beyond.extend(
                 batch
                     .drain(..)
@@ -565,12 +568,9 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
 }
 
 /// The ids of the events in the note of the commit `names` (full or abbreviated ids) name,
-/// when that commit is not in this repository but its note is (a shallow clone's notes
-/// name commits beyond its boundary).
-fn noted_beyond(repo: &gix::Repository, names: &[String]) -> HashSet<String> {
-    let Ok(noted) = notes::annotated(repo) else {
-        return HashSet::new();
-    };
+/// when that commit is not in this repository but its note is, among the `noted` commits (a
+/// shallow clone's notes name commits beyond its boundary).
+fn noted_beyond(repo: &gix::Repository, noted: &[ObjectId], names: &[String]) -> HashSet<String> {
     let commit = names.iter().find_map(|name| {
         let mut found = noted
             .iter()

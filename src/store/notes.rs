@@ -215,19 +215,9 @@ pub(crate) fn attach_all_keeping(
     })
 }
 
-/// Take the events with these ids off `commit`'s note (the note goes when it is left empty).
-pub(crate) fn remove_from(store: &Store, commit: ObjectId, ids: &HashSet<&str>) -> Result<Merged> {
-    rewrite(store, &[commit], |_, old| {
-        without(old, |id| ids.contains(id))
-    })
-}
-
 /// Take the events with the given ids off each commit's note, all in one commit on the notes
-/// ref (a note left empty goes): what `forget` does.
-pub(crate) fn remove_all(
-    store: &Store,
-    removals: &[(ObjectId, HashSet<String>)],
-) -> Result<Merged> {
+/// ref (a note left empty goes).
+pub(crate) fn remove_all(store: &Store, removals: &[(ObjectId, HashSet<&str>)]) -> Result<Merged> {
     let commits: Vec<ObjectId> = removals.iter().map(|(c, _)| *c).collect();
     rewrite(store, &commits, |i, old| {
         without(old, |id| removals[i].1.contains(id))
