@@ -9,12 +9,13 @@ Run by hand, not in CI (see eval/README.md):
 The corpus is a checkout of entireio/cli's branch `entire/checkpoints/v1`, whose sessions lie at
 `<xx>/<id>/<n>/full.jsonl` beside a `metadata.json` with `created_at`. The transcripts are taken
 evenly spread over time; each is extracted by the binary into a fresh repository, and from it are
-drawn the sentences the extractor stores as reasoning (decision, rejection, trade-off) and as many
+drawn the sentences the extractor stores as reasoning (decision, rejection, trade-off, finding) and as many
 assistant sentences (thinking or text) it does not store. The items are shuffled and written
 without saying which is which, so that whoever labels them is blind to the extractor's choice:
 
 - `items.jsonl`: id, text, the paragraph it stands in, the paragraphs before and after, origin
-  (thinking, text, plan, commit), source, half (tune or test, by transcript, alternating in time);
+  (thinking, text), form (prose, item: a bullet or numbered line, heading: a heading or checklist
+  box), source, half (tune or test, by transcript, alternating in time);
 - `stored.jsonl`: id → the kind the extractor gave it, or none (kept away from the labellers).
 """
 
@@ -27,29 +28,35 @@ import re
 import subprocess
 import tempfile
 
-REASONING = ("decision", "rejection", "tradeoff")
+REASONING = ("decision", "rejection", "tradeoff", "discovery")
 
 
 def strip_marker(line):
+    """The form of a Markdown line (prose, item or heading) and its text without the marker."""
     heading = line.lstrip("#")
     if len(heading) != len(line) and heading.startswith(" "):
-        return True, heading.strip()
-    for marker in ("- [ ] ", "- [x] ", "- ", "* ", "+ ", "> "):
+        return "heading", heading.strip()
+    for marker in ("- [ ] ", "- [x] ", "- [X] ", "* [ ] ", "* [x] "):
         if line.startswith(marker):
-            return True, line[len(marker):].lstrip()
+            return "heading", line[len(marker):].lstrip()
+    for marker in ("- ", "* ", "+ ", "> "):
+        if line.startswith(marker):
+            return "item", line[len(marker):].lstrip()
     m = re.match(r"^(\d{1,3})[.)] ", line)
     if m:
-        return True, line[m.end():].lstrip()
-    return False, line
+        return "item", line[m.end():].lstrip()
+    return "prose", line
 
 
 def paragraphs_of(text):
-    """Prose paragraphs of Markdown text: code fences and tables dropped, each bullet alone."""
-    out, current, fence = [], [], False
+    """Prose paragraphs of Markdown text: code fences and tables dropped, each bullet alone; the
+    form of each (prose, item, heading) is in the `forms` attribute of the list."""
+    out, current, fence = Paragraphs(), [], False
 
-    def flush():
+    def flush(form="prose"):
         if " ".join(current).strip():
             out.append(" ".join(current).strip())
+            out.forms.append(form)
         current.clear()
 
     for line in text.splitlines():
@@ -63,14 +70,20 @@ def paragraphs_of(text):
         if not t:
             flush()
             continue
-        item, content = strip_marker(t)
-        if item:
+        form, content = strip_marker(t)
+        if form != "prose":
             flush()
         current.append(content.replace("**", "").replace("__", ""))
-        if item:
-            flush()
+        if form != "prose":
+            flush(form)
     flush()
     return out
+
+
+class Paragraphs(list):
+    def __init__(self):
+        super().__init__()
+        self.forms = []
 
 
 SENTENCE_END = re.compile(r"""(?<=[.!?:])[.!?)"']*\s+(?=[A-Z`"'(*])""")
@@ -157,6 +170,8 @@ def main():
     ap.add_argument("--transcripts", type=int, default=72)
     ap.add_argument("--per-transcript", type=int, default=8)
     ap.add_argument("--seed", type=int, default=17)
+    ap.add_argument("--skip", help="a labelled set whose transcripts are not drawn again")
+    ap.add_argument("--half", help="put every item in this half instead of alternating")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     binary = os.path.abspath(args.bin)
@@ -168,13 +183,17 @@ def main():
                 dated.append((json.load(f).get("created_at", ""), t))
         except (OSError, ValueError):
             continue
+    if args.skip:
+        with open(args.skip) as f:
+            used = {json.loads(l)["source"] for l in f if l.strip()}
+        dated = [(d, t) for d, t in dated if os.path.relpath(t, args.corpus) not in used]
     dated.sort()
     step = len(dated) / args.transcripts
     chosen = [dated[int(i * step)][1] for i in range(args.transcripts)]
 
     items, stored_of = [], {}
     for n, transcript in enumerate(chosen):
-        half = "tune" if n % 2 == 0 else "test"
+        half = args.half or ("tune" if n % 2 == 0 else "test")
         source = os.path.relpath(transcript, args.corpus)
         blocks = list(assistant_blocks(transcript))
         by_origin = {}
@@ -216,6 +235,7 @@ def main():
                 "before": anonymise(before),
                 "after": anonymise(after),
                 "origin": origin,
+                "form": paragraphs.forms[i],
                 "source": source,
                 "half": half,
             }

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::heuristic::{alternatives, kind_of};
+use super::heuristic::{Verdict, alternatives, kind_of};
 use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences;
 use super::tools::{
@@ -42,11 +42,15 @@ const DRAFTS_PER_TURN_MAX: usize = 256;
 const CALLS_PER_EVENT_MAX: usize = 10;
 const FILES_PER_EVENT_MAX: usize = 20;
 const ALTERNATIVES_MAX: usize = 5;
+/// Paragraphs a lead-in's rationale takes from what follows it.
+const INTRODUCED_MAX: usize = 6;
 const TASKS_MAX: usize = 100;
 /// Reads and searches kept per session (one event each per file or pattern).
 const OPERATIONS_MAX: usize = 200;
 const FILES_PER_SESSION_MAX: usize = 500;
 const EDIT_MARKS_MAX: usize = 64;
+/// Calls that change the task list or give a plan, waiting for their result.
+const PROPOSED_MAX: usize = 16;
 const COMMIT_COMMAND_MAX: usize = 8 * 1024;
 
 /// The agent id given to subagent work whose transcript names no agent.
@@ -79,6 +83,10 @@ pub struct State {
     /// What the session saw of files whose content is never captured (hashes only).
     #[serde(default)]
     taint: Taint,
+    /// Task lists, task updates and plans whose tool call has no result yet: they count once
+    /// the call succeeds (a call that failed changed nothing).
+    #[serde(default)]
+    proposed: VecDeque<Proposal>,
 }
 
 impl State {
@@ -143,6 +151,26 @@ struct TaskItem {
     id: String,
     subject: String,
     status: String,
+}
+
+/// What a tool call will change once it succeeds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Proposal {
+    call: String,
+    side: bool,
+    timestamp: String,
+    change: Change,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum Change {
+    Tasks(Vec<TaskItem>),
+    Task {
+        id: String,
+        subject: Option<String>,
+        status: Option<String>,
+    },
+    Plan(String),
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -435,14 +463,31 @@ impl<'w> Extractor<'w> {
             }
         }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
-        match name.as_str() {
-            "TodoWrite" => self.todo_write(&input, side, &timestamp),
-            "TaskUpdate" => self.task_update(&input, side, &timestamp),
+        let change = match name.as_str() {
+            "TodoWrite" => self.todo_write(&input),
+            // Redacted as they are held: the state they wait in is saved.
+            "TaskUpdate" => text(&input.task_id).map(|task| Change::Task {
+                id: task.to_owned(),
+                subject: text(&input.subject).map(|s| self.clean(s).into_owned()),
+                status: text(&input.status).map(str::to_owned),
+            }),
             "ExitPlanMode" => {
-                if let Some(plan) = text(&input.plan) {
-                    self.plan(plan, &id, side, &timestamp);
-                }
+                text(&input.plan).map(|plan| Change::Plan(self.clean(plan).into_owned()))
             }
+            _ => None,
+        };
+        if let Some(change) = change {
+            if self.state.proposed.len() == PROPOSED_MAX {
+                self.state.proposed.pop_front();
+            }
+            self.state.proposed.push_back(Proposal {
+                call: id.clone(),
+                side,
+                timestamp: timestamp.clone(),
+                change,
+            });
+        }
+        match name.as_str() {
             "Edit" | "MultiEdit" => self.edit(&id, file.as_deref(), &input, side, &timestamp),
             _ => {}
         }
@@ -559,6 +604,12 @@ impl<'w> Extractor<'w> {
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
             .unwrap_or_default();
         let error = block.is_error.0 == Some(true) || result.interrupted.0 == Some(true);
+        if let Some(at) = self.state.proposed.iter().position(|p| p.call == id) {
+            let proposal = self.state.proposed.remove(at).expect("found above");
+            if !error {
+                self.apply(proposal);
+            }
+        }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
         let results = self.state.results;
         let thread = self.thread(side);
@@ -714,8 +765,9 @@ impl<'w> Extractor<'w> {
         let mut matched = false;
         for s in &sentences {
             let sentence = s.text(&paragraphs);
-            let kind = kind_of(sentence);
-            let Some(kind) = kind.filter(|k| kinds.contains(k)) else {
+            let Some(Verdict { kind, from }) =
+                kind_of(sentence, s.form).filter(|v| kinds.contains(&v.kind))
+            else {
                 continue;
             };
             matched = true;
@@ -742,8 +794,16 @@ impl<'w> Extractor<'w> {
                 }
                 continue;
             }
-            let mut event = self.event(kind, sentence, origin, source, timestamp, side);
-            event.rationale = truncate_words(paragraph, RATIONALE_MAX);
+            // Told from its choice when too long to be a summary whole.
+            let summary = match from {
+                0 => Cow::Borrowed(sentence),
+                _ => Cow::Owned(format!("…{}", &sentence[from..])),
+            };
+            let mut event = self.event(kind, &summary, origin, source, timestamp, side);
+            event.rationale = truncate_words(
+                &introduced(paragraph, &paragraphs[s.paragraph + 1..]),
+                RATIONALE_MAX,
+            );
             event.alternatives = alts.into_iter().take(ALTERNATIVES_MAX).collect();
             self.draft(event, side);
         }
@@ -817,7 +877,9 @@ impl<'w> Extractor<'w> {
             .collect();
         // One write event per file the turn changed.
         let mut files: Vec<&str> = Vec::new();
-        for call in thread.calls.iter().filter(|c| c.op == Op::Write) {
+        // An edit that failed changed nothing.
+        let wrote = |c: &&Call| c.op == Op::Write && c.outcome != Outcome::Error;
+        for call in thread.calls.iter().filter(wrote) {
             if let Some(f) = call.file.as_deref().filter(|f| !files.contains(f)) {
                 files.push(f);
             }
@@ -832,7 +894,7 @@ impl<'w> Extractor<'w> {
             let calls: Vec<&Call> = thread
                 .calls
                 .iter()
-                .filter(|c| c.op == Op::Write && c.file.as_deref() == Some(file))
+                .filter(|c| wrote(c) && c.file.as_deref() == Some(file))
                 .collect();
             let created = calls.iter().all(|c| c.name == "Write");
             let verb = if created { "Wrote" } else { "Edited" };
@@ -915,23 +977,16 @@ impl<'w> Extractor<'w> {
         );
     }
 
+    /// A commit the session made: its subject is the event, its body (trailers left out) the
+    /// rationale. The message is in git already, so its body is not mined for reasoning.
     fn commit(&mut self, mut info: CommitInfo, source: &str, side: bool, timestamp: &str) {
         info.message = self.clean(&info.message).into_owned();
         let (subject, body) = info.message.split_once('\n').unwrap_or((&info.message, ""));
         let kind = commit_kind(subject);
         let mut event = self.event(kind, subject, Origin::Commit, source, timestamp, side);
-        event.rationale = truncate_words(body.trim(), RATIONALE_MAX);
+        event.rationale = truncate_words(without_trailers(body).trim(), RATIONALE_MAX);
         event.commits = info.sha.into_iter().collect();
         self.draft(event, side);
-        let body = body.to_owned();
-        self.reasoning(
-            &body,
-            Origin::Commit,
-            source,
-            timestamp,
-            side,
-            &[Kind::Decision, Kind::Rejection, Kind::Tradeoff],
-        );
     }
 
     fn edit(
@@ -1067,34 +1122,41 @@ impl<'w> Extractor<'w> {
         self.draft(event, side);
     }
 
-    fn todo_write(&mut self, input: &ToolInput<'_>, side: bool, timestamp: &str) {
-        let Some(todos) = input.todos.get() else {
-            return;
-        };
-        self.state.tasks = todos
-            .iter()
-            .filter_map(|t| t.get())
-            .take(TASKS_MAX)
-            .enumerate()
-            .map(|(i, t)| TaskItem {
-                id: (i + 1).to_string(),
-                subject: self.clean(text(&t.content).unwrap_or("")).into_owned(),
-                status: text(&t.status).unwrap_or("pending").to_owned(),
-            })
-            .collect();
-        self.task_event(side, timestamp);
+    /// The task list a TodoWrite call sets.
+    fn todo_write(&self, input: &ToolInput<'_>) -> Option<Change> {
+        let todos = input.todos.get()?;
+        Some(Change::Tasks(
+            todos
+                .iter()
+                .filter_map(|t| t.get())
+                .take(TASKS_MAX)
+                .enumerate()
+                .map(|(i, t)| TaskItem {
+                    id: (i + 1).to_string(),
+                    subject: self.clean(text(&t.content).unwrap_or("")).into_owned(),
+                    status: text(&t.status).unwrap_or("pending").to_owned(),
+                })
+                .collect(),
+        ))
     }
 
-    fn task_update(&mut self, input: &ToolInput<'_>, side: bool, timestamp: &str) {
-        let Some(id) = text(&input.task_id) else {
-            return;
-        };
-        self.set_task(
-            id.to_owned(),
-            text(&input.subject).map(str::to_owned),
-            text(&input.status),
-        );
-        self.task_event(side, timestamp);
+    /// What a tool call that succeeded changes.
+    fn apply(&mut self, p: Proposal) {
+        match p.change {
+            Change::Tasks(tasks) => {
+                self.state.tasks = tasks;
+                self.task_event(p.side, &p.timestamp);
+            }
+            Change::Task {
+                id,
+                subject,
+                status,
+            } => {
+                self.set_task(id, subject, status.as_deref());
+                self.task_event(p.side, &p.timestamp);
+            }
+            Change::Plan(plan) => self.plan(&plan, &p.call, p.side, &p.timestamp),
+        }
     }
 
     fn set_task(&mut self, id: String, subject: Option<String>, status: Option<&str>) {
@@ -1176,6 +1238,23 @@ const REASONING: [Kind; 5] = [
     Kind::Discovery,
 ];
 
+/// A paragraph with what it introduces: the list or paragraphs after it when it ends in a colon
+/// ("The fix is to add a nolint comment, since the pattern is deliberate:").
+fn introduced<'p>(paragraph: &'p str, after: &[String]) -> Cow<'p, str> {
+    if !paragraph.trim_end().ends_with(':') {
+        return Cow::Borrowed(paragraph);
+    }
+    let mut joined = paragraph.to_owned();
+    for next in after.iter().take(INTRODUCED_MAX) {
+        if joined.len() + next.len() > RATIONALE_MAX {
+            break;
+        }
+        joined.push_str("\n- ");
+        joined.push_str(next);
+    }
+    Cow::Owned(joined)
+}
+
 /// Fill in what a draft led to: the tool calls of its message (or, when it made none, of the
 /// next message that did) and the files they touched.
 fn complete(draft: Draft, calls: &[Call]) -> Event {
@@ -1220,6 +1299,24 @@ fn compressed(call: &Call) -> ToolCall {
         name: call.name.clone(),
         input: call.input.clone(),
         outcome: call.outcome,
+    }
+}
+
+/// A commit message's body without its trailers (`Co-Authored-By: …`, `Signed-off-by: …`): the
+/// lines of its last paragraph when each is a `Token: value`.
+fn without_trailers(body: &str) -> &str {
+    let trimmed = body.trim_end();
+    let start = trimmed.rfind("\n\n").map_or(0, |i| i + 2);
+    let last = &trimmed[start..];
+    let trailer = |line: &str| {
+        line.split_once(": ").is_some_and(|(token, _)| {
+            !token.is_empty() && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+    };
+    if !last.trim().is_empty() && last.lines().all(trailer) {
+        &trimmed[..start]
+    } else {
+        trimmed
     }
 }
 

@@ -2,13 +2,25 @@
 //!
 //! Markdown is reduced to its words: fenced code blocks and indented code are dropped, bullet
 //! and heading markers and emphasis are removed. Each sentence keeps the paragraph it came from,
-//! which becomes an event's rationale.
+//! which becomes an event's rationale, and the form of its line: prose, a list item, or a heading
+//! or checklist line (which names or ticks off work, and does not reason about it).
 
 /// A sentence: where it stands in its paragraph (no copy of the text is made).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sentence {
     pub paragraph: usize,
     pub range: std::ops::Range<usize>,
+    pub form: Form,
+}
+
+/// The kind of line a sentence's paragraph was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Prose,
+    /// A bullet, a numbered line or a quote.
+    Item,
+    /// A heading or a checklist line (`- [ ]`, `- [x]`).
+    Heading,
 }
 
 impl Sentence {
@@ -20,6 +32,8 @@ impl Sentence {
 /// The paragraphs of `text` (prose only, markup removed) and their sentences.
 pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
     let mut paragraphs: Vec<String> = Vec::new();
+    // The paragraphs that are items or headings, with their form.
+    let mut forms: Vec<(usize, Form)> = Vec::new();
     let mut current = String::new();
     let mut in_fence = false;
     let flush = |current: &mut String, paragraphs: &mut Vec<String>| {
@@ -42,8 +56,9 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
             flush(&mut current, &mut paragraphs);
             continue;
         }
-        let (item, content) = strip_marker(trimmed);
+        let (marker, content) = strip_marker(trimmed);
         // Each bullet or heading stands alone.
+        let item = marker != Form::Prose;
         if item {
             flush(&mut current, &mut paragraphs);
         }
@@ -52,7 +67,11 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
         }
         current.push_str(&strip_emphasis(content));
         if item {
+            let before = paragraphs.len();
             flush(&mut current, &mut paragraphs);
+            if paragraphs.len() > before {
+                forms.push((before, marker));
+            }
         }
     }
     flush(&mut current, &mut paragraphs);
@@ -65,31 +84,40 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
             sentences.push(Sentence {
                 paragraph: i,
                 range: start..start + s.len(),
+                form: forms
+                    .iter()
+                    .find(|(p, _)| *p == i)
+                    .map_or(Form::Prose, |(_, f)| *f),
             });
         }
     }
     (paragraphs, sentences)
 }
 
-/// Remove a leading bullet, number or heading marker; tell whether there was one.
-fn strip_marker(line: &str) -> (bool, &str) {
+/// Remove a leading bullet, number, checkbox or heading marker; tell which there was.
+fn strip_marker(line: &str) -> (Form, &str) {
     let heading = line.trim_start_matches('#');
     if heading.len() != line.len() && heading.starts_with(' ') {
-        return (true, heading.trim_start());
+        return (Form::Heading, heading.trim_start());
     }
-    for marker in ["- [ ] ", "- [x] ", "- ", "* ", "+ ", "> "] {
+    for box_ in ["- [ ] ", "- [x] ", "- [X] ", "* [ ] ", "* [x] "] {
+        if let Some(rest) = line.strip_prefix(box_) {
+            return (Form::Heading, rest.trim_start());
+        }
+    }
+    for marker in ["- ", "* ", "+ ", "> "] {
         if let Some(rest) = line.strip_prefix(marker) {
-            return (true, rest.trim_start());
+            return (Form::Item, rest.trim_start());
         }
     }
     let digits = line.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 && digits < 4 {
         let rest = &line[digits..];
         if let Some(rest) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
-            return (true, rest.trim_start());
+            return (Form::Item, rest.trim_start());
         }
     }
-    (false, line)
+    (Form::Prose, line)
 }
 
 fn strip_emphasis(s: &str) -> String {
@@ -190,5 +218,10 @@ mod tests {
         assert_eq!(sentences.len(), 6);
         assert_eq!(sentences[2].text(&paras), "It is fast.");
         assert_eq!(sentences[2].paragraph, 1);
+        let forms: Vec<Form> = sentences.iter().map(|s| s.form).collect();
+        use Form::*;
+        assert_eq!(forms, [Heading, Prose, Prose, Item, Item, Item]);
+        let (_, checklist) = split("- [x] Use a cursor instead of re-reading the file.");
+        assert_eq!(checklist[0].form, Heading);
     }
 }

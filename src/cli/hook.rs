@@ -234,7 +234,7 @@ fn claude_hook(
 fn write_answer(out: &mut dyn Write, event: &str, context: &str) -> std::io::Result<()> {
     let answer = json!({"hookSpecificOutput": {
         "hookEventName": event,
-        "additionalContext": context,
+        "additionalContext": hooks::capped(context),
     }});
     writeln!(out, "{answer}")?;
     out.flush()
@@ -347,9 +347,9 @@ impl Watchdog {
     }
 }
 
-/// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed; a busy
-/// store, or more (a first build), is left to the next command that reads it. What the index
-/// left out, being unreadable, is logged.
+/// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed (a first
+/// build of a few notes included); a busy store, or more, is left to the next command that reads
+/// it. What the index left out, being unreadable, is logged.
 fn follow_notes(store: &Store, what: &str) -> Result<(), String> {
     match index::refresh_within(store, Some(index::HOOK_MOST)) {
         Ok(_) | Err(store::Error::Busy) => {}

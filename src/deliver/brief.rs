@@ -46,6 +46,9 @@ struct Decision {
     rejected: Vec<String>,
     files: Vec<String>,
     session: String,
+    /// The first commit it came with, and when it was made.
+    commit: String,
+    when: String,
 }
 
 /// The brief for `current` (the session starting, left out of it), or nothing when there is
@@ -105,6 +108,8 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
             };
             if view.superseded_by(d)?.is_none() {
                 decisions.push(Decision {
+                    commit: decision.commits.first().cloned().unwrap_or_default(),
+                    when: decision.timestamp,
                     kind: decision.kind,
                     choice: decision.choice,
                     rejected: decision.rejected,
@@ -123,6 +128,8 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
             files: node.files,
         });
     }
+    // What was ruled out first: the cheapest mistake to repeat.
+    decisions.sort_by_key(|d| d.kind != "rejection");
     Ok((sessions, decisions))
 }
 

@@ -18,6 +18,7 @@
 //! An event is given to a session once (the caller records it with [`given`] once the answer
 //! is sure to go out).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -49,6 +50,34 @@ pub const EVENTS: [&str; 8] = [
 const PROMPT_TOKENS: usize = 1_500;
 /// Tokens a file is given at most.
 const FILE_TOKENS: usize = 300;
+/// Characters of a hook's answer Claude Code passes on whole: past them the model sees only a
+/// short preview and the path of a file holding the rest. Counted as JavaScript counts a
+/// string's length, in UTF-16 code units. The token budgets keep answers far below it (1,500
+/// tokens are at most about 5,300 characters); [`capped`] makes sure.
+pub const OUTPUT_MAX: usize = 10_000;
+
+/// `context` within [`OUTPUT_MAX`]: whole lines up to the cap, with a last line saying that
+/// the rest was left out.
+pub fn capped(context: &str) -> Cow<'_, str> {
+    let units = |s: &str| s.encode_utf16().count();
+    if units(context) <= OUTPUT_MAX {
+        return Cow::Borrowed(context);
+    }
+    const CUT: &str = "(cut to Claude Code's limit on a hook's output)";
+    let mut out = String::new();
+    let mut used = units(CUT);
+    for line in context.split_inclusive('\n') {
+        let n = units(line);
+        if used + n > OUTPUT_MAX {
+            break;
+        }
+        out.push_str(line);
+        used += n;
+    }
+    out.push_str(CUT);
+    Cow::Owned(out)
+}
+
 /// The tools whose file is given its decisions.
 const FILE_TOOLS: [&str; 4] = ["Read", "Edit", "MultiEdit", "Write"];
 
@@ -386,4 +415,25 @@ fn inject(store: &Store, request: Request<'_>) -> Result<Response, String> {
         given: answer.items.iter().map(|i| i.id.clone()).collect(),
         context: Some(answer.text),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_kept_within_claude_codes_cap() {
+        // At the cap exactly, an answer is given whole.
+        let at = "x".repeat(OUTPUT_MAX);
+        assert_eq!(capped(&at), at.as_str());
+        // One unit over, whole lines are kept and the cut is said. An emoji counts two units.
+        let line = format!("- {}\n", "é".repeat(97));
+        let mut over = line.repeat(OUTPUT_MAX / 100);
+        over.push('🦀');
+        assert_eq!(over.encode_utf16().count(), OUTPUT_MAX + 2);
+        let cut = capped(&over);
+        assert!(cut.encode_utf16().count() <= OUTPUT_MAX);
+        assert!(cut.ends_with("(cut to Claude Code's limit on a hook's output)"));
+        assert!(cut.lines().rev().skip(1).all(|l| l == line.trim_end()));
+    }
 }

@@ -53,7 +53,7 @@ const FILE_TEMPLATE: &str = include_str!("../../templates/file.md.j2");
 /// What a query is for, which decides what it weighs and how it renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
-    /// A prompt: every kind of reasoning; files changed in the working tree are hints;
+    /// A prompt: decisions, rejections, trade-offs and findings; files changed in the working tree are hints;
     /// `templates/query.md.j2`.
     Prompt,
     /// A file about to be read or changed (`files`): its standing decisions, rejected
@@ -537,17 +537,36 @@ impl Hasher for Xxh3 {
     }
 }
 
-/// How much a kind of event is worth injecting: what was decided and ruled out first.
+/// Where an item about the files at hand (found through them, or asked about a file) goes:
+/// rejections first, then decisions; `None` for the rest, which keep their score's order.
+fn at_hand(item: &Item) -> Option<u8> {
+    if !item.found_by.contains(&"file") {
+        return None;
+    }
+    match item.kind {
+        Kind::Rejection => Some(0),
+        Kind::Decision => Some(1),
+        _ => None,
+    }
+}
+
+/// Whether events of a kind are ever given in an answer: reasoning, not narration.
+fn given(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Decision | Kind::Rejection | Kind::Tradeoff | Kind::Discovery
+    )
+}
+
+/// How much a kind of event is worth giving: what was ruled out first (the cheapest mistake to
+/// repeat), then what was decided.
 fn kind_weight(kind: Kind) -> f64 {
     match kind {
-        Kind::Decision => 1.0,
-        Kind::Rejection => 0.95,
-        Kind::Tradeoff => 0.9,
-        Kind::Bugfix | Kind::Feature | Kind::Refactor => 0.75,
-        Kind::Discovery => 0.7,
-        Kind::Raw => 0.6,
-        Kind::Exploration => 0.5,
-        _ => 0.3,
+        Kind::Rejection => 1.0,
+        Kind::Decision => 0.95,
+        Kind::Tradeoff => 0.85,
+        Kind::Discovery => 0.8,
+        _ => 0.0,
     }
 }
 
@@ -611,12 +630,15 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     kept.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     let best = kept.first().map_or(0.0, |i| i.score);
     let before = kept.len();
-    kept.retain(|i| i.score >= best * RELATIVE_FLOOR);
+    // What was ruled out or decided about the files at hand stays, however it scores.
+    kept.retain(|i| at_hand(i).is_some() || i.score >= best * RELATIVE_FLOOR);
     left_out.weak += before - kept.len();
     // What the session has already, it is not given again; nothing weaker takes its place.
     let before = kept.len();
     kept.retain(|i| !request.exclude.contains(&i.id));
     left_out.given = before - kept.len();
+    // What was ruled out about the files at hand first, then what was decided about them.
+    kept.sort_by_key(|i| at_hand(i).unwrap_or(2));
 
     let (chosen, text) = pack(kept, request, &mut left_out);
     Ok(Answer {
@@ -666,6 +688,11 @@ fn evaluate(
         let Some(event) = g.event(commit, &id)? else {
             continue;
         };
+        // Explorations, unclassified thinking and commit subjects are not given: only what
+        // was decided, ruled out, traded away or found.
+        if !given(event.kind) {
+            continue;
+        }
         // About to change a file: what was decided about it, not about its neighbours.
         if request.focus == Focus::File && !(event.kind.stands() && event.concerns(&request.files))
         {

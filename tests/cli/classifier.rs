@@ -1,84 +1,156 @@
-//! The heuristic classifier measured against real labelled sentences
-//! (`tests/data/classifier-labelled.jsonl`, see `tests/data/README.md`).
+//! The classifier measured against sentences of real sessions labelled blind to it
+//! (`tests/data/reasoning-labelled.jsonl`, see `tests/data/README.md`). Its rules were written
+//! on the tuning half; the test half, never looked at while writing them, gives the figures.
 
 use std::collections::BTreeMap;
 
 use git_agent_context::classify::heuristic::classify;
-use git_agent_context::event::Kind;
+use git_agent_context::classify::sentences::Form;
 
-const LABELS: &str = include_str!("../data/classifier-labelled.jsonl");
-const KINDS: [&str; 4] = ["decision", "rejection", "tradeoff", "exploration"];
+const LABELS: &str = include_str!("../data/reasoning-labelled.jsonl");
 
-#[derive(Default)]
-struct Tally {
+struct Row {
+    half: String,
+    keep: bool,
+    /// The label's kind (keep) or reason (drop).
+    why: String,
+    text: String,
+    form: Form,
+}
+
+fn rows() -> Vec<Row> {
+    LABELS
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let row: serde_json::Value =
+                serde_json::from_str(line).expect("labelled rows are JSON");
+            let field = |k: &str| row[k].as_str().unwrap_or_default().to_owned();
+            let keep = field("label") == "keep";
+            Row {
+                half: field("half"),
+                keep,
+                why: if keep { field("kind") } else { field("reason") },
+                text: field("text"),
+                form: match field("form").as_str() {
+                    "item" => Form::Item,
+                    "heading" => Form::Heading,
+                    _ => Form::Prose,
+                },
+            }
+        })
+        .collect()
+}
+
+#[derive(Default, Debug)]
+struct Figures {
+    items: usize,
     true_pos: usize,
     false_pos: usize,
     false_neg: usize,
+    /// Kept sentences labelled as narration of the next step.
+    narration: usize,
+}
+
+impl Figures {
+    fn precision(&self) -> f64 {
+        self.true_pos as f64 / (self.true_pos + self.false_pos).max(1) as f64
+    }
+    fn recall(&self) -> f64 {
+        self.true_pos as f64 / (self.true_pos + self.false_neg).max(1) as f64
+    }
+    fn procedural(&self) -> f64 {
+        self.narration as f64 / (self.true_pos + self.false_pos).max(1) as f64
+    }
+}
+
+fn measure(rows: &[Row], half: &str) -> Figures {
+    let verbose = std::env::var_os("CLASSIFIER_VERBOSE").is_some();
+    let mut f = Figures::default();
+    for r in rows.iter().filter(|r| r.half == half) {
+        f.items += 1;
+        let kept = classify(&r.text, r.form).map(|v| v.kind);
+        match (kept, r.keep) {
+            (Some(_), true) => f.true_pos += 1,
+            (Some(k), false) => {
+                f.false_pos += 1;
+                f.narration += usize::from(r.why == "narration");
+                if verbose {
+                    eprintln!("{half} FP {k} (labelled {}): {}", r.why, r.text);
+                }
+            }
+            (None, true) => {
+                f.false_neg += 1;
+                if verbose {
+                    eprintln!("{half} FN (labelled {}): {}", r.why, r.text);
+                }
+            }
+            (None, false) => {}
+        }
+    }
+    f
 }
 
 #[test]
-fn precision_and_recall_per_kind_on_real_sentences() {
-    let mut tallies: BTreeMap<&str, Tally> = KINDS.iter().map(|k| (*k, Tally::default())).collect();
-    let mut rows = 0;
-    for line in LABELS.lines().filter(|l| !l.trim().is_empty()) {
-        let row: serde_json::Value = serde_json::from_str(line).expect("labelled rows are JSON");
-        let text = row["text"].as_str().expect("text");
-        let label = row["label"].as_str().expect("label");
-        rows += 1;
-        let predicted = match classify(text) {
-            Some(k @ (Kind::Decision | Kind::Rejection | Kind::Tradeoff | Kind::Exploration)) => {
-                Some(k.as_str())
-            }
-            _ => None,
-        };
-        if predicted == Some(label) {
-            tallies.get_mut(label).unwrap().true_pos += 1;
-            continue;
-        }
-        if let Some(p) = predicted {
-            tallies.get_mut(p).unwrap().false_pos += 1;
-            if std::env::var_os("CLASSIFIER_VERBOSE").is_some() {
-                eprintln!("FP {p:<11} (labelled {label}): {text}");
-            }
-        }
-        if let Some(t) = tallies.get_mut(label) {
-            t.false_neg += 1;
-            if std::env::var_os("CLASSIFIER_VERBOSE").is_some() {
-                eprintln!("FN {label:<11} (got {predicted:?}): {text}");
-            }
-        }
-    }
-    assert!(
-        rows >= 150,
-        "the labelled set has {rows} sentences; at least 150 are required"
-    );
-    println!("classifier on {rows} labelled sentences:");
-    println!(
-        "{:<12} {:>9} {:>7} {:>5}",
-        "kind", "precision", "recall", "n"
-    );
-    let mut failures = Vec::new();
-    for (kind, t) in &tallies {
-        let precision = t.true_pos as f64 / (t.true_pos + t.false_pos).max(1) as f64;
-        let recall = t.true_pos as f64 / (t.true_pos + t.false_neg).max(1) as f64;
+fn reasoning_set_precision_and_recall_on_the_test_half() {
+    let rows = rows();
+    let mut per_half = BTreeMap::new();
+    for half in ["tune", "test"] {
+        let f = measure(&rows, half);
         println!(
-            "{kind:<12} {precision:>9.2} {recall:>7.2} {:>5}",
-            t.true_pos + t.false_neg
+            "{half}: {} sentences, precision {:.2}, recall {:.2}, procedural share of kept {:.2} \
+             (tp {}, fp {}, fn {})",
+            f.items,
+            f.precision(),
+            f.recall(),
+            f.procedural(),
+            f.true_pos,
+            f.false_pos,
+            f.false_neg
         );
-        if matches!(*kind, "decision" | "rejection") && precision < 0.80 {
-            failures.push(format!("{kind} precision {precision:.2} < 0.80"));
-        }
-        // Floors a little under the figures the README reports, so that they stay true.
-        let floor = match *kind {
-            "exploration" => 0.75,
-            "tradeoff" => 0.45,
-            _ => 0.55,
-        };
-        if recall < floor {
-            failures.push(format!("{kind} recall {recall:.2} < {floor:.2}"));
-        }
-        // A family that never fires would pass a precision bar trivially.
-        assert!(t.true_pos > 0, "{kind}: no sentence recognised");
+        per_half.insert(half, f);
     }
-    assert!(failures.is_empty(), "{}", failures.join("; "));
+    let test = &per_half["test"];
+    assert!(
+        test.items >= 400,
+        "the test half has {} sentences",
+        test.items
+    );
+    // Floors a little under the figures the README reports, so that they stay true.
+    assert!(
+        test.precision() >= PRECISION_FLOOR,
+        "precision {:.2} < {PRECISION_FLOOR}",
+        test.precision()
+    );
+    assert!(
+        test.recall() >= RECALL_FLOOR,
+        "recall {:.2} < {RECALL_FLOOR}",
+        test.recall()
+    );
+    assert!(
+        test.procedural() <= PROCEDURAL_CEILING,
+        "procedural share {:.2} > {PROCEDURAL_CEILING}",
+        test.procedural()
+    );
+}
+
+// Measured on the test half: precision 0.63, recall 0.21, procedural share 0.11 — 3 of 27 kept
+// (the extractor before these rules: precision 0.26, recall 0.71; docs/quality.md).
+const PRECISION_FLOOR: f64 = 0.58;
+const RECALL_FLOOR: f64 = 0.18;
+const PROCEDURAL_CEILING: f64 = 0.15;
+
+#[test]
+fn the_labelled_set_is_split_by_session_and_labelled_blind() {
+    let rows = rows();
+    assert!(rows.len() >= 800, "{} labelled sentences", rows.len());
+    let mut halves: BTreeMap<String, String> = BTreeMap::new();
+    for line in LABELS.lines().filter(|l| !l.trim().is_empty()) {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let source = row["source"].as_str().unwrap().to_owned();
+        let half = row["half"].as_str().unwrap().to_owned();
+        // One session's sentences never straddle the halves.
+        assert_eq!(halves.entry(source).or_insert(half.clone()), &half);
+    }
+    assert!(halves.len() >= 60, "{} transcripts", halves.len());
 }

@@ -99,17 +99,26 @@ fn a_file_about_to_change_gets_its_decisions_and_rejections() {
     );
     let context = injected(repo, "PreToolUse", &write).expect("decisions for cache.rs");
     assert!(
-        context.starts_with("Recorded decisions on src/cache.rs"),
+        context.starts_with("Notes on src/cache.rs from earlier sessions (git agent-context)"),
         "{context}"
     );
     assert!(
-        context.contains("- rejected: An LRU cache won't work"),
+        context.contains("- rejected: \"An LRU cache won't work"),
+        "{context}"
+    );
+    assert!(context.contains("not taken: \"an LRU cache\""), "{context}");
+    // What was ruled out comes first; every note says where it comes from; nothing is an order.
+    assert!(
+        context.find("- rejected:") < context.find("- decided:"),
         "{context}"
     );
     assert!(
-        context.contains("do not re-propose: an LRU cache"),
+        context.contains("[commit 7832cc6, session s1-cache, 2026-01-05, event "),
         "{context}"
     );
+    for order in ["keep to them", "do not re-propose"] {
+        assert!(!context.contains(order), "{context}");
+    }
     // Explorations are not standing decisions, nor are the decisions of the files beside it.
     assert!(!context.contains("Read how the HTTP client"), "{context}");
     assert!(!context.contains("connection pool"), "{context}");
@@ -332,10 +341,11 @@ fn a_new_session_is_briefed_on_recent_work() {
     assert!(!brief.contains("s1-cache"), "{brief}");
     // Their standing decisions, with what they rejected; not the one a later one replaced.
     assert!(
-        brief.contains("- Derive the connection pool size from the CPU count"),
+        brief.contains("- decided: \"Derive the connection pool size from the CPU count"),
         "{brief}"
     );
-    assert!(brief.contains("  rejected: a fixed size"), "{brief}");
+    assert!(brief.contains("  not taken: \"a fixed size\""), "{brief}");
+    assert!(!brief.to_lowercase().contains("keep to"), "{brief}");
     assert!(
         !brief.contains("Fix the connection pool size at ten"),
         "{brief}"
@@ -356,7 +366,7 @@ fn a_new_session_is_briefed_on_recent_work() {
     repo.git(&["checkout", "-q", &s.commits["c5"]]);
     let back = injected(repo, "SessionStart", &start).expect("a brief");
     assert!(
-        back.contains("- rejected: Retrying POST requests was rejected: they are not idempotent and a retry could charge a customer twice; retrying every method (src/http/client.rs)"),
+        back.contains("- rejected: \"Retrying POST requests was rejected: they are not idempotent and a retry could charge a customer twice; retrying every method\" (src/http/client.rs)"),
         "{back}"
     );
     // A repository with nothing recorded gives nothing.
@@ -422,8 +432,11 @@ fn after_compaction_a_session_is_told_where_its_work_stands() {
         context.contains("Request: add a small cache module"),
         "{context}"
     );
+    // Its TodoWrite failed ("No such tool available"): that list was never the session's.
+    assert!(!context.contains("Write cache module"), "{context}");
+    // A long sentence is told from its choice, not cut before it.
     assert!(
-        context.contains("Current task: Write cache module"),
+        context.contains("- …instead I'll go with a simple TTL map because entries expire"),
         "{context}"
     );
     assert!(

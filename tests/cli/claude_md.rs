@@ -29,7 +29,7 @@ fn the_section_is_regenerated_between_the_markers_and_nothing_else_changes() {
         .unwrap();
     assert!(db < pool, "{section}");
     assert!(
-        section.contains("  - do not re-propose: a fixed size\n"),
+        section.contains("  - not taken: a fixed size\n"),
         "{section}"
     );
     assert!(

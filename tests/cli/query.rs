@@ -204,9 +204,13 @@ fn superseded_and_stale_reasoning_is_marked_and_kept_out() {
         .unwrap_or_else(|| panic!("{answer}"));
     assert_eq!(cpu["supersedes"][0]["id"], s.ids["pool.fixed"].as_str());
     assert!(answer["left_out"]["superseded"].as_u64().unwrap() >= 1);
-    assert!(answer["text"].as_str().unwrap().contains(
-        "replaces the earlier decision: Fix the connection pool size at ten connections"
-    ));
+    assert!(
+        answer["text"].as_str().unwrap().contains(
+            "replaced an earlier note: \"Fix the connection pool size at ten connections for now\""
+        ),
+        "{}",
+        answer["text"]
+    );
 
     // The logs: JSON lines are gone from HEAD; asked about JSON logs, logfmt is what is live.
     let answer = s.repo.json(&[
@@ -258,11 +262,11 @@ fn the_budget_is_kept_and_the_human_output_is_the_rendered_context() {
         "Why does src/cache.rs use a TTL instead of an LRU?",
     ]);
     assert!(
-        text.starts_with("Recorded reasoning behind the code this touches (git agent-context):\n"),
+        text.starts_with("Notes from earlier sessions in this repository (git agent-context)."),
         "{text}"
     );
-    assert!(text.contains("- decision: Use a TTL map for the response cache"));
-    assert!(text.contains("not taken: an LRU cache"));
+    assert!(text.contains("- decided: \"Use a TTL map for the response cache"));
+    assert!(text.contains("not taken: \"an LRU cache\""));
     assert_eq!(
         s.repo.ok(&["query", "quantum chromodynamics"]),
         "no recorded reasoning bears on this prompt\n"

@@ -93,8 +93,9 @@ fn no_secret_reaches_git_the_store_a_hook_or_a_command() {
             0 => text(&msg, &format!("I'll go with this because the deploy needs it:\n{sample}")),
             1 => prompt(&format!("p{i}"), &format!("We decided to use this instead of the old one: {sample}"), AT),
             2 => tool(&msg, &id, "Bash", json!({"command": format!("deploy --config '{sample}'")})),
-            3 => tool(&msg, &id, "TodoWrite", json!({"todos": [{"content": format!("Rotate {sample}"), "status": "pending"}]})),
-            4 => tool(&msg, &id, "ExitPlanMode", json!({"plan": format!("Plan: use the vault.\n\nWe chose it over env files because of {sample}")})),
+            // A task list and a plan count once their call succeeds.
+            3 => tool(&msg, &id, "TodoWrite", json!({"todos": [{"content": format!("Rotate {sample}"), "status": "pending"}]})) + &bash_result(&id, "ok", AT),
+            4 => tool(&msg, &id, "ExitPlanMode", json!({"plan": format!("Plan: use the vault.\n\nWe chose it over env files because of {sample}")})) + &bash_result(&id, "ok", AT),
             _ => say(&msg, AT, json!([{"type": "thinking", "thinking": format!("I'll keep the setting because the migration needs it: {sample}")}])),
         });
     }
@@ -275,7 +276,7 @@ fn what_a_session_saw_of_excluded_files_stays_out_whoever_reads_it() {
         prompt("p1", "Wire the staging flags", AT),
         tool("m1", "g1", "Grep", json!({"pattern": "FLAG", "output_mode": "content"})),
         bash_result("g1", "src/flags.py:3:FLAG = env('FLAG')\n.env.staging:3:STAGING_FLAG=orange-lamp-5519\n", AT),
-        text("m2", "I'll go with plum-sauce-314 from the subagent's report instead of a new token, and set orange-lamp-5519 as the flag."),
+        text("m2", "I'll go with plum-sauce-314 from the subagent's report instead of a new token, because a new one logs everyone out, and set orange-lamp-5519 as the flag."),
         text("m3", "The header is:\n\nAuthorization: Bearer Q9f8e7d6c5b4a39281706f5e4d3c2b1a0 and we chose it instead of basic auth because the gateway needs it."),
         text("m4", "The staging db password: Xk9mP2qLz8vBn4Wc is what we'll keep instead of a new one, because rotating it now would break staging."),
         tool("c1", "commit1", "Bash", json!({"command": "git commit -am 'feat: the app'"})),
@@ -313,6 +314,9 @@ fn what_a_session_saw_of_excluded_files_stays_out_whoever_reads_it() {
         kept.contains("Searched for [REDACTED:excluded-file] (Grep)"),
         "the searches are kept, their patterns scrubbed"
     );
-    assert!(kept.contains("I'll go with [REDACTED:excluded-file] from the subagent's report"));
+    assert!(
+        kept.contains("I'll go with [REDACTED:excluded-file] from the subagent's report"),
+        "the decision is kept, its values scrubbed"
+    );
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }

@@ -40,8 +40,9 @@ use lines::{Entry, LineHash};
 
 const DIR: &str = "index";
 const FORMAT: &str = "git-agent-context index 1";
-/// The most changed notes a git hook takes into the index; a first build or a large fetch is
-/// left to the next command, which need not stay within a hook's budget.
+/// The most changed notes a hook takes into the index (a first build counts them all); more, as
+/// after a large fetch, are left to the next command, which need not stay within a hook's
+/// budget.
 pub const HOOK_MOST: usize = 20;
 /// The line that marks an index being written: it is not to be trusted.
 const DIRTY: &str = "dirty";
@@ -169,9 +170,11 @@ pub fn refresh(store: &Store) -> Result<()> {
     refresh_within(store, None).map(|_| ())
 }
 
-/// [`refresh`], unless more than `most` notes changed (a first build, a large fetch): what a
-/// hook does, which must stay fast and leaves large updates to the next command that reads.
-/// False when it left the update.
+/// [`refresh`], unless more than `most` notes changed (a first build of a repository with many
+/// notes, a large fetch): what a hook does, which must stay fast and leaves large updates to the
+/// next command that reads. A first build of a few notes it makes, so that the hooks of a new
+/// repository find the reasoning of its first commits by their files. False when it left the
+/// update.
 pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
     let dir = store.dir().join(DIR);
     let repo = store.repo();
@@ -183,10 +186,6 @@ pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
         || (tip.is_none() && !dir.exists())
     {
         return Ok(true);
-    }
-    // A first build (or one after a cut-short update) is not a hook's to make: no lock taken.
-    if most.is_some() && state.is_none() {
-        return Ok(false);
     }
     let _lock = store.lock()?;
     update(store, &dir, most)
@@ -242,9 +241,6 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
     let repo = store.repo();
     let tip = notes::tip(&repo)?;
     let state = State::read(dir);
-    if most.is_some() && state.is_none() {
-        return Ok(false);
-    }
     let mut state = match state {
         Some(s) if s.notes == tip && !s.readable_again(&repo) => return Ok(true),
         Some(s) => s,
