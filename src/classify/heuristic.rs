@@ -106,7 +106,6 @@ const GROUPS: [(Kind, &[&str]); 5] = [
         &[
             r"\btrade-?offs?\b",
             r"\bat the (cost|expense|price) of\b",
-            r"\bfor now\b",
             r"\bgood enough\b",
             r"\bbut (still )?(requires|keeps|costs|loses|adds|means)\b",
             r"\b(acceptable|worth the)\b",
@@ -145,6 +144,8 @@ const NOT_REASONING: &[&str] = &[
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",
     r"^(ah|oh|hmm|wait|ok so|okay so)\b",
+    r"\bnot too (slow|complex|complicated|fragile|risky|expensive|brittle|heavy|invasive|strict)\b",
+    r"\b(cherry-picked|merged|rebased|reverted|squashed)\b",
     // Housekeeping: committing, staging, pull requests, replies, making a test pass.
     r"\b(to|is|and|then) (commit|stage|push|amend|rebase|cherry-pick|open a pr|create a pr|update the pr|reply)\b",
     r"\b(update|fix|change|adjust) (this|the|that) test\b",
@@ -231,13 +232,16 @@ pub fn classify(sentence: &str, form: Form) -> Option<Verdict> {
         return None;
     }
     if let Some(head) = s.strip_suffix(':') {
-        // "The fix is to:" introduces its content; "Use X, since Y:" states it.
+        // "The fix is to:" introduces its content; "Use X, since Y:" states it, with its reason.
         let head = head.trim_end();
         let head = match EXAMPLE.find(head) {
             Some(m) => &head[..m.start()],
             None => head,
         };
-        if head.split_whitespace().count() <= 5 || LEADS_IN.is_match(head.as_bytes()) {
+        if head.split_whitespace().count() <= 5
+            || !REASONS.is_match(head.as_bytes())
+            || LEADS_IN.is_match(head.as_bytes())
+        {
             return None;
         }
         s = head;

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::config::Backend;
 use crate::event::time::unix_seconds;
-use crate::event::{Event, Kind, truncate_words};
+use crate::event::{Event, Kind, Origin, truncate_words};
 use crate::retrieve::head::HeadTree;
 use crate::retrieve::hints::{self, Hint};
 use crate::retrieve::index::{self, Index, Ownership, terms};
@@ -689,8 +689,13 @@ fn evaluate(
             continue;
         };
         // Explorations, unclassified thinking and commit subjects are not given: only what
-        // was decided, ruled out, traded away or found.
-        if !given(event.kind) {
+        // was decided, ruled out, traded away or found, in words. An edit undone after a
+        // failing command says what happened, not why; a plan's many words match most prompts,
+        // so it is given for the files it concerns only.
+        if !given(event.kind)
+            || event.origin == Origin::ToolSequence
+            || (event.origin == Origin::Plan && !c.found_by.contains("file"))
+        {
             continue;
         }
         // About to change a file: what was decided about it, not about its neighbours.

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Replay a corpus of real sessions in time order and ask, before each of many later tasks, what
+reasoning bears on the task's first prompt: the relevance of what a prompt is given.
+
+Run by hand, not in CI (see docs/quality.md):
+
+    python3 eval/replay.py run --corpus <checkpoints checkout> --repo <clone of the project> \\
+        --bin target/release/git-agent-context --out <scratch folder> [--tasks 40]
+    # the judges label <out>/to-judge.jsonl into <out>/judged.jsonl (eval/RUBRIC.md, last part)
+    python3 eval/replay.py score --out <scratch folder>
+
+`run` clones the project afresh into `<out>/clone`, then walks the sessions in the order they
+started. Before each chosen task (one in every few sessions of the later 60%, whose first prompt
+is a real request), it extracts every session that started earlier, checks out the last commit
+of the default branch made before the task started, and gives the task's first prompt to the
+prompt hook (`hook UserPromptSubmit`, as Claude Code would), which answers as `query` does within
+its own rules; then it runs `query` with the files the task went on to change, to tell whether
+any reasoning was recorded on them. It writes
+`to-judge.jsonl`: per task, its prompt and files and the items, without their scores or why they
+were found, for judges who label each item `relevant`, `narration` or `unrelated`.
+
+`score` reads `judged.jsonl` (one line per task: {"task": n, "labels": ["relevant", ...]}) and
+prints the share of items of each label and the share of tasks with recorded reasoning on their
+files that were given at least one relevant item.
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+
+def sessions(corpus):
+    out = []
+    for meta in glob.glob(os.path.join(corpus, "*/*/*/metadata.json")):
+        folder = os.path.dirname(meta)
+        transcript = os.path.join(folder, "full.jsonl")
+        if not os.path.exists(transcript):
+            continue
+        with open(meta) as f:
+            m = json.load(f)
+        prompt = ""
+        try:
+            with open(os.path.join(folder, "prompt.txt"), errors="replace") as f:
+                prompt = f.read().split("\n\n---\n\n")[0].strip()
+        except OSError:
+            pass
+        out.append({
+            "at": m.get("created_at", ""),
+            "transcript": transcript,
+            "source": os.path.relpath(transcript, corpus),
+            "prompt": prompt,
+            "files": m.get("files_touched") or [],
+        })
+    out.sort(key=lambda s: s["at"])
+    return out
+
+
+def a_request(prompt):
+    """A first prompt that asks for work, not a command, a one-word answer or pasted output."""
+    p = prompt.strip()
+    return len(p) >= 40 and not p.startswith(("/", "<")) and "\n\n" not in p[:200]
+
+
+def git(clone, *args):
+    return subprocess.run(["git", "-C", clone, *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def tool(binary, clone, *args):
+    done = subprocess.run([binary, "-C", clone, *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"error: {' '.join(args[:2])}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def injected(binary, clone, prompt, session):
+    """The items the prompt hook gives `prompt` in a new session: each note of its answer (a
+    line "- <kind>: ..." and the lines indented under it but its provenance)."""
+    payload = {"session_id": session, "cwd": clone, "hook_event_name": "UserPromptSubmit",
+               "prompt": prompt}
+    done = subprocess.run([binary, "hook", "UserPromptSubmit"], cwd=clone, input=json.dumps(payload),
+                          capture_output=True, text=True)
+    out = done.stdout.strip()
+    if not out:
+        return []
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    items = []
+    for line in context.splitlines():
+        if line.startswith("- "):
+            kind, _, summary = line[2:].partition(": ")
+            items.append({"kind": kind, "summary": summary, "details": []})
+        elif line.startswith("  ") and items and not line.strip().startswith("[commit"):
+            items[-1]["details"].append(line.strip()[:300])
+    return items
+
+
+def run(args):
+    binary = os.path.abspath(args.bin)
+    clone = os.path.join(args.out, "clone")
+    os.makedirs(args.out, exist_ok=True)
+    subprocess.run(["rm", "-rf", clone], check=True)
+    subprocess.run(["git", "clone", "-q", args.repo, clone], check=True)
+    branch = git(clone, "rev-parse", "--abbrev-ref", "HEAD")
+    all_sessions = sessions(args.corpus)
+    later = all_sessions[int(len(all_sessions) * 0.4):]
+    requests = [i for i, s in enumerate(later) if a_request(s["prompt"])]
+    step = max(1, len(requests) // args.tasks)
+    chosen = {later[i]["source"] for i in requests[::step][: args.tasks]}
+    extracted = 0
+    tasks = []
+    for s in all_sessions:
+        if s["source"] not in chosen:
+            continue
+        # Every session that started before this task is in the store; the task is not.
+        while all_sessions[extracted]["at"] < s["at"]:
+            tool(binary, clone, "extract", "--transcript", all_sessions[extracted]["transcript"])
+            extracted += 1
+        commit = git(clone, "rev-list", "-1", f"--before={s['at']}", f"origin/{branch}")
+        git(clone, "checkout", "-q", "--detach", commit)
+        items = injected(binary, clone, s["prompt"], f"replay-{len(tasks) + 1}")
+        present = [f for f in s["files"] if os.path.exists(os.path.join(clone, f))]
+        on_files = False
+        if present:
+            by_files = json.loads(tool(binary, clone, "query", s["prompt"][:2000], "--files",
+                                       *present[:20], "--json"))
+            on_files = any("file" in i["found_by"] for i in by_files["items"])
+        tasks.append({
+            "task": len(tasks) + 1,
+            "source": s["source"],
+            "at": s["at"],
+            "commit": commit,
+            "prompt": s["prompt"][:800],
+            "files": s["files"][:15],
+            "reasoning_on_files": on_files,
+            "items": items,
+        })
+        print(f"task {len(tasks)}: {len(items)} items, {extracted} sessions in")
+    with open(os.path.join(args.out, "tasks.jsonl"), "w") as f:
+        for t in tasks:
+            f.write(json.dumps(t, ensure_ascii=False) + "\n")
+    with open(os.path.join(args.out, "to-judge.jsonl"), "w") as f:
+        for t in tasks:
+            blind = {k: t[k] for k in ("task", "prompt", "files", "items")}
+            f.write(json.dumps(blind, ensure_ascii=False) + "\n")
+
+
+def score(args):
+    with open(os.path.join(args.out, "tasks.jsonl")) as f:
+        tasks = {t["task"]: t for t in map(json.loads, f)}
+    with open(os.path.join(args.out, "judged.jsonl")) as f:
+        judged = {j["task"]: j["labels"] for j in map(json.loads, f)}
+    counts = {"relevant": 0, "narration": 0, "unrelated": 0}
+    with_reasoning = helped = given = 0
+    for n, t in tasks.items():
+        labels = judged.get(n, [])
+        if len(labels) != len(t["items"]):
+            raise SystemExit(f"error: task {n}: {len(t['items'])} items, {len(labels)} labels")
+        for label in labels:
+            counts[label] += 1
+        given += bool(labels)
+        if t["reasoning_on_files"]:
+            with_reasoning += 1
+            helped += "relevant" in labels
+    total = sum(counts.values())
+    print(f"{len(tasks)} tasks, {given} given something, {total} items")
+    for label, n in counts.items():
+        print(f"  {label}: {n} ({n / max(1, total):.0%})")
+    print(f"tasks with reasoning recorded on their files: {with_reasoning}, "
+          f"given a relevant item: {helped} ({helped / max(1, with_reasoning):.0%})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["run", "score"])
+    ap.add_argument("--corpus")
+    ap.add_argument("--repo")
+    ap.add_argument("--bin")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tasks", type=int, default=40)
+    args = ap.parse_args()
+    run(args) if args.what == "run" else score(args)
+
+
+if __name__ == "__main__":
+    main()
