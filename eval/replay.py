@@ -5,7 +5,7 @@ reasoning bears on the task's first prompt: the relevance of what a prompt is gi
 Run by hand, not in CI (see docs/quality.md):
 
     python3 eval/replay.py run --corpus <checkpoints checkout> --repo <clone of the project> \\
-        --bin target/release/git-agent-context --out <scratch folder> [--tasks 40]
+        --bin target/release/git-agent-context --out <scratch folder> [--tasks 40] [--skip 0]
     # the judges label <out>/to-judge.jsonl into <out>/judged.jsonl (eval/RUBRIC.md, last part)
     python3 eval/replay.py score --out <scratch folder>
 
@@ -106,7 +106,7 @@ def run(args):
     later = all_sessions[int(len(all_sessions) * 0.4):]
     requests = [i for i, s in enumerate(later) if a_request(s["prompt"])]
     step = max(1, len(requests) // args.tasks)
-    chosen = {later[i]["source"] for i in requests[::step][: args.tasks]}
+    chosen = {later[i]["source"] for i in requests[args.skip::step][: args.tasks]}
     extracted = 0
     tasks = []
     for s in all_sessions:
@@ -178,6 +178,8 @@ def main():
     ap.add_argument("--bin")
     ap.add_argument("--out", required=True)
     ap.add_argument("--tasks", type=int, default=40)
+    ap.add_argument("--skip", type=int, default=0,
+                    help="start the choice this many requests in: another set of tasks")
     args = ap.parse_args()
     run(args) if args.what == "run" else score(args)
 

@@ -42,8 +42,9 @@ const SESSIONS_PER_FILE: usize = 5;
 const EVALUATED: usize = 15;
 /// Items below this share of the best score are not worth their tokens.
 const RELATIVE_FLOOR: f64 = 0.4;
-/// A word shared by at most this share of the events (or by one) matches strongly alone.
-const RARE: f64 = 0.1;
+/// A word shared by at most this share of the events (or by three) is rare: a hook's keyword
+/// match needs one, and another word besides.
+const RARE: f64 = 0.01;
 /// Characters of a rationale shown.
 const RATIONALE_CHARS: usize = 400;
 
@@ -72,8 +73,8 @@ pub struct Request<'a> {
     pub exclude: &'a BTreeSet<String>,
     /// Asked by a hook, which injects nothing rather than noise and must stay fast: only what
     /// the prompt itself points at counts — keyword matches must be strong (two of the
-    /// prompt's terms, or one that at most a tenth of the events share), files changed in the
-    /// working tree are no hints — and the index is read as it is ([`index::read`]).
+    /// prompt's terms, one of them shared by at most a hundredth of the events), files changed
+    /// in the working tree are no hints — and the index is read as it is ([`index::read`]).
     pub hook: bool,
 }
 
@@ -254,23 +255,24 @@ impl<'r> Gather<'r> {
         let lists: Vec<Vec<index::Posting<'_>>> =
             texts.iter().map(|t| t.iter().collect()).collect();
         let total = lists.iter().map(Vec::len).sum();
-        // Per event: its score, and how strongly it matched (words in common; 2 for a rare one).
-        let mut scores: HashMap<&str, (f64, u32), BuildHasherDefault<Xxh3>> =
+        // Per event: its score, the words it shares with the prompt, and whether one of them
+        // is rare.
+        let rare = ((docs as f64 * RARE) as usize).max(3);
+        let mut scores: HashMap<&str, (f64, u32, bool), BuildHasherDefault<Xxh3>> =
             HashMap::with_capacity_and_hasher(total, BuildHasherDefault::default());
-        let rare = (docs as f64 * RARE).max(1.0);
         for postings in &lists {
             let df = postings.len();
-            let strength = if df as f64 <= rare { 2 } else { 1 };
             for p in postings {
                 let s = scores.entry(p.doc).or_default();
                 s.0 += terms::bm25(p.tf, p.len, df, docs, average);
-                s.1 += strength;
+                s.1 += 1;
+                s.2 |= df <= rare;
             }
         }
         let mut ranked: Vec<(&str, f64)> = scores
             .into_iter()
-            .filter(|(_, (_, strength))| !strict || *strength >= 2)
-            .map(|(doc, (score, _))| (doc, score))
+            .filter(|(_, (_, words, rare))| !strict || *words >= 2 && *rare)
+            .map(|(doc, (score, _, _))| (doc, score))
             .collect();
         let order = |a: &(&str, f64), b: &(&str, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(b.0));
         // The best few in order, without sorting every event a common word is in.
@@ -368,7 +370,7 @@ impl<'r> Gather<'r> {
     /// `file`: the decisions of the hinted files, directly and through the sessions that own
     /// most of them. On a file with thousands of decisions, those already found come first and
     /// a bounded number is read.
-    fn file_backend(&mut self, files: &[String]) -> store::Result<()> {
+    fn file_backend(&mut self, files: &[String], strict: bool) -> store::Result<()> {
         for path in files {
             let mut decisions: Vec<String> = self
                 .view
@@ -380,6 +382,11 @@ impl<'r> Gather<'r> {
             decisions.sort_by_key(|id| !self.candidates.contains_key(id));
             for id in decisions.into_iter().take(NODES_PER_FILE) {
                 self.decision(&id, 0.6)?;
+            }
+            // The other decisions of the sessions that wrote it: not for a hook, to which
+            // only what is about the file itself is worth its place.
+            if strict {
+                continue;
             }
             for session in self.owning_sessions(path, SESSIONS_PER_FILE)? {
                 let decisions = self
@@ -609,7 +616,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     }
     let files: Vec<String> = hinted.iter().map(|(p, _)| p.clone()).collect();
     match request.backend {
-        Backend::File => g.file_backend(&files)?,
+        Backend::File => g.file_backend(&files, request.hook)?,
         Backend::Session => g.session_backend(&files)?,
         Backend::Decision => g.decision_backend()?,
     }
