@@ -106,6 +106,9 @@ def run(args):
     later = all_sessions[int(len(all_sessions) * 0.4):]
     requests = [i for i, s in enumerate(later) if a_request(s["prompt"])]
     step = max(1, len(requests) // args.tasks)
+    if args.skip and (args.skip % step == 0 or args.skip >= step):
+        raise SystemExit(f"error: --skip must be between 1 and {step - 1} to draw other tasks "
+                         f"(one request in {step} is drawn)")
     chosen = {later[i]["source"] for i in requests[args.skip::step][: args.tasks]}
     extracted = 0
     tasks = []

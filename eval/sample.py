@@ -146,10 +146,11 @@ def stored_events(binary, transcript):
 
 def full_sentence(summary, paragraphs):
     """The sentence a (possibly cut) summary was taken from, with its paragraph index."""
-    head = summary.rstrip("…").strip()
+    # A summary may be cut at its end, and told from its choice ("…instead I'll use…").
+    head = summary.strip("…").strip()
     for i, p in enumerate(paragraphs):
         for s in sentences_of(p):
-            if s.startswith(head) or head.startswith(s):
+            if s.startswith(head) or head.startswith(s) or (summary.startswith("…") and head in s):
                 return s, i
     return None, None
 

@@ -257,6 +257,21 @@ impl<'w> Extractor<'w> {
             for task in &mut state.tasks {
                 task.subject = clean.text(&task.subject).into_owned();
             }
+            for proposal in &mut state.proposed {
+                match &mut proposal.change {
+                    Change::Tasks(tasks) => {
+                        for task in tasks {
+                            task.subject = clean.text(&task.subject).into_owned();
+                        }
+                    }
+                    Change::Task {
+                        subject: Some(subject),
+                        ..
+                    } => *subject = clean.text(subject).into_owned(),
+                    Change::Task { subject: None, .. } => {}
+                    Change::Plan(plan) => *plan = clean.text(plan).into_owned(),
+                }
+            }
         }
         state
     }
@@ -471,9 +486,10 @@ impl<'w> Extractor<'w> {
                 subject: text(&input.subject).map(|s| self.clean(s).into_owned()),
                 status: text(&input.status).map(str::to_owned),
             }),
-            "ExitPlanMode" => {
-                text(&input.plan).map(|plan| Change::Plan(self.clean(plan).into_owned()))
-            }
+            "ExitPlanMode" => text(&input.plan).map(|plan| {
+                let plan: String = plan.chars().take(GROUP_TEXT_MAX).collect();
+                Change::Plan(self.clean(&plan).into_owned())
+            }),
             _ => None,
         };
         if let Some(change) = change {
@@ -1302,22 +1318,29 @@ fn compressed(call: &Call) -> ToolCall {
     }
 }
 
-/// A commit message's body without its trailers (`Co-Authored-By: …`, `Signed-off-by: …`): the
-/// lines of its last paragraph when each is a `Token: value`.
+/// A commit message's body without its trailers (`Co-Authored-By: …`, `Signed-off-by: …`): its
+/// last paragraph when each of its lines is a `Token: value` and one token is a trailer's
+/// (`…-by`, or one git and its forges know), as `git interpret-trailers` tells them.
 fn without_trailers(body: &str) -> &str {
-    let trimmed = body.trim_end();
+    let trimmed = body.trim();
     let start = trimmed.rfind("\n\n").map_or(0, |i| i + 2);
     let last = &trimmed[start..];
-    let trailer = |line: &str| {
-        line.split_once(": ").is_some_and(|(token, _)| {
-            !token.is_empty() && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-        })
+    let tokens: Option<Vec<&str>> = last.lines().map(trailer_token).collect();
+    let known = |t: &str| {
+        let t = t.to_ascii_lowercase();
+        t.ends_with("-by") || matches!(t.as_str(), "change-id" | "fixes" | "closes" | "cc" | "bug")
     };
-    if !last.trim().is_empty() && last.lines().all(trailer) {
-        &trimmed[..start]
-    } else {
-        trimmed
+    match tokens {
+        Some(tokens) if tokens.iter().any(|t| known(t)) => trimmed[..start].trim_end(),
+        _ => trimmed,
     }
+}
+
+/// The token of a `Token: value` line.
+fn trailer_token(line: &str) -> Option<&str> {
+    line.split_once(": ")
+        .map(|(token, _)| token)
+        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
 }
 
 fn commit_kind(subject: &str) -> Kind {
@@ -1417,4 +1440,29 @@ fn update(slot: &mut String, value: Option<&str>) {
 
 fn hash(s: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(s.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_body_loses_its_trailers_and_keeps_its_reasoning() {
+        // The body as `commit` has it: what follows the subject's line end.
+        assert_eq!(
+            without_trailers("\nCo-Authored-By: Claude <noreply@anthropic.com>"),
+            ""
+        );
+        assert_eq!(
+            without_trailers(
+                "\nUse a cursor.\n\nSigned-off-by: A <a@b.c>\nCo-Authored-By: Claude <c@d.e>\n"
+            ),
+            "Use a cursor."
+        );
+        // A last paragraph of `Word: text` lines that are no trailers is the body's own.
+        assert_eq!(
+            without_trailers("\nUse a cursor.\n\nWhy: re-reading is quadratic"),
+            "Use a cursor.\n\nWhy: re-reading is quadratic"
+        );
+    }
 }

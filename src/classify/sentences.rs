@@ -32,8 +32,8 @@ impl Sentence {
 /// The paragraphs of `text` (prose only, markup removed) and their sentences.
 pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
     let mut paragraphs: Vec<String> = Vec::new();
-    // The paragraphs that are items or headings, with their form.
-    let mut forms: Vec<(usize, Form)> = Vec::new();
+    // The form of each paragraph, by its index.
+    let mut forms: Vec<Form> = Vec::new();
     let mut current = String::new();
     let mut in_fence = false;
     let flush = |current: &mut String, paragraphs: &mut Vec<String>| {
@@ -70,7 +70,9 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
             let before = paragraphs.len();
             flush(&mut current, &mut paragraphs);
             if paragraphs.len() > before {
-                forms.push((before, marker));
+                // The paragraphs between the last item and this one were prose.
+                forms.resize(before, Form::Prose);
+                forms.push(marker);
             }
         }
     }
@@ -84,10 +86,7 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
             sentences.push(Sentence {
                 paragraph: i,
                 range: start..start + s.len(),
-                form: forms
-                    .iter()
-                    .find(|(p, _)| *p == i)
-                    .map_or(Form::Prose, |(_, f)| *f),
+                form: forms.get(i).copied().unwrap_or(Form::Prose),
             });
         }
     }

@@ -544,10 +544,10 @@ impl Hasher for Xxh3 {
     }
 }
 
-/// Where an item about the files at hand (found through them, or asked about a file) goes:
+/// Where an item about the files at hand (found through them, and naming one of them) goes:
 /// rejections first, then decisions; `None` for the rest, which keep their score's order.
-fn at_hand(item: &Item) -> Option<u8> {
-    if !item.found_by.contains(&"file") {
+fn at_hand(item: &Item, files: &[String]) -> Option<u8> {
+    if !item.found_by.contains(&"file") || !item.files.iter().any(|f| files.contains(f)) {
         return None;
     }
     match item.kind {
@@ -638,14 +638,14 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let best = kept.first().map_or(0.0, |i| i.score);
     let before = kept.len();
     // What was ruled out or decided about the files at hand stays, however it scores.
-    kept.retain(|i| at_hand(i).is_some() || i.score >= best * RELATIVE_FLOOR);
+    kept.retain(|i| at_hand(i, &files).is_some() || i.score >= best * RELATIVE_FLOOR);
     left_out.weak += before - kept.len();
     // What the session has already, it is not given again; nothing weaker takes its place.
     let before = kept.len();
     kept.retain(|i| !request.exclude.contains(&i.id));
     left_out.given = before - kept.len();
     // What was ruled out about the files at hand first, then what was decided about them.
-    kept.sort_by_key(|i| at_hand(i).unwrap_or(2));
+    kept.sort_by_key(|i| at_hand(i, &files).unwrap_or(2));
 
     let (chosen, text) = pack(kept, request, &mut left_out);
     Ok(Answer {

@@ -187,8 +187,35 @@ pub fn refresh_within(store: &Store, most: Option<usize>) -> Result<bool> {
     {
         return Ok(true);
     }
+    // A first build of many notes is left to a command, told before the lock is taken.
+    if let (None, Some(most), Some(tip)) = (&state, most, tip)
+        && !few_notes(&repo, tip, most)?
+    {
+        return Ok(false);
+    }
     let _lock = store.lock()?;
     update(store, &dir, most)
+}
+
+/// Whether the notes at `tip` number at most `most`, told from the top of their tree alone: a
+/// tree with fan-out folders holds hundreds.
+fn few_notes(repo: &gix::Repository, tip: ObjectId, most: usize) -> Result<bool> {
+    let tree = repo
+        .find_commit(tip)
+        .and_then(|c| c.tree())
+        .map_err(git_error(format!("read {}", notes::REF)))?;
+    let mut notes = 0;
+    for entry in tree.iter() {
+        let entry = entry.map_err(git_error(format!("read {}", notes::REF)))?;
+        if entry.mode().is_tree() {
+            return Ok(false);
+        }
+        notes += 1;
+        if notes > most {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Remove the index, its state first: a removal cut short leaves no index that looks whole.
