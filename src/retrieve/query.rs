@@ -847,6 +847,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_notes_naming_the_files_at_hand_go_first() {
+        let item = |kind: Kind, files: &[&str], found_by: Vec<&'static str>| Item {
+            id: String::new(),
+            kind,
+            summary: String::new(),
+            rationale: String::new(),
+            alternatives: Vec::new(),
+            files: files.iter().map(|f| f.to_string()).collect(),
+            commit: String::new(),
+            session: String::new(),
+            prompt: String::new(),
+            timestamp: String::new(),
+            liveness: Liveness::Unknown,
+            found_by,
+            supersedes: Vec::new(),
+            score: 0.0,
+        };
+        let at = ["src/a.rs".to_owned()];
+        let rejected = item(Kind::Rejection, &["src/a.rs"], vec!["file", "keyword"]);
+        assert_eq!(at_hand(&rejected, &at), Some(0));
+        let decided = item(Kind::Decision, &["src/a.rs"], vec!["file"]);
+        assert_eq!(at_hand(&decided, &at), Some(1));
+        // Found through the file's commit, but about another file; or not found through it.
+        let beside = item(Kind::Rejection, &["src/b.rs"], vec!["file"]);
+        assert_eq!(at_hand(&beside, &at), None);
+        let by_word = item(Kind::Rejection, &["src/a.rs"], vec!["keyword"]);
+        assert_eq!(at_hand(&by_word, &at), None);
+        let traded = item(Kind::Tradeoff, &["src/a.rs"], vec!["file"]);
+        assert_eq!(at_hand(&traded, &at), None);
+    }
+
+    #[test]
     fn token_estimate_counts_high_for_prose() {
         let prose = "Use a TTL map instead of an LRU because entries expire by time.";
         // 63 characters: a tokenizer gives about 15 tokens.

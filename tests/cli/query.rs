@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::repo::TestRepo;
 use crate::scenario::{self, Scenario};
 
 /// A prompt, the files given with it, and the events it must return.
@@ -466,5 +467,28 @@ fn reftable_repositories_are_refused_in_one_line() {
         let err = crate::repo::stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("reftable"), "{err}");
+    }
+}
+
+#[test]
+fn a_hook_makes_the_first_index_of_a_few_notes_and_leaves_many_to_a_command() {
+    let note = |i: usize| {
+        format!(
+            r#"{{"kind":"decision","summary":"Decision {i}","id":"{i:032x}","schema_version":1,"session_id":"s","timestamp":"2026-07-01T08:59:00Z","origin":"text","source":"m{i}"}}"#
+        )
+    };
+    let state = |repo: &TestRepo| repo.root.join(".git/agent-context/index/state").exists();
+    for (notes, built) in [(3, true), (30, false)] {
+        let repo = TestRepo::new();
+        for i in 0..notes {
+            let commit = repo.commit(&format!("f{i}.txt"), "x\n", &format!("c{i}"));
+            scenario::add_note(&repo, &commit, &note(i));
+        }
+        assert!(!state(&repo));
+        repo.ok(&["hook", "post-commit"]);
+        assert_eq!(state(&repo), built, "{notes} notes");
+        // A command that reads makes it whatever the number.
+        repo.ok(&["query", "Decision"]);
+        assert!(state(&repo), "{notes} notes");
     }
 }
