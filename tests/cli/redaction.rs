@@ -274,6 +274,10 @@ fn what_a_session_saw_of_excluded_files_stays_out_whoever_reads_it() {
     .concat();
     let main = [
         prompt("p1", "Wire the staging flags", AT),
+        // A task list and a plan still waiting for their result name a value before the
+        // session learns that it comes from an excluded file.
+        tool("m0", "todo1", "TodoWrite", json!({"todos": [{"content": "Set orange-lamp-5519 in staging", "status": "pending"}]})),
+        tool("m0b", "plan1", "ExitPlanMode", json!({"plan": "Plan: flags\n\nUse orange-lamp-5519 for staging."})),
         tool("m1", "g1", "Grep", json!({"pattern": "FLAG", "output_mode": "content"})),
         bash_result("g1", "src/flags.py:3:FLAG = env('FLAG')\n.env.staging:3:STAGING_FLAG=orange-lamp-5519\n", AT),
         text("m2", "I'll go with plum-sauce-314 from the subagent's report instead of a new token, because a new one logs everyone out, and set orange-lamp-5519 as the flag."),
