@@ -30,7 +30,7 @@ const ENV_PREFIX: &str = "GIT_AGENT_CONTEXT_";
 pub const DEFAULT_HOOK_BUDGET_MS: i64 = 1000;
 pub const DEFAULT_EXTRACT_BUDGET_MS: i64 = 5000;
 
-/// How `query` finds reasoning by default (DESIGN §7).
+/// How `query` finds reasoning by default (README.md, `query` and `switch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     /// file → sessions → decisions.

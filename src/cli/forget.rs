@@ -1,5 +1,6 @@
 //! `forget`: take events out of the notes, the decision graph, the pending queue and the local
-//! caches (DESIGN §12), by session, by id or by what they say.
+//! caches (README.md, "Forgetting, and purging what was pushed"), by session, by id or by
+//! what they say.
 //!
 //! As with `git log --author --grep`, each kind of criterion given narrows the choice and
 //! several values of one kind are alternatives: `--session A --match KEY` forgets the events of

@@ -1,15 +1,15 @@
 //! `hook <name>`: the git hooks `post-commit` and `post-rewrite` (see `git-hooks/`), and Claude
 //! Code's hooks (`UserPromptSubmit`, `PreToolUse`, `SessionStart`, …: `deliver::hooks`).
 //!
-//! A hook must never fail or hold up what runs it: it always exits 0, whatever fails —
-//! writing its answer included. A git hook prints nothing; a Claude Code hook prints the
-//! context to inject as Claude Code's JSON, or nothing. A Claude Code hook is held to its
-//! budget (`hook.budget_ms`; `hook.extract_budget_ms` for the hooks that extract a transcript)
-//! from the start of the process — reading its input, opening the repository and reading the
-//! configuration count, with the default budget until the configuration is read — and past it
-//! answers with nothing. A git hook is held to the default `hook.extract_budget_ms` while it
-//! opens the repository and reads the configuration, and past it does nothing. The events of
-//! an answer are recorded as given to the session only once the answer is written. What a hook did, or why it failed, goes to
+//! A hook must never fail or hold up what runs it: it always exits 0, whatever fails — writing its
+//! answer included. A git hook prints nothing; a Claude Code hook prints the context to inject as
+//! Claude Code's JSON, or nothing. A Claude Code hook is held to its budget (`hook.budget_ms`;
+//! `hook.extract_budget_ms` for the hooks that extract a transcript) from the start of the process
+//! — reading its input, opening the repository and reading the configuration count, with the
+//! default budget until the configuration is read — and past it answers with nothing. A git hook is
+//! held to the default `hook.extract_budget_ms` while it opens the repository and reads the
+//! configuration, and past it does nothing. The events of an answer are recorded as given to the
+//! session only once the answer is written. What a hook did, or why it failed, goes to
 //! `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr, the error with its
 //! causes. Outside a git repository it does nothing; a repository it cannot open (a bad
 //! configuration, a `.git/config` git cannot parse) is a failure like any other.

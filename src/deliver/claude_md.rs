@@ -1,8 +1,8 @@
-//! CLAUDE.md's marked section (DESIGN §9): the standing decisions, rejected alternatives and
-//! trade-offs of the decision graph, grouped by component (the folder of the files they
-//! concern), and the work sessions left unfinished — rendered through `claude-md.md.j2` between
-//! `<!-- agent-context:begin -->` and `<!-- agent-context:end -->` in the CLAUDE.md at the top
-//! of the working tree.
+//! CLAUDE.md's marked section (README.md, `claude-md`): the standing decisions, rejected
+//! alternatives and trade-offs of the decision graph, grouped by component (the folder of the files
+//! they concern), and the work sessions left unfinished — rendered through `claude-md.md.j2`
+//! between `<!-- agent-context:begin -->` and `<!-- agent-context:end -->` in the CLAUDE.md at the
+//! top of the working tree.
 //!
 //! Everything outside the markers is kept byte for byte; a file without them gets the section
 //! at its end (a repository without CLAUDE.md gets one holding only the section). The section

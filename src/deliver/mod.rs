@@ -1,5 +1,5 @@
-//! Delivery (DESIGN §9): what goes back into a Claude Code session — the context its hooks
-//! inject, once each per session.
+//! Delivery (README.md, "Claude Code hooks"): what goes back into a Claude Code session — the
+//! context its hooks inject, once each per session.
 
 pub mod brief;
 pub mod claude_md;

@@ -1,12 +1,13 @@
-//! What a new or rewritten commit triggers — the work of the git hooks (DESIGN §6, §9).
+//! What a new or rewritten commit triggers — the work of the git hooks (README.md, "Which
+//! commit gets which reasoning").
 //!
-//! **post-commit** runs inside the agent's `git commit`, before any Claude Code hook: it reads
-//! the session's transcript up to now and attaches the session's pending events to the new
-//! commit. The session is the one `CLAUDE_CODE_SESSION_ID` names (Claude Code sets it in every
-//! Bash subprocess); without it, every session active in this worktree lately
-//! (`link.active_minutes`) whose edits meet the commit's files. During a rebase it does nothing (git
-//! carries the notes, see `notes.rewriteRef`); during a cherry-pick it copies the picked
-//! commit's note, and attaches nothing else.
+//! **post-commit** runs inside the agent's `git commit`, before any Claude Code hook: it reads the
+//! session's transcript up to now and attaches the session's pending events to the new commit. The
+//! session is the one `CLAUDE_CODE_SESSION_ID` names (Claude Code sets it in every Bash
+//! subprocess); without it, every session active in this worktree lately (`link.active_minutes`)
+//! whose edits meet the commit's files. During a rebase it does nothing (git carries the notes, see
+//! `notes.rewriteRef`); during a cherry-pick it copies the picked commit's note, and attaches
+//! nothing else.
 //!
 //! **post-rewrite** (after `commit --amend` and `rebase`) carries notes from the old commits to
 //! the new ones (git already does when configured; merging by id makes that a no-op) and points

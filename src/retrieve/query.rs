@@ -1,5 +1,5 @@
 //! `query "<prompt>"`: the reasoning that bears on a prompt, ranked and packed into a token
-//! budget (DESIGN §8).
+//! budget (README.md, `query`).
 //!
 //! Candidates come from three places: the annotated commits of the hinted files (weighted by
 //! the lines each still owns at HEAD), the decision graph through the chosen backend, and the
@@ -54,8 +54,8 @@ const FILE_TEMPLATE: &str = include_str!("../../templates/file.md.j2");
 /// What a query is for, which decides what it weighs and how it renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
-    /// A prompt: decisions, rejections, trade-offs and findings; files changed in the working tree are hints;
-    /// `templates/query.md.j2`.
+    /// A prompt: decisions, rejections, trade-offs and findings; files changed in the working tree
+    /// are hints; `templates/query.md.j2`.
     Prompt,
     /// A file about to be read or changed (`files`): its standing decisions, rejected
     /// alternatives and trade-offs only; `templates/file.md.j2`.

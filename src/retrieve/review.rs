@@ -1,5 +1,5 @@
-//! Code review with the reasoning beside the diff (DESIGN §9): `show` (one commit), `review`
-//! (a branch's change set) and `log` (commits with their decisions underneath).
+//! Code review with the reasoning beside the diff (README.md, "Code review"): `show` (one commit),
+//! `review` (a branch's change set) and `log` (commits with their decisions underneath).
 //!
 //! A review is the net diff of a range and the reasoning in the notes of the commits in it.
 //! Each piece of reasoning goes with the files it names; one that names none of the changed

@@ -1,7 +1,7 @@
-//! Forgetting events (DESIGN §12): taking them out of every place the store keeps them — the
-//! notes on `refs/notes/agent-context`, the pending queue, the attached index — and making the
-//! decision graph again from what is left, since every node and index line of it derives from
-//! the notes.
+//! Forgetting events (README.md, "Forgetting, and purging what was pushed"): taking them out of
+//! every place the store keeps them — the notes on `refs/notes/agent-context`, the pending queue,
+//! the attached index — and making the decision graph again from what is left, since every node and
+//! index line of it derives from the notes.
 //!
 //! A `--match` also takes its text out of the local copies that are not events: the saved
 //! extraction states (`cursors/`), which hold the open turn's prompt, messages and drafts and

@@ -1,4 +1,5 @@
-//! Linking pending events to the commits their session produced (DESIGN §6).
+//! Linking pending events to the commits their session produced (README.md, "Which commit
+//! gets which reasoning").
 //!
 //! Signals, most trusted first:
 //! 1. commits the session named itself — `toolUseResult.gitOperation.commit.sha`, `[branch

@@ -1,6 +1,6 @@
-//! A damaged store and unusual repositories (issue 7): a truncated note, a damaged note object,
-//! a broken cursor file, an unreadable configuration, store files of the wrong kind, a
-//! repository git cannot open, with no commits, bare, with a detached HEAD, shallow.
+//! A damaged store and unusual repositories (README.md, "Hooks fail open"): a truncated note, a
+//! damaged note object, a broken cursor file, an unreadable configuration, store files of the wrong
+//! kind, a repository git cannot open, with no commits, bare, with a detached HEAD, shallow.
 //!
 //! In each, every hook exits 0 with neutral output — nothing, or one valid JSON answer — and,
 //! when it fails, says why in one line on stderr and in `$GIT_DIR/agent-context/log` (where

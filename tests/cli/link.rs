@@ -1,4 +1,5 @@
-//! Linking: each event lands on the commit it led to, by every signal of DESIGN §6, in
+//! Linking: each event lands on the commit it led to, by every signal README.md's "Which commit
+//! gets which reasoning" names, in
 //! repositories the tests build.
 
 use git_agent_context::event::{Event, Kind, Origin};

@@ -1,9 +1,9 @@
-//! Hooks under load (issue 7): 32 hook processes started at once on one repository — every
-//! Claude Code event and git's post-commit, for six sessions with real transcripts — each exits
-//! 0 with valid output within its budget, and no event is lost: once the storm has passed and
-//! `extract` has settled what it left, every event the transcripts yield is stored exactly
-//! once, the same events as when the same hooks run one at a time. A second storm, with
-//! budgets of 100 and 150 ms that it cannot keep, has hooks cut by their watchdog — in the
+//! Hooks under load (README.md, "Hooks fail open"): 32 hook processes started at once on one
+//! repository — every Claude Code event and git's post-commit, for six sessions with real
+//! transcripts — each exits 0 with valid output within its budget, and no event is lost: once the
+//! storm has passed and `extract` has settled what it left, every event the transcripts yield is
+//! stored exactly once, the same events as when the same hooks run one at a time. A second storm,
+//! with budgets of 100 and 150 ms that it cannot keep, has hooks cut by their watchdog — in the
 //! middle of their work, holding the store's lock — and must end the same way.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,16 +1,16 @@
-//! No data loss on the hooks path (DESIGN §12). The scenarios: git's `post-commit` and Claude
-//! Code's `Stop` racing on the same commit; two commits of one session whose post-commit hooks
-//! overlap; two sessions in one worktree, their hooks interleaved with commits (by each session
-//! and by hand); two worktrees of one repository, each with its session and commits; and hooks
-//! killed (SIGKILL) at points spread over their run, then run again. After every scenario
+//! No data loss on the hooks path (README.md, "No event lost"). The scenarios: git's `post-commit`
+//! and Claude Code's `Stop` racing on the same commit; two commits of one session whose post-commit
+//! hooks overlap; two sessions in one worktree, their hooks interleaved with commits (by each
+//! session and by hand); two worktrees of one repository, each with its session and commits; and
+//! hooks killed (SIGKILL) at points spread over their run, then run again. After every scenario
 //! `git fsck --strict` is clean, git lists and reads the notes, the decision graph is what the
-//! notes make of it, and every event the transcripts yield is stored exactly once — on a
-//! commit or in the pending queue — as a sequential `extract` of the same transcripts stores it
-//! in a fresh repository (the session event excepted: by design it waits in the queue and goes
-//! on each of its session's commits). No event is stored twice after any round either. And
-//! every event is where the same scenario run in turn keeps it (each process to its end before
-//! the next starts, in a fresh repository: the same commits): on the same commit, or pending —
-//! being stored somewhere is not enough, a linker that stopped linking would pass that.
+//! notes make of it, and every event the transcripts yield is stored exactly once — on a commit or
+//! in the pending queue — as a sequential `extract` of the same transcripts stores it in a fresh
+//! repository (the session event excepted: by design it waits in the queue and goes on each of its
+//! session's commits). No event is stored twice after any round either. And every event is where
+//! the same scenario run in turn keeps it (each process to its end before the next starts, in a
+//! fresh repository: the same commits): on the same commit, or pending — being stored somewhere is
+//! not enough, a linker that stopped linking would pass that.
 //!
 //! The racing processes start in one of three ways, in turn: all at once; held at the store's
 //! lock until every writer waits on it (seen in `/proc`), then let go together; or held until

@@ -1,5 +1,6 @@
-//! `install` and `uninstall` (DESIGN §9): our hook entries in a Claude Code settings file
-//! ([`settings`]) and our scripts in the repository's git hooks folder ([`git_hooks`]).
+//! `install` and `uninstall` (README.md, "Claude Code hooks"): our hook entries in a Claude Code
+//! settings file ([`settings`]) and our scripts in the repository's git hooks folder
+//! ([`git_hooks`]).
 //!
 //! Both sides share other tools' files, so the invariants are about what is *not* ours: a key,
 //! a hook entry or a git hook we did not write is never changed, reordered or lost; `uninstall`

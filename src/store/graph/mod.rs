@@ -1,4 +1,4 @@
-//! The decision graph on `refs/agent-context` (DESIGN §7): a chain of commits whose tree holds
+//! The decision graph on `refs/agent-context` (docs/format.md): a chain of commits whose tree holds
 //! one readable TOML file per session and per decision, and two small indexes:
 //!
 //! ```text
@@ -964,7 +964,7 @@ fn write(
             Start::Empty(_) => match Snapshot::at_tip(&repo) {
                 Ok(tip) => (Snapshot::of(&repo, tip.tip, empty), Some(tip.tree), tip.tip),
                 // A ref that names no readable commit: made again without a parent, replacing
-                // the value it has (the graph derives from the notes alone, DESIGN §7).
+                // the value it has (the graph derives from the notes alone).
                 Err(_) => (Snapshot::of(&repo, None, empty), None, ref_tip(&repo, REF)?),
             },
         };

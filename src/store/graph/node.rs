@@ -1,6 +1,7 @@
 //! The nodes of the decision graph, made from the events in notes: one per session, one per
-//! decision (DESIGN §7). Pure functions of the events they are given, so that a rebuild from
-//! the notes gives the same files as the updates that wrote them one session at a time.
+//! decision (docs/format.md, "The decision graph"). Pure functions of the events they are given, so
+//! that a rebuild from the notes gives the same files as the updates that wrote them one session at
+//! a time.
 //!
 //! A decision node is a `decision` event — its choice, rationale and the alternatives it names
 //! — with the rejections and trade-offs of the same turn gathered under it. A rejection with no
