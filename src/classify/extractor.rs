@@ -173,6 +173,17 @@ enum Change {
     Plan(String),
 }
 
+impl Change {
+    /// The text it holds, to scrub.
+    fn texts(&mut self) -> Vec<&mut String> {
+        match self {
+            Change::Tasks(tasks) => tasks.iter_mut().map(|t| &mut t.subject).collect(),
+            Change::Task { subject, .. } => subject.iter_mut().collect(),
+            Change::Plan(plan) => vec![plan],
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct EditMark {
     call: String,
@@ -258,18 +269,8 @@ impl<'w> Extractor<'w> {
                 task.subject = clean.text(&task.subject).into_owned();
             }
             for proposal in &mut state.proposed {
-                match &mut proposal.change {
-                    Change::Tasks(tasks) => {
-                        for task in tasks {
-                            task.subject = clean.text(&task.subject).into_owned();
-                        }
-                    }
-                    Change::Task {
-                        subject: Some(subject),
-                        ..
-                    } => *subject = clean.text(subject).into_owned(),
-                    Change::Task { subject: None, .. } => {}
-                    Change::Plan(plan) => *plan = clean.text(plan).into_owned(),
+                for text in proposal.change.texts() {
+                    *text = clean.text(text).into_owned();
                 }
             }
         }
@@ -1000,7 +1001,7 @@ impl<'w> Extractor<'w> {
         let (subject, body) = info.message.split_once('\n').unwrap_or((&info.message, ""));
         let kind = commit_kind(subject);
         let mut event = self.event(kind, subject, Origin::Commit, source, timestamp, side);
-        event.rationale = truncate_words(without_trailers(body).trim(), RATIONALE_MAX);
+        event.rationale = truncate_words(without_trailers(body), RATIONALE_MAX);
         event.commits = info.sha.into_iter().collect();
         self.draft(event, side);
     }

@@ -1,6 +1,5 @@
 //! Claude Code's hooks (README.md, "Claude Code hooks"): `git agent-context hook <Event>` reads
-//! the hook's JSON on
-//! stdin and answers with the context to inject, if any.
+//! the hook's JSON on stdin and answers with the context to inject, if any.
 //!
 //! - `SessionStart`: on `startup` and `/clear`, a brief of the recent sessions, the work left
 //!   open and the standing decisions ([`brief`]); after `/compact` or on `resume`, the

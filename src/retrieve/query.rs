@@ -557,12 +557,18 @@ fn at_hand(item: &Item, files: &[String]) -> Option<u8> {
     }
 }
 
-/// Whether events of a kind are ever given in an answer: reasoning, not narration.
-fn given(kind: Kind) -> bool {
-    matches!(
-        kind,
+/// Whether an event found this way is given in an answer: what was decided, ruled out, traded
+/// away or found, in words — not explorations, unclassified thinking or commit subjects. An edit
+/// undone after a failing command says what happened, not why; a plan's many words match most
+/// prompts, so it is given for the files it concerns only.
+fn given(event: &Event, found_by: &BTreeSet<&'static str>) -> bool {
+    let reasoning = matches!(
+        event.kind,
         Kind::Decision | Kind::Rejection | Kind::Tradeoff | Kind::Discovery
-    )
+    );
+    reasoning
+        && event.origin != Origin::ToolSequence
+        && (event.origin != Origin::Plan || found_by.contains("file"))
 }
 
 /// How much a kind of event is worth giving: what was ruled out first (the cheapest mistake to
@@ -695,14 +701,7 @@ fn evaluate(
         let Some(event) = g.event(commit, &id)? else {
             continue;
         };
-        // Explorations, unclassified thinking and commit subjects are not given: only what
-        // was decided, ruled out, traded away or found, in words. An edit undone after a
-        // failing command says what happened, not why; a plan's many words match most prompts,
-        // so it is given for the files it concerns only.
-        if !given(event.kind)
-            || event.origin == Origin::ToolSequence
-            || (event.origin == Origin::Plan && !c.found_by.contains("file"))
-        {
+        if !given(&event, &c.found_by) {
             continue;
         }
         // About to change a file: what was decided about it, not about its neighbours.

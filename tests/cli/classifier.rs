@@ -153,4 +153,24 @@ fn the_labelled_set_is_split_by_session_and_labelled_blind() {
         assert_eq!(halves.entry(source).or_insert(half.clone()), &half);
     }
     assert!(halves.len() >= 60, "{} transcripts", halves.len());
+    // The second labeller, measured against the first as the classifier is: how far the labels
+    // themselves agree.
+    let (mut both, mut first, mut second, mut twice) = (0, 0, 0, 0);
+    for line in LABELS.lines().filter(|l| !l.trim().is_empty()) {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(other) = row["second"].as_str() else {
+            continue;
+        };
+        twice += 1;
+        let (a, b) = (row["label"] == "keep", other != "drop");
+        both += usize::from(a && b);
+        first += usize::from(a);
+        second += usize::from(b);
+    }
+    assert!(twice >= 150, "{twice} sentences labelled twice");
+    println!(
+        "a second labeller on {twice} sentences: precision {:.2}, recall {:.2}",
+        both as f64 / second.max(1) as f64,
+        both as f64 / first.max(1) as f64
+    );
 }
