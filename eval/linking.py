@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Linking measured against a corpus's own ground truth (docs/quality.md, "Linking").
+
+The corpus is a repository whose commits name the sessions that made them: entireio/cli's
+commits carry `Entire-Checkpoint: <id>` trailers, and its branch `entire/checkpoints/v1` holds,
+per checkpoint, the transcripts of the sessions behind it (`<xx>/<rest>/<n>/full.jsonl` beside
+a `metadata.json` naming the session). The script clones the repository afresh, as a new user
+would, extracts every session's transcript into the clone with `git agent-context extract
+--transcript`, and compares the sessions each commit's note names with the checkpoint's.
+
+    eval/linking.py --repo <mirror or clone> --checkpoints <checkout of the checkpoints branch> \
+        --work <scratch folder> [--rewrite-paths] [--binary target/release/git-agent-context]
+
+`--rewrite-paths` replaces each transcript's recorded folder (`cwd`, as on the developer's
+machine) with the clone's, as if the sessions had been run in it; without it the transcripts
+are read as recorded. The scratch folder is emptied first.
+
+Figures, over the commits that carry a trailer whose checkpoint has a readable transcript:
+recall — such commits whose note names a session of their checkpoint; precision — of the
+(commit, session) links made to commits that carry a trailer, those the trailer confirms. Links
+to commits without a trailer have no ground truth and are counted apart.
+"""
+
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+NOTES = "refs/notes/agent-context"
+
+
+def git(repo, *args, env=None):
+    return subprocess.run(
+        ["git", "-C", repo, *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+def sessions_of_checkpoints(root):
+    """checkpoint id -> (session id, transcript readable); session id -> its longest transcript."""
+    checkpoint_sessions = collections.defaultdict(set)
+    transcripts = {}
+    for meta in glob.glob(os.path.join(root, "*", "*", "*", "metadata.json")):
+        with open(meta) as f:
+            data = json.load(f)
+        # Older checkpoints prefix the session id with its date: "2026-01-05-<uuid>".
+        session = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", data["session_id"])
+        transcript = os.path.join(os.path.dirname(meta), "full.jsonl")
+        readable = os.path.exists(transcript)
+        # A session whose transcript is absent still made the checkpoint's commit.
+        checkpoint_sessions[data["checkpoint_id"]].add((session, readable))
+        if not readable:
+            continue
+        size = os.path.getsize(transcript)
+        if session not in transcripts or size > transcripts[session][0]:
+            transcripts[session] = (size, transcript)
+    return checkpoint_sessions, {s: t for s, (_, t) in transcripts.items()}
+
+
+def trailers(repo):
+    """commit -> checkpoint ids, over every ref of the clone."""
+    out = git(
+        repo,
+        "log",
+        "--all",
+        "--format=%H%x09%(trailers:key=Entire-Checkpoint,valueonly,separator=%x2C)",
+    )
+    found = {}
+    for line in out.splitlines():
+        commit, _, ids = line.partition("\t")
+        ids = [i.strip() for i in ids.split(",") if i.strip()]
+        if ids:
+            found[commit] = ids
+    return found
+
+
+def first_cwd(path):
+    with open(path, errors="replace") as f:
+        for line in f:
+            try:
+                cwd = json.loads(line).get("cwd")
+            except ValueError:
+                continue
+            if cwd:
+                return cwd
+    return None
+
+
+def rewritten(path, clone, into):
+    """A copy of transcript `path` in folder `into` with its recorded folder replaced by `clone`."""
+    cwd = first_cwd(path)
+    with open(path, errors="replace") as f:
+        text = f.read()
+    if cwd:
+        # Both as JSON writes it and as it appears inside text.
+        text = text.replace(json.dumps(cwd)[1:-1], json.dumps(clone)[1:-1])
+    os.makedirs(into, exist_ok=True)
+    out = os.path.join(into, f"{len(os.listdir(into))}.jsonl")
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
+def noted_sessions(repo):
+    """commit -> session ids its note holds events of."""
+    out = {}
+    try:
+        listing = git(repo, "notes", "--ref", NOTES, "list")
+    except subprocess.CalledProcessError:
+        return out
+    for line in listing.splitlines():
+        blob, commit = line.split()
+        note = git(repo, "cat-file", "blob", blob)
+        ids = set()
+        for event in note.splitlines():
+            try:
+                ids.add(json.loads(event)["session_id"])
+            except (ValueError, KeyError):
+                continue
+        out[commit] = ids
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--checkpoints", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--binary", default="target/release/git-agent-context")
+    ap.add_argument("--rewrite-paths", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.binary)
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    clone = os.path.join(args.work, "clone")
+    home = os.path.join(args.work, "home")
+    os.makedirs(home)
+    env = dict(os.environ, HOME=home, GIT_CONFIG_NOSYSTEM="1")
+    env.pop("GIT_DIR", None)
+    subprocess.run(["git", "clone", "-q", args.repo, clone], check=True, env=env)
+    subprocess.run([binary, "-C", clone, "init"], check=True, env=env, capture_output=True)
+
+    checkpoint_sessions, transcripts = sessions_of_checkpoints(args.checkpoints)
+    started = time.time()
+    failed = 0
+    copies = os.path.join(args.work, "transcripts")
+    for session, path in sorted(transcripts.items()):
+        if args.rewrite_paths:
+            path = rewritten(path, clone, copies)
+        run = subprocess.run(
+            [binary, "-C", clone, "extract", "--transcript", path],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        if run.returncode != 0:
+            failed += 1
+            print(f"extract failed for {session}: {run.stderr.strip()}", file=sys.stderr)
+    elapsed = time.time() - started
+
+    truth = trailers(clone)
+    notes = noted_sessions(clone)
+    named = {
+        commit: set().union(*(checkpoint_sessions.get(i, set()) for i in ids))
+        for commit, ids in truth.items()
+    }
+    known = {c: {s for s, _ in named[c]} for c in named}
+    judged = {c: {s for s, readable in named[c] if readable} for c in named}
+    judged = {c: s for c, s in judged.items() if s}
+    found = sum(1 for c, s in judged.items() if notes.get(c, set()) & s)
+    links = [(c, s) for c, ss in notes.items() for s in ss]
+    on_trailers = [(c, s) for c, s in links if c in truth]
+    right = sum(1 for c, s in on_trailers if s in known[c])
+    figures = {
+        "sessions": len(transcripts),
+        "extract_failed": failed,
+        "extract_seconds": round(elapsed, 1),
+        "commits_with_trailer": len(truth),
+        "commits_judged": len(judged),
+        "commits_found": found,
+        "recall": round(found / len(judged), 3) if judged else None,
+        "links_on_trailer_commits": len(on_trailers),
+        "links_right": right,
+        "precision": round(right / len(on_trailers), 3) if on_trailers else None,
+        "links_without_trailer": len(links) - len(on_trailers),
+        "paths": "rewritten" if args.rewrite_paths else "as recorded",
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        for k, v in figures.items():
+            print(f"{k:26} {v}")
+
+
+if __name__ == "__main__":
+    main()
