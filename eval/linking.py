@@ -5,8 +5,9 @@ The corpus is a repository whose commits name the sessions that made them: entir
 commits carry `Entire-Checkpoint: <id>` trailers, and its branch `entire/checkpoints/v1` holds,
 per checkpoint, the transcripts of the sessions behind it (`<xx>/<rest>/<n>/full.jsonl` beside
 a `metadata.json` naming the session). The script clones the repository afresh, as a new user
-would, extracts every session's transcript into the clone with `git agent-context extract
---transcript`, and compares the sessions each commit's note names with the checkpoint's.
+would, extracts every session's transcript into the clone in one run of `git agent-context
+extract --transcript …`, and compares the sessions each commit's note names with the
+checkpoint's.
 
     eval/linking.py --repo <mirror or clone> --checkpoints <checkout of the checkpoints branch> \
         --work <scratch folder> [--rewrite-paths] [--binary target/release/git-agent-context]
@@ -149,20 +150,16 @@ def main():
 
     checkpoint_sessions, transcripts = sessions_of_checkpoints(args.checkpoints)
     started = time.time()
-    failed = 0
     copies = os.path.join(args.work, "transcripts")
+    paths = []
     for session, path in sorted(transcripts.items()):
-        if args.rewrite_paths:
-            path = rewritten(path, clone, copies)
-        run = subprocess.run(
-            [binary, "-C", clone, "extract", "--transcript", path],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if run.returncode != 0:
-            failed += 1
-            print(f"extract failed for {session}: {run.stderr.strip()}", file=sys.stderr)
+        paths.append(rewritten(path, clone, copies) if args.rewrite_paths else path)
+    command = [binary, "-C", clone, "extract"]
+    for path in paths:
+        command += ["--transcript", path]
+    run = subprocess.run(command, env=env, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"extract failed: {run.stderr.strip()}")
     elapsed = time.time() - started
 
     truth = trailers(clone)
@@ -180,7 +177,6 @@ def main():
     right = sum(1 for c, s in on_trailers if s in known[c])
     figures = {
         "sessions": len(transcripts),
-        "extract_failed": failed,
         "extract_seconds": round(elapsed, 1),
         "commits_with_trailer": len(truth),
         "commits_judged": len(judged),

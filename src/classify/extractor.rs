@@ -13,7 +13,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, VecDeque};
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,13 +21,14 @@ use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences;
 use super::tools::{
     CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, operation,
-    relative, runs_git_commit,
+    runs_git_commit,
 };
 use crate::event::{
     Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id,
     truncate_words,
 };
 use crate::transcript::record::{Block, Content, Entry, ToolInput, ToolUseResult, text};
+use crate::transcript::root::{self, Roots};
 
 /// Reasoning text kept per assistant message (thinking and text each).
 const GROUP_TEXT_MAX: usize = 64 * 1024;
@@ -87,6 +87,9 @@ pub struct State {
     /// the call succeeds (a call that failed changed nothing).
     #[serde(default)]
     proposed: VecDeque<Proposal>,
+    /// The folder the session's file paths are relative to, once known (see [`Roots::of`]).
+    #[serde(default)]
+    root: Option<String>,
 }
 
 impl State {
@@ -201,18 +204,18 @@ struct Failure {
 
 pub struct Extractor<'w> {
     state: State,
-    workdir: Option<&'w Path>,
+    roots: &'w Roots<'w>,
     redactor: &'w Redactor,
     out: Vec<Event>,
 }
 
 impl<'w> Extractor<'w> {
-    /// Resume from `state`; file paths under `workdir` are made relative to it, and every
-    /// string passes through `redactor`.
-    pub fn new(state: State, workdir: Option<&'w Path>, redactor: &'w Redactor) -> Self {
+    /// Resume from `state`; file paths are made relative to the session's root (found by
+    /// `roots`), and every string passes through `redactor`.
+    pub fn new(state: State, roots: &'w Roots<'w>, redactor: &'w Redactor) -> Self {
         Extractor {
             state,
-            workdir,
+            roots,
             redactor,
             out: Vec::new(),
         }
@@ -288,7 +291,7 @@ impl<'w> Extractor<'w> {
     pub fn provisional(&self) -> Vec<Event> {
         let mut copy = Extractor {
             state: self.state.clone(),
-            workdir: self.workdir,
+            roots: self.roots,
             redactor: self.redactor,
             out: Vec::new(),
         };
@@ -446,6 +449,9 @@ impl<'w> Extractor<'w> {
         let id = text(&block.id).unwrap_or("").to_owned();
         let op = op_of(&name);
         // Redacted as it enters: the path goes into event sources and the saved state too.
+        if let Some(path) = file_of(&input).filter(|_| self.state.root.is_none()) {
+            self.state.root = self.roots.of(&self.state.meta.cwd, &path);
+        }
         let file = file_of(&input).map(|f| self.clean(&self.relative(&f)).into_owned());
         let excluded = match op {
             Op::Bash => text(&input.command)
@@ -509,7 +515,7 @@ impl<'w> Extractor<'w> {
             _ => {}
         }
         // A file outside the working tree stays absolute: no operation is kept for it.
-        let inside = file.as_deref().filter(|f| !Path::new(f).is_absolute());
+        let inside = file.as_deref().filter(|f| !root::is_absolute(f));
         if let Some(event) = operation(
             &self.state.session_id,
             &name,
@@ -659,7 +665,11 @@ impl<'w> Extractor<'w> {
         } else if matches!(op_of(&name), Op::Bash | Op::Search) {
             // A search or a command over many files (`grep -r`, `rg`) prints the lines of
             // excluded files among the rest, each after its path.
-            let workdir = self.workdir;
+            let (roots, root, cwd) = (
+                self.roots,
+                self.state.root.clone(),
+                self.state.meta.cwd.clone(),
+            );
             let redactor = self.redactor;
             for seen in [text(&result.stdout)]
                 .into_iter()
@@ -667,9 +677,9 @@ impl<'w> Extractor<'w> {
                 .map(str::to_owned)
                 .chain(result_texts(block))
             {
-                self.state
-                    .taint
-                    .add_lines_of(&seen, |path| redactor.excluded(&relative(workdir, path)));
+                self.state.taint.add_lines_of(&seen, |path| {
+                    redactor.excluded(&roots.relative(root.as_deref(), &cwd, path))
+                });
             }
         }
         match name.as_str() {
@@ -1243,7 +1253,8 @@ impl<'w> Extractor<'w> {
     }
 
     fn relative(&self, path: &str) -> String {
-        relative(self.workdir, path)
+        self.roots
+            .relative(self.state.root.as_deref(), &self.state.meta.cwd, path)
     }
 }
 

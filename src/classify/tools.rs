@@ -1,7 +1,6 @@
 //! Tool calls, compressed: what kind of operation each is, a short form of its input, the file
 //! it touches, and what a `git commit` in a Bash command said.
 
-use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -43,14 +42,6 @@ pub fn file_of(input: &ToolInput<'_>) -> Option<String> {
     text(&input.file_path)
         .or(text(&input.notebook_path))
         .map(str::to_owned)
-}
-
-/// `path` relative to `workdir` when it is inside it (as events name files), else as it is.
-pub fn relative(workdir: Option<&Path>, path: &str) -> String {
-    match workdir.and_then(|root| Path::new(path).strip_prefix(root).ok()) {
-        Some(rel) => rel.to_string_lossy().into_owned(),
-        None => path.to_owned(),
-    }
 }
 
 /// A one-line form of a tool's input: the command, the path, the pattern — whatever says most.

@@ -14,9 +14,9 @@ use crate::transcript::locate;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Extract this transcript file only.
+    /// Extract these transcript files only (a teammate's, say): repeat the flag for several.
     #[arg(long, value_name = "path", conflicts_with = "session")]
-    transcript: Option<PathBuf>,
+    transcript: Vec<PathBuf>,
     /// Extract the transcripts (main and subagents) of this session only.
     #[arg(long, value_name = "id")]
     session: Option<String>,
@@ -35,7 +35,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             Ok(r) => reports.push(r),
             // The one file the user named must be readable; in a folder scan, one unreadable
             // file does not stop the others.
-            Err(e @ ingest::Error::Transcript { .. }) if args.transcript.is_some() => {
+            Err(e @ ingest::Error::Transcript { .. }) if !args.transcript.is_empty() => {
                 return Err(Failure::Usage(e.into()));
             }
             Err(ingest::Error::Transcript { path, source }) => {
@@ -58,10 +58,20 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
 }
 
 fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, Failure> {
-    if let Some(path) = &args.transcript {
+    if !args.transcript.is_empty() {
         // One file has one cursor, whichever way (link, relative path) it is named.
-        let path = cwd.join(path);
-        return Ok(vec![std::fs::canonicalize(&path).unwrap_or(path)]);
+        let mut paths: Vec<PathBuf> = args
+            .transcript
+            .iter()
+            .map(|p| {
+                let path = cwd.join(p);
+                std::fs::canonicalize(&path).unwrap_or(path)
+            })
+            .collect();
+        paths.sort();
+        paths.dedup();
+        locate::reading_order(&mut paths);
+        return Ok(paths);
     }
     let workdir = store.workdir().ok_or_else(|| {
         Failure::Usage(anyhow!(
@@ -73,25 +83,28 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
             "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR"
         ))
     })?;
-    match &args.session {
-        Some(session) => {
-            let found =
-                locate::session_transcripts(&claude, workdir, &store.nested_worktrees(), session);
-            if found.is_empty() {
-                return Err(Failure::Failed(anyhow!(
-                    "no transcript of session {session} for {} in {}",
-                    workdir.display(),
-                    display_path(&claude.join("projects"))
-                )));
-            }
-            Ok(found)
-        }
-        None => Ok(locate::transcripts(
-            &claude,
-            workdir,
-            &store.nested_worktrees(),
-        )),
+    // The sessions of every worktree: their notes are shared, whichever worktree reads them.
+    let mut found = Vec::new();
+    for root in store.worktrees() {
+        let nested = store.nested_in(&root);
+        found.extend(match &args.session {
+            Some(session) => locate::session_transcripts(&claude, &root, &nested, session),
+            None => locate::transcripts(&claude, &root, &nested),
+        });
     }
+    found.sort();
+    found.dedup();
+    locate::reading_order(&mut found);
+    if let Some(session) = &args.session
+        && found.is_empty()
+    {
+        return Err(Failure::Failed(anyhow!(
+            "no transcript of session {session} for {} in {}",
+            workdir.display(),
+            display_path(&claude.join("projects"))
+        )));
+    }
+    Ok(found)
 }
 
 fn print_human(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {

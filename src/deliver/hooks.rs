@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::classify::redact::{Cleaner, Taint};
-use crate::classify::tools::{operation, relative};
+use crate::classify::tools::operation;
 use crate::config::Backend;
 use crate::deliver::claude_md::{self, Refreshed};
 use crate::deliver::{brief, continuation, injected, reason};
@@ -33,6 +33,7 @@ use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::store::{self, Store, link, pending, sessions, taint};
 use crate::transcript::record::ToolInput;
+use crate::transcript::root::{is_absolute, relative_to};
 
 /// The hook events this command answers; any other is refused (and logged).
 pub const EVENTS: [&str; 8] = [
@@ -202,8 +203,8 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
     // Named as the extractor names it; a file outside the working tree stays absolute and is
     // not recorded.
     let file = crate::transcript::record::text(&input.file_path)
-        .map(|path| relative(store.workdir(), path))
-        .filter(|f| !Path::new(f).is_absolute());
+        .map(|path| relative_to(store.workdir(), path))
+        .filter(|f| !is_absolute(f));
     let now = rfc3339(time::now_seconds());
     let session = &payload.session_id;
     let redactor = store.config().redactor();
@@ -249,7 +250,7 @@ fn seen(
         return Ok(seen);
     };
     let redactor = store.config().redactor();
-    let excluded = |path: &str| redactor.excluded(&relative(store.workdir(), path));
+    let excluded = |path: &str| redactor.excluded(&relative_to(store.workdir(), path));
     let read_excluded =
         tool == "Read" && crate::transcript::record::text(&input.file_path).is_some_and(excluded);
     seen.add_response(tool, response, read_excluded, excluded);

@@ -21,6 +21,7 @@ use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::locate;
 use crate::transcript::reader::{Line, LineReader};
 use crate::transcript::record::parse_line;
+use crate::transcript::root::Roots;
 
 /// How many finished events a run holds before it stores them and moves the cursor.
 pub const CHECKPOINT_EVENTS: usize = 2000;
@@ -161,7 +162,9 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         Some(s) => taint::load(store, s)?,
         None => BTreeSet::new(),
     };
-    let mut extractor = Extractor::new(extractor_state, store.workdir(), store.config().redactor());
+    let repo = store.repo();
+    let roots = Roots::new(&store.worktrees(), |path| is_file_at_head(&repo, path));
+    let mut extractor = Extractor::new(extractor_state, &roots, store.config().redactor());
     extractor.learn(shared_taint.iter().copied());
     let mut progress = Progress {
         store,
@@ -315,6 +318,14 @@ fn restart_reason(why: Restart) -> Option<&'static str> {
         Restart::Truncated => Some("truncated"),
         Restart::Replaced => Some("replaced"),
     }
+}
+
+/// Whether `path` (relative to the top of the working tree) is a file in HEAD's tree.
+fn is_file_at_head(repo: &gix::Repository, path: &str) -> bool {
+    repo.head_tree()
+        .ok()
+        .and_then(|tree| tree.lookup_entry_by_path(path).ok().flatten())
+        .is_some_and(|entry| !entry.mode().is_tree())
 }
 
 #[cfg(test)]

@@ -270,15 +270,13 @@ impl Store {
         self.workdir.as_deref()
     }
 
-    /// The other worktrees of this repository that lie inside this one's working tree (such
-    /// as Claude Code's `.claude/worktrees/<name>`): sessions run there are theirs.
-    pub fn nested_worktrees(&self) -> Vec<PathBuf> {
-        let Some(workdir) = &self.workdir else {
-            return Vec::new();
-        };
+    /// The folders of every worktree of this repository: the main one (unless it is bare) and
+    /// the linked ones.
+    pub fn worktrees(&self) -> Vec<PathBuf> {
         let mut roots: Vec<PathBuf> = Vec::new();
-        // The main worktree, seen from a linked one.
-        if let Some(main) = self.common_dir.parent() {
+        if self.common_dir.file_name().is_some_and(|n| n == ".git")
+            && let Some(main) = self.common_dir.parent()
+        {
             roots.push(absolute(main));
         }
         if let Ok(entries) = fs::read_dir(self.common_dir.join("worktrees")) {
@@ -291,10 +289,31 @@ impl Store {
                 }
             }
         }
+        if let Some(workdir) = &self.workdir
+            && !roots.contains(workdir)
+        {
+            roots.push(workdir.clone());
+        }
+        roots.sort();
+        roots.dedup();
         roots
+    }
+
+    /// The other worktrees of this repository that lie inside the worktree `root` (such as
+    /// Claude Code's `.claude/worktrees/<name>`): sessions run there are theirs.
+    pub fn nested_in(&self, root: &Path) -> Vec<PathBuf> {
+        self.worktrees()
             .into_iter()
-            .filter(|r| r != workdir && r.starts_with(workdir))
+            .filter(|r| r != root && r.starts_with(root))
             .collect()
+    }
+
+    /// [`Store::nested_in`] this worktree.
+    pub fn nested_worktrees(&self) -> Vec<PathBuf> {
+        match &self.workdir {
+            Some(workdir) => self.nested_in(workdir),
+            None => Vec::new(),
+        }
     }
 
     pub fn common_dir(&self) -> &Path {

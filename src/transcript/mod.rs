@@ -7,3 +7,4 @@ pub mod cursor;
 pub mod locate;
 pub mod reader;
 pub mod record;
+pub mod root;

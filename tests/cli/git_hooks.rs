@@ -438,7 +438,7 @@ fn events_a_dead_hook_left_in_the_queue_stay_on_their_commit() {
 }
 
 #[test]
-fn sessions_of_a_worktree_nested_inside_this_one_are_left_to_it() {
+fn sessions_of_a_worktree_nested_inside_this_one_are_its_own_and_read_from_any() {
     let repo = hooked_repo();
     fs::write(repo.root.join(".gitignore"), ".claude/\n").unwrap();
     let nested = repo.root.join(".claude/worktrees/x");
@@ -459,13 +459,16 @@ fn sessions_of_a_worktree_nested_inside_this_one_are_left_to_it() {
         "log: {}",
         repo.log()
     );
-    // ... nor does extracting from the main worktree read its transcript.
+    // Extracting from the main worktree reads it (the notes are shared), and leaves its
+    // events pending: no commit of the session is there yet.
     let report = repo.json(&["extract"]);
     assert_eq!(
         report["transcripts"].as_array().unwrap().len(),
-        0,
+        1,
         "{report:#}"
     );
+    assert_eq!(report["events_linked"], 0, "{report:#}");
+    assert!(notes::read(&store(&repo), &head).unwrap().is_empty());
     // In the nested worktree, it is that worktree's.
     let there = commit_as(&repo, &nested, Some("s-nested"), "cache.py", "cache there");
     assert_eq!(

@@ -327,3 +327,90 @@ fn a_commit_named_only_by_git_operation_takes_the_events_before_it() {
             .any(|e| e.origin == Origin::Commit && e.summary == "Add TTL cache")
     );
 }
+
+/// `text`, a transcript, as if recorded in `cwd`: each line names it, and the paths of the
+/// files edited under this repository's folder are under `root` instead (written with `sep`).
+fn recorded_in(repo: &TestRepo, text: &str, cwd: &str, root: &str, sep: char) -> String {
+    fn moved(value: &mut serde_json::Value, here: &str, root: &str, sep: char) {
+        match value {
+            serde_json::Value::String(s) => {
+                if let Some(rest) = s.strip_prefix(here) {
+                    *s = format!("{root}{sep}{}", rest.replace('/', &sep.to_string()));
+                }
+            }
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(|v| moved(v, here, root, sep));
+            }
+            serde_json::Value::Object(fields) => {
+                fields.values_mut().for_each(|v| moved(v, here, root, sep));
+            }
+            _ => {}
+        }
+    }
+    let here = format!("{}/", repo.root.display());
+    text.lines()
+        .map(|l| {
+            let mut value: serde_json::Value = serde_json::from_str(l).unwrap();
+            moved(&mut value, &here, root, sep);
+            value["cwd"] = cwd.into();
+            format!("{value}\n")
+        })
+        .collect()
+}
+
+#[test]
+fn a_transcript_recorded_on_another_machine_links_by_paths_relative_to_its_root() {
+    let at = "2026-01-01T10:05:00Z";
+    // (where the session ran, its repository's folder, separator, the path edited, as events
+    // name it)
+    let cases = [
+        (
+            "/Users/dev/src/app",
+            "/Users/dev/src/app",
+            '/',
+            "cache.py",
+            "cache.py",
+        ),
+        ("C:\\src\\app", "C:\\src\\app", '\\', "cache.py", "cache.py"),
+        // Started in a subfolder: the file there is known at HEAD, so the root is above it.
+        (
+            "/Users/dev/app/lib",
+            "/Users/dev/app",
+            '/',
+            "lib/util.py",
+            "lib/util.py",
+        ),
+        // A path that climbs back in is cleaned up first.
+        (
+            "/Users/dev/app",
+            "/Users/dev/app",
+            '/',
+            "lib/../cache.py",
+            "cache.py",
+        ),
+    ];
+    for (cwd, root, sep, edited, named) in cases {
+        let repo = TestRepo::new();
+        repo.commit_at("lib/util.py", "x = 1\n", "start", "2026-01-01T09:00:00Z");
+        let text = edit_turn(
+            &repo,
+            1,
+            "Add a cache",
+            0,
+            "I'll go with a TTL map because entries expire by time.",
+            edited,
+        ) + &prompt("p2", "thanks", "2026-01-01T10:06:00Z");
+        let transcript = repo.home.join("s-link.jsonl");
+        std::fs::write(&transcript, recorded_in(&repo, &text, cwd, root, sep)).unwrap();
+        let commit = repo.commit_at(named, "ttl\n", "cache", at);
+        let report = repo.extract(&transcript);
+        assert_eq!(
+            report["transcripts"][0]["commits_linked"], 1,
+            "{cwd}: {report:#}"
+        );
+        let events = notes::read(&store(&repo), &commit).unwrap();
+        let write = events.iter().find(|e| e.kind == Kind::Write).unwrap();
+        assert_eq!(write.files_affected, [named], "{cwd}");
+        assert!(events.iter().any(|e| e.kind == Kind::Decision), "{cwd}");
+    }
+}

@@ -1,0 +1,309 @@
+//! The folder a session's file paths are relative to (README.md, "Which commit gets which
+//! reasoning").
+//!
+//! Events name files relative to the repository, whoever recorded the transcript and wherever:
+//! in this clone, in a linked worktree of it, in a subfolder, or on a teammate's machine
+//! (`/Users/<dev>/src/app`, `C:\src\app`). The session's root is the worktree of this
+//! repository that holds its `cwd`; for a `cwd` outside every worktree, it is the `cwd` or the
+//! nearest of its ancestors under which the session's first file path names a file of this
+//! repository (a session started in a subfolder names files under the repository's root).
+//!
+//! Paths are compared as text, after a lexical clean-up: Windows separators become `/`, `.` and
+//! `..` components are resolved (a path that climbs out of its root is not inside it), and a
+//! Windows path compares without regard to case.
+
+use std::path::PathBuf;
+
+/// How far above a foreign `cwd` its root may be.
+const LEVELS_UP_MAX: usize = 8;
+
+/// The worktrees of this repository and a view of its files, to find sessions' roots.
+pub struct Roots<'a> {
+    /// Every worktree's folder, cleaned up, deepest first.
+    worktrees: Vec<String>,
+    /// Whether a repository-relative path names a file at HEAD.
+    is_file: Box<dyn Fn(&str) -> bool + 'a>,
+}
+
+impl<'a> Roots<'a> {
+    pub fn new(worktrees: &[PathBuf], is_file: impl Fn(&str) -> bool + 'a) -> Self {
+        let mut worktrees: Vec<String> = worktrees
+            .iter()
+            .map(|w| clean(&w.to_string_lossy()))
+            .collect();
+        worktrees.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        Roots {
+            worktrees,
+            is_file: Box::new(is_file),
+        }
+    }
+
+    /// The root of a session started in `cwd`, once it is known: at once for a `cwd` in one of
+    /// this repository's worktrees; else when `path`, an absolute path the session named, is
+    /// a file of the repository under `cwd` or one of its ancestors (the deepest such). `None`
+    /// while nothing tells.
+    pub fn of(&self, cwd: &str, path: &str) -> Option<String> {
+        let cwd = clean(cwd);
+        if cwd.is_empty() {
+            return None;
+        }
+        if let Some(worktree) = self.worktrees.iter().find(|w| under(&cwd, w).is_some()) {
+            return Some(worktree.clone());
+        }
+        let path = clean(path);
+        let mut candidate = cwd.as_str();
+        for _ in 0..=LEVELS_UP_MAX {
+            if let Some(rest) = under(&path, candidate)
+                && !rest.is_empty()
+                && (self.is_file)(rest)
+            {
+                return Some(candidate.to_owned());
+            }
+            match parent(candidate) {
+                Some(up) => candidate = up,
+                None => break,
+            }
+        }
+        None
+    }
+
+    /// `path` as events name it, for a session whose root is `root` (`None`: not known yet,
+    /// then the session's `cwd` stands in, or without one the worktree holding the path):
+    /// relative to the root when inside it, else cleaned up and absolute.
+    pub fn relative(&self, root: Option<&str>, cwd: &str, path: &str) -> String {
+        let cleaned = clean(path);
+        if !is_absolute(&cleaned) {
+            return cleaned;
+        }
+        let cwd = clean(cwd);
+        let root = match root {
+            Some(root) => Some(root),
+            None if !cwd.is_empty() => Some(cwd.as_str()),
+            None => self
+                .worktrees
+                .iter()
+                .find(|w| under(&cleaned, w).is_some())
+                .map(String::as_str),
+        };
+        inside(root, cleaned)
+    }
+}
+
+/// `path` relative to `root` when inside it, else cleaned up (see [`clean`]) and as it was,
+/// absolute or not.
+pub fn relative_to(root: Option<&std::path::Path>, path: &str) -> String {
+    let root = root.map(|r| clean(&r.to_string_lossy()));
+    inside(root.as_deref(), clean(path))
+}
+
+/// `path` (cleaned up) made relative to `root` when inside it.
+fn inside(root: Option<&str>, path: String) -> String {
+    match root.and_then(|r| under(&path, r)) {
+        Some(rest) if !rest.is_empty() => rest.to_owned(),
+        _ => path,
+    }
+}
+
+/// Whether `path` is absolute, on Unix or on Windows (`C:\`, `C:/`, `\\server`).
+pub fn is_absolute(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    path.starts_with('/')
+        || path.starts_with('\\')
+        || (bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes[2], b'/' | b'\\'))
+}
+
+/// Whether `path` is a Windows path (a drive letter or a UNC server).
+fn is_windows(path: &str) -> bool {
+    is_absolute(path) && !path.starts_with('/')
+}
+
+/// `path` with `/` separators (for a Windows path), without `.` components, with `..` resolved
+/// against the component before it (at the root it stays at the root), without a trailing `/`.
+pub fn clean(path: &str) -> String {
+    let windows = is_windows(path);
+    let path = if windows {
+        path.replace('\\', "/")
+    } else {
+        path.to_owned()
+    };
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    // Leading `..` of a relative path are kept: it climbs out of wherever it is read from.
+    let mut climbs = 0;
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                let is_drive = windows && parts.len() == 1 && parts[0].ends_with(':');
+                if parts.is_empty() || is_drive {
+                    climbs += usize::from(!absolute && !windows);
+                } else {
+                    parts.pop();
+                }
+            }
+            _ => parts.push(part),
+        }
+    }
+    let mut out = String::new();
+    if absolute {
+        out.push('/');
+        // A UNC path keeps its two slashes.
+        if windows && path.starts_with("//") {
+            out.push('/');
+        }
+    }
+    out.push_str(&vec![".."; climbs].join("/"));
+    if climbs > 0 && !parts.is_empty() {
+        out.push('/');
+    }
+    out.push_str(&parts.join("/"));
+    if out.is_empty() && absolute {
+        out.push('/');
+    }
+    out
+}
+
+/// What follows `root` in `path` (both cleaned up): `Some("")` for the root itself, `None` for a
+/// path outside it. A Windows path compares without regard to case.
+fn under<'p>(path: &'p str, root: &str) -> Option<&'p str> {
+    let head = path.get(..root.len())?;
+    let same = if is_windows(root) {
+        head.eq_ignore_ascii_case(root)
+    } else {
+        head == root
+    };
+    if !same {
+        return None;
+    }
+    let rest = &path[root.len()..];
+    if rest.is_empty() {
+        Some("")
+    } else if root.ends_with('/') {
+        Some(rest)
+    } else {
+        rest.strip_prefix('/')
+    }
+}
+
+/// The folder holding `path` (cleaned up), or `None` at a root (`/`, `C:`, `//server`).
+fn parent(path: &str) -> Option<&str> {
+    let cut = path.rfind('/')?;
+    let up = &path[..cut];
+    if up.is_empty() || up.ends_with(':') || up == "/" {
+        return None;
+    }
+    Some(up)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roots<'a>(worktrees: &[&str], files: &'a [&'a str]) -> Roots<'a> {
+        let worktrees: Vec<PathBuf> = worktrees.iter().map(PathBuf::from).collect();
+        Roots::new(&worktrees, move |p| files.contains(&p))
+    }
+
+    #[test]
+    fn clean_up_is_lexical() {
+        assert_eq!(clean("/r/app/./src/../lib.rs"), "/r/app/lib.rs");
+        assert_eq!(clean("/r/app/"), "/r/app");
+        assert_eq!(clean("/../etc/passwd"), "/etc/passwd");
+        assert_eq!(clean("src/../../x"), "../x");
+        assert_eq!(clean("C:\\src\\app\\..\\lib\\a.rs"), "C:/src/lib/a.rs");
+        assert_eq!(clean("C:\\..\\a"), "C:/a");
+        assert_eq!(clean("\\\\server\\share\\a"), "//server/share/a");
+        assert_eq!(clean("/"), "/");
+    }
+
+    #[test]
+    fn a_cwd_in_a_worktree_has_that_worktree_as_root() {
+        let r = roots(
+            &["/w/app", "/w/app/.worktrees/3", "/elsewhere/feature"],
+            &[],
+        );
+        assert_eq!(
+            r.of("/w/app/src", "/w/app/src/a.rs").as_deref(),
+            Some("/w/app")
+        );
+        assert_eq!(
+            r.of("/w/app/.worktrees/3", "/x").as_deref(),
+            Some("/w/app/.worktrees/3")
+        );
+        assert_eq!(
+            r.of("/elsewhere/feature/sub/", "").as_deref(),
+            Some("/elsewhere/feature")
+        );
+    }
+
+    #[test]
+    fn a_foreign_cwd_is_its_root_unless_a_path_says_it_is_a_subfolder() {
+        let files = ["src/a.rs", "app/models.py", "cmd/tool/main.go"];
+        let r = roots(&["/w/app"], &files);
+        // A session at the root of another machine's clone.
+        assert_eq!(
+            r.of("/Users/dev/app", "/Users/dev/app/src/a.rs").as_deref(),
+            Some("/Users/dev/app")
+        );
+        // A top-level folder named like the clone: the deepest root that names a file wins.
+        assert_eq!(
+            r.of("/Users/dev/app", "/Users/dev/app/app/models.py")
+                .as_deref(),
+            Some("/Users/dev/app")
+        );
+        // Started in a subfolder.
+        assert_eq!(
+            r.of("/Users/dev/x/cmd/tool", "/Users/dev/x/cmd/tool/main.go")
+                .as_deref(),
+            Some("/Users/dev/x")
+        );
+        // A new file, or one outside: nothing tells yet.
+        assert_eq!(r.of("/Users/dev/app", "/Users/dev/app/new.rs"), None);
+        assert_eq!(r.of("/Users/dev/app", "/etc/hosts"), None);
+        assert_eq!(r.of("", "/Users/dev/app/src/a.rs"), None);
+        // Windows, any case of the drive.
+        assert_eq!(
+            r.of("C:\\Users\\dev\\app", "c:\\Users\\dev\\app\\src\\a.rs")
+                .as_deref(),
+            Some("C:/Users/dev/app")
+        );
+    }
+
+    #[test]
+    fn paths_are_made_relative_to_the_root_or_kept_absolute() {
+        let r = roots(&["/w/app"], &[]);
+        let rel = |root: Option<&str>, cwd: &str, p: &str| r.relative(root, cwd, p);
+        assert_eq!(
+            rel(Some("/Users/dev/app"), "", "/Users/dev/app/src/a.rs"),
+            "src/a.rs"
+        );
+        assert_eq!(
+            rel(Some("/Users/dev/app"), "", "/Users/dev/app"),
+            "/Users/dev/app"
+        );
+        assert_eq!(
+            rel(Some("/Users/dev/app"), "", "/Users/dev/app/../app2/a.rs"),
+            "/Users/dev/app2/a.rs"
+        );
+        assert_eq!(
+            rel(Some("/Users/dev/app"), "", "/Users/dev/apple/a"),
+            "/Users/dev/apple/a"
+        );
+        assert_eq!(
+            rel(Some("C:/src/app"), "", "C:\\SRC\\app\\lib\\a.rs"),
+            "lib/a.rs"
+        );
+        // Not known yet: the cwd stands in, else the worktree holding the path.
+        assert_eq!(
+            rel(None, "/Users/dev/app", "/Users/dev/app/new.rs"),
+            "new.rs"
+        );
+        assert_eq!(rel(None, "", "/w/app/src/a.rs"), "src/a.rs");
+        assert_eq!(rel(None, "", "/tmp/a.rs"), "/tmp/a.rs");
+        assert_eq!(rel(None, "", "src/./a.rs"), "src/a.rs");
+        assert!(is_absolute("C:/x") && is_absolute("\\\\s\\x") && !is_absolute("C:x"));
+    }
+}
