@@ -24,7 +24,7 @@ use super::tools::{
     runs_git_commit,
 };
 use crate::event::{
-    Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id,
+    Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id, lines,
     truncate_words,
 };
 use crate::transcript::record::{Block, Content, Entry, ToolInput, ToolUseResult, text};
@@ -139,6 +139,9 @@ struct Call {
     /// taints the session; see [`Taint`]).
     #[serde(default)]
     excluded: bool,
+    /// For a write: a sample of the hashes of the lines it added (see [`lines`]).
+    #[serde(default)]
+    added: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -535,6 +538,13 @@ impl<'w> Extractor<'w> {
             };
             self.emit(event);
         }
+        // What a write adds, as line hashes; nothing of a file never to capture, nor of a
+        // line that holds a secret.
+        let added = if op == Op::Write && !excluded && inside.is_some() {
+            self.added_lines(&input)
+        } else {
+            Vec::new()
+        };
         let commit_command: Option<String> = text(&input.command)
             .filter(|c| op == Op::Bash && runs_git_commit(c))
             .map(|c| self.clean(c).chars().take(COMMIT_COMMAND_MAX).collect());
@@ -561,6 +571,7 @@ impl<'w> Extractor<'w> {
                 timestamp,
                 commit_command,
                 excluded,
+                added,
             });
         }
     }
@@ -949,6 +960,7 @@ impl<'w> Extractor<'w> {
                 .map(|c| compressed(c))
                 .collect();
             event.files_affected = vec![file.to_owned()];
+            event.lines = lines::sample(calls.iter().flat_map(|c| c.added.iter().copied()));
             events.push(event);
         }
         let agent = if side { agent_id } else { None };
@@ -1250,6 +1262,43 @@ impl<'w> Extractor<'w> {
         );
         event.tasks = list;
         self.draft(event, side);
+    }
+
+    /// A sample of the lines a write call adds (see [`lines`]): all of a written file or
+    /// notebook cell, the lines an edit's new text has that its old text had not. Lines that
+    /// redaction would change are left out.
+    fn added_lines(&self, input: &ToolInput<'_>) -> Vec<u32> {
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        if let Some(content) = text(&input.content).or(text(&input.new_source)) {
+            pairs.push(("", content));
+        }
+        if let Some(new) = text(&input.new_string) {
+            pairs.push((text(&input.old_string).unwrap_or(""), new));
+        }
+        for pair in input
+            .edits
+            .get()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get())
+        {
+            if let Some(new) = text(&pair.new_string) {
+                pairs.push((text(&pair.old_string).unwrap_or(""), new));
+            }
+        }
+        let mut added = std::collections::BTreeSet::new();
+        for (old, new) in pairs {
+            let before = lines::hashes(old);
+            for line in new.lines() {
+                if let Some(h) = lines::hash(line)
+                    && !before.contains(&h)
+                    && self.redactor.redact(line) == line
+                {
+                    added.insert(h);
+                }
+            }
+        }
+        lines::sample(added)
     }
 
     fn relative(&self, path: &str) -> String {

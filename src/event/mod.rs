@@ -5,6 +5,7 @@
 //! crash — yields the same ids and a store can upsert by id. `summary` is at most
 //! [`SUMMARY_MAX`] characters. Serialized field order puts the human-readable fields first.
 
+pub mod lines;
 pub mod note;
 pub mod summary;
 pub mod time;
@@ -199,6 +200,10 @@ pub struct Event {
     pub tasks: Vec<Task>,
     #[serde(default)]
     pub session: SessionMeta,
+    /// For a write event: a sample of the hashes of the lines it added to its file (see
+    /// [`lines`]), by which a commit carrying them is recognised.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
 }
 
 impl Event {
@@ -235,6 +240,7 @@ impl Event {
             commits: Vec::new(),
             tasks: Vec::new(),
             session: SessionMeta::default(),
+            lines: Vec::new(),
         }
     }
 }

@@ -33,3 +33,70 @@ pub(crate) fn since(
     }
     out
 }
+
+/// A commit [`recent`] found.
+pub(crate) struct Recent {
+    pub id: ObjectId,
+    pub author: i64,
+    pub committer: i64,
+    pub parents: usize,
+}
+
+/// How many commits [`recent`] visits at most.
+const RECENT_WALK_MAX: usize = 50_000;
+
+/// The commits of every local branch, remote-tracking branch and HEAD committed at `since` or
+/// later (seconds since the epoch): the `max` committed first. A commit committed earlier ends
+/// the walk along its line.
+pub(crate) fn recent(repo: &gix::Repository, since: i64, max: usize) -> Vec<Recent> {
+    let mut tips: Vec<ObjectId> = Vec::new();
+    if let Ok(head) = repo.head_id() {
+        tips.push(head.detach());
+    }
+    if let Ok(refs) = repo.references() {
+        let prefixed = ["refs/heads/", "refs/remotes/"]
+            .into_iter()
+            .filter_map(|p| refs.prefixed(p).ok())
+            .flatten();
+        for mut reference in prefixed.flatten() {
+            if let Ok(id) = reference.peel_to_id() {
+                tips.push(id.detach());
+            }
+        }
+    }
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut queue: std::collections::BinaryHeap<(i64, ObjectId)> = Default::default();
+    let mut push = |id: ObjectId, queue: &mut std::collections::BinaryHeap<(i64, ObjectId)>| {
+        if seen.insert(id)
+            && let Ok(commit) = repo.find_commit(id)
+            && let Ok(time) = commit.committer().map(|c| c.seconds())
+        {
+            queue.push((time, id));
+        }
+    };
+    for tip in tips {
+        push(tip, &mut queue);
+    }
+    let mut out = Vec::new();
+    while let Some((committer, id)) = queue.pop() {
+        if committer < since || out.len() >= RECENT_WALK_MAX {
+            break;
+        }
+        let Ok(commit) = repo.find_commit(id) else {
+            continue;
+        };
+        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        out.push(Recent {
+            id,
+            author: commit.author().map_or(committer, |a| a.seconds()),
+            committer,
+            parents: parents.len(),
+        });
+        for parent in parents {
+            push(parent, &mut queue);
+        }
+    }
+    out.sort_by_key(|c| c.committer);
+    out.truncate(max);
+    out
+}

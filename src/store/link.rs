@@ -33,7 +33,7 @@ use gix::ObjectId;
 
 use super::{Result, Store, forget, graph, history, io_error, notes, pending, write_atomic};
 use crate::event::time::{now_seconds, unix_seconds};
-use crate::event::{Event, Kind, Origin};
+use crate::event::{Event, Kind, Origin, lines};
 
 pub const DIR: &str = "attached";
 
@@ -504,9 +504,11 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     }
     match rest {
         Rest::ByTimeAndFiles if !batch.is_empty() => {
-            let named: HashSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+            // Commits named now or linked before carry the session already.
+            let mut linked: HashSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+            linked.extend(index.values().copied());
             let grace = store.config().link_grace_seconds();
-            batches.extend(by_time_and_files(&repo, &mut batch, &named, grace));
+            batches.extend(by_content_time_and_files(&repo, &mut batch, &linked, grace));
         }
         Rest::ByTimeAndFiles => {}
         // Known to be the session's commit: it takes the session event even with nothing else,
@@ -604,14 +606,28 @@ fn written(events: &[Event]) -> BTreeSet<&str> {
         .collect()
 }
 
-/// The last resort of §6: commits reachable from HEAD, made between the first of `events` and
-/// `grace` seconds after the last (`link.grace_minutes`: the user commits what the session
-/// left in the working tree), that change a file the events before them changed. Takes the
-/// events each such commit led to out of `events`.
-fn by_time_and_files(
+/// How far before a session's first event a commit that carries its work may be committed:
+/// clocks of two machines differ.
+const CLOCK_SKEW_SECONDS: i64 = 3600;
+
+/// How many of a write's sampled lines a commit must add for the write to be in it (all of
+/// them when fewer are sampled).
+const LINES_TO_MATCH: usize = 3;
+
+/// A line that more commits than this add, in one file, within the window tells nothing.
+const COMMON_LINE_COMMITS: usize = 5;
+
+/// Where the events no commit named go, for a session not known to have made a commit: to
+/// commits on any branch that add the lines its writes added, whatever their dates; the rest
+/// to commits made between the first of `events` and `grace` seconds after the last
+/// (`link.grace_minutes`: the user commits what the session left in the working tree), by
+/// author or committer date, that change a file the events before them changed. Takes the
+/// events each such commit led to out of `events`; a commit that carries the session's lines
+/// but none of what is left still comes back, with nothing, to carry the session.
+fn by_content_time_and_files(
     repo: &gix::Repository,
     events: &mut Vec<Event>,
-    named: &HashSet<ObjectId>,
+    linked: &HashSet<ObjectId>,
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>)> {
     let times: Vec<i64> = events
@@ -621,20 +637,31 @@ fn by_time_and_files(
     let (Some(&first), Some(&last)) = (times.iter().min(), times.iter().max()) else {
         return Vec::new();
     };
-    if written(events).is_empty() {
+    let files: BTreeSet<String> = written(events).into_iter().map(str::to_owned).collect();
+    if files.is_empty() {
         return Vec::new();
     }
-    let Ok(head) = repo.head_id() else {
-        return Vec::new();
-    };
-    let mut candidates: Vec<(i64, ObjectId)> =
-        history::since(repo, head.detach(), first, WINDOW_COMMITS_MAX)
+    let candidates: Vec<history::Recent> =
+        history::recent(repo, first - CLOCK_SKEW_SECONDS, WINDOW_COMMITS_MAX)
             .into_iter()
-            .filter(|(time, id)| *time <= last + grace && !named.contains(id))
+            .filter(|c| c.parents <= 1 && !linked.contains(&c.id))
             .collect();
-    candidates.sort();
-    let mut out = Vec::new();
-    for (time, commit) in candidates {
+    let mut out = by_content(repo, events, &candidates, &files);
+    let taken: HashSet<ObjectId> = out.iter().map(|(c, _)| *c).collect();
+    // By time and files: the commit's date that falls in the session counts.
+    let in_window = |t: i64| t >= first && t <= last + grace;
+    let mut by_time: Vec<(i64, ObjectId)> = candidates
+        .iter()
+        .filter(|c| !taken.contains(&c.id))
+        .filter_map(|c| {
+            let time = [c.author, c.committer]
+                .into_iter()
+                .find(|t| in_window(*t))?;
+            Some((time, c.id))
+        })
+        .collect();
+    by_time.sort();
+    for (time, commit) in by_time {
         // Events with no readable time stay with their neighbours.
         let led_to = events
             .iter()
@@ -644,6 +671,148 @@ fn by_time_and_files(
             continue;
         }
         out.push((commit, events.drain(..led_to).collect()));
+    }
+    out
+}
+
+/// The commits among `candidates` that add lines the write events of `events` added (to the
+/// same file), each with the events up to its last such write — or up to its author date,
+/// when later — taken out of `events`, in order.
+fn by_content(
+    repo: &gix::Repository,
+    events: &mut Vec<Event>,
+    candidates: &[history::Recent],
+    files: &BTreeSet<String>,
+) -> Vec<(ObjectId, Vec<Event>)> {
+    if !events
+        .iter()
+        .any(|e| e.kind == Kind::Write && !e.lines.is_empty())
+    {
+        return Vec::new();
+    }
+    // What each candidate adds to the files the session wrote.
+    let added: Vec<(usize, BTreeMap<String, BTreeSet<u32>>)> = candidates
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let by_file = added_lines(repo, c.id, files);
+            (!by_file.is_empty()).then_some((i, by_file))
+        })
+        .collect();
+    let mut adders: HashMap<(&str, u32), usize> = HashMap::new();
+    for (_, by_file) in &added {
+        for (file, hashes) in by_file {
+            for h in hashes {
+                *adders.entry((file.as_str(), *h)).or_default() += 1;
+            }
+        }
+    }
+    // Per matching commit: the index of the last event it holds.
+    let mut last_held: BTreeMap<usize, usize> = BTreeMap::new();
+    for (at, e) in events.iter().enumerate() {
+        let (Some(file), false) = (e.files_affected.first(), e.lines.is_empty()) else {
+            continue;
+        };
+        if e.kind != Kind::Write {
+            continue;
+        }
+        let telling: Vec<u32> = e
+            .lines
+            .iter()
+            .copied()
+            .filter(|h| {
+                adders
+                    .get(&(file.as_str(), *h))
+                    .is_none_or(|n| *n <= COMMON_LINE_COMMITS)
+            })
+            .collect();
+        if telling.is_empty() {
+            continue;
+        }
+        let written_at = unix_seconds(&e.timestamp);
+        for (i, by_file) in &added {
+            let Some(hashes) = by_file.get(file) else {
+                continue;
+            };
+            let held = telling.iter().filter(|h| hashes.contains(h)).count();
+            let committed = candidates[*i].committer;
+            if held >= LINES_TO_MATCH.min(telling.len())
+                && written_at.is_none_or(|t| committed >= t - CLOCK_SKEW_SECONDS)
+            {
+                last_held.insert(*i, at);
+            }
+        }
+    }
+    // Each commit takes the events up to its last write, or to its author date when later,
+    // after those of the commit before it.
+    let mut ends: Vec<(usize, i64, usize)> = last_held
+        .into_iter()
+        .map(|(i, at)| {
+            let authored = candidates[i].author;
+            let by_date = events
+                .iter()
+                .take_while(|e| unix_seconds(&e.timestamp).is_none_or(|t| t <= authored))
+                .count();
+            (
+                at.max(by_date.saturating_sub(1)),
+                candidates[i].committer,
+                i,
+            )
+        })
+        .collect();
+    ends.sort();
+    let mut out = Vec::new();
+    let mut taken = 0;
+    for (end, _, i) in ends {
+        let upto = (end + 1).max(taken);
+        out.push((candidates[i].id, events[taken..upto].to_vec()));
+        taken = upto;
+    }
+    events.drain(..taken);
+    out
+}
+
+/// The hashes of the lines `commit` adds (against its first parent) to each of `files` it
+/// changes.
+fn added_lines(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    files: &BTreeSet<String>,
+) -> BTreeMap<String, BTreeSet<u32>> {
+    let mut out = BTreeMap::new();
+    let Ok(commit) = repo.find_commit(commit) else {
+        return out;
+    };
+    let Ok(tree) = commit.tree() else {
+        return out;
+    };
+    let parent = commit
+        .parent_ids()
+        .next()
+        .and_then(|p| p.object().ok())
+        .and_then(|o| o.peel_to_tree().ok());
+    let blob = |tree: &gix::Tree<'_>, path: &str| {
+        tree.lookup_entry_by_path(path)
+            .ok()
+            .flatten()
+            .filter(|e| e.mode().is_blob())
+            .map(|e| e.object_id())
+    };
+    let text = |id: Option<ObjectId>| {
+        id.and_then(|id| repo.find_object(id).ok())
+            .map(|o| String::from_utf8_lossy(&o.data).into_owned())
+            .unwrap_or_default()
+    };
+    for path in files {
+        let now = blob(&tree, path);
+        let before = parent.as_ref().and_then(|t| blob(t, path));
+        if now.is_none() || now == before {
+            continue;
+        }
+        let added = lines::added(&text(before), &text(now));
+        if !added.is_empty() {
+            out.insert(path.clone(), added);
+        }
     }
     out
 }

@@ -1,0 +1,98 @@
+//! The lines a change adds, as hashes: how a commit is known to carry a session's edits
+//! whatever its dates — rebased, amended by hand, made the next day, squashed (README.md,
+//! "Which commit gets which reasoning").
+//!
+//! A line's hash is the low 32 bits of XXH3-64 of the line trimmed, with each run of
+//! whitespace made one space (a formatter that realigns a line does not hide it). Lines with
+//! fewer than [`LINE_MIN`] characters so counted, or without a letter or digit, tell nothing
+//! (`}`, `end`, blank lines) and have none. A write event keeps a sample of its file's added
+//! lines: the [`SAMPLE_MAX`] smallest hashes, so that any two samples of the same lines agree.
+
+use std::collections::BTreeSet;
+
+/// How many hashes a write event keeps, at most.
+pub const SAMPLE_MAX: usize = 24;
+
+/// The shortest line (in characters, whitespace runs counted once) that has a hash.
+pub const LINE_MIN: usize = 10;
+
+/// The hash of `line`, unless it is too short or too plain to tell anything.
+pub fn hash(line: &str) -> Option<u32> {
+    let mut norm = String::with_capacity(line.len());
+    for word in line.split_whitespace() {
+        if !norm.is_empty() {
+            norm.push(' ');
+        }
+        norm.push_str(word);
+    }
+    if norm.chars().count() < LINE_MIN || !norm.chars().any(char::is_alphanumeric) {
+        return None;
+    }
+    Some(xxhash_rust::xxh3::xxh3_64(norm.as_bytes()) as u32)
+}
+
+/// The hashes of the lines of `text`.
+pub fn hashes(text: &str) -> BTreeSet<u32> {
+    text.lines().filter_map(hash).collect()
+}
+
+/// The hashes of the lines of `new` that `old` does not have: what replacing `old` with `new`
+/// adds.
+pub fn added(old: &str, new: &str) -> BTreeSet<u32> {
+    let before = hashes(old);
+    hashes(new)
+        .into_iter()
+        .filter(|h| !before.contains(h))
+        .collect()
+}
+
+/// The sample of `hashes` a write event keeps: the [`SAMPLE_MAX`] smallest.
+pub fn sample(hashes: impl IntoIterator<Item = u32>) -> Vec<u32> {
+    let all: BTreeSet<u32> = hashes.into_iter().collect();
+    all.into_iter().take(SAMPLE_MAX).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lines_have_no_hash_and_spacing_does_not_count() {
+        assert_eq!(hash("}"), None);
+        assert_eq!(hash("    end"), None);
+        assert_eq!(hash("  ----------------  "), None);
+        assert_eq!(
+            hash("let ttl = Duration::from_secs(30);"),
+            hash("\tlet  ttl =   Duration::from_secs(30);  ")
+        );
+        assert_ne!(
+            hash("let ttl = Duration::from_secs(30);"),
+            hash("let ttl = 31;")
+        );
+    }
+
+    #[test]
+    fn an_edit_adds_the_lines_it_did_not_have() {
+        let old = "fn get(&self) -> u32 {\n    self.value + 1\n}\n";
+        let new = "fn get(&self) -> u32 {\n    self.value.saturating_add(1)\n}\n";
+        let added = added(old, new);
+        assert_eq!(added.len(), 1);
+        assert!(added.contains(&hash("self.value.saturating_add(1)").unwrap()));
+    }
+
+    #[test]
+    fn a_sample_is_the_smallest_hashes_whatever_the_order() {
+        let text: String = (0..100)
+            .map(|i| format!("let value_{i} = {i};\n"))
+            .collect();
+        let all = hashes(&text);
+        let a = sample(all.iter().copied());
+        let b = sample(all.iter().rev().copied());
+        assert_eq!(a, b);
+        assert_eq!(a.len(), SAMPLE_MAX);
+        assert!(
+            a.iter()
+                .all(|h| all.iter().take(SAMPLE_MAX).any(|x| x == h))
+        );
+    }
+}
