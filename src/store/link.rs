@@ -463,7 +463,10 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             None => events.push(e),
         }
     }
-    let mut batch: Vec<Event> = Vec::new();
+    // The session's events in order, and the commits it named: each takes the events up to
+    // the one naming it (an index into `flat`).
+    let mut flat: Vec<Event> = Vec::new();
+    let mut cuts: Vec<(usize, ObjectId)> = Vec::new();
     // In a shallow clone, a commit the session named that is not here is most likely beyond
     // the shallow boundary: the events that led to it do not go to the next commit as well.
     // Those its note (fetched with the notes) holds leave the queue; the others wait until the
@@ -484,16 +487,16 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .find_map(|c| notes::resolve_commit(&repo, c)),
             _ => None,
         };
-        batch.push(e);
+        flat.push(e);
         if let Some(commit) = commit {
-            batches.push((commit, std::mem::take(&mut batch)));
+            cuts.push((flat.len() - 1, commit));
         } else if !named.is_empty() {
             let annotated =
                 annotated.get_or_insert_with(|| notes::annotated(&repo).unwrap_or_default());
             let noted = noted_beyond(&repo, annotated, &named);
+            let from = cuts.last().map_or(0, |(at, _)| at + 1);
             beyond.extend(
-                batch
-                    .drain(..)
+                flat.drain(from..)
                     .filter(|e| noted.contains(&e.id))
                     .map(|e| (e.session_id, e.id)),
             );
@@ -502,13 +505,30 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     if !beyond.is_empty() {
         pending::remove(store, &beyond)?;
     }
+    if matches!(rest, Rest::ByTimeAndFiles) {
+        // Commits named now or linked before carry the session already.
+        let mut known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
+        known.extend(index.values().copied());
+        cuts.extend(by_content(&repo, &flat, &known));
+        // By position; a named commit before a commit found by its lines at the same event.
+        cuts.sort_by_key(|(at, _)| *at);
+    }
+    let mut taken = 0;
+    for (at, commit) in cuts {
+        let upto = (at + 1).max(taken);
+        place_all(&mut batches, commit, flat[taken..upto].to_vec());
+        taken = upto;
+    }
+    let mut batch: Vec<Event> = flat.split_off(taken);
     match rest {
         Rest::ByTimeAndFiles if !batch.is_empty() => {
-            // Commits named now or linked before carry the session already.
-            let mut linked: HashSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
-            linked.extend(index.values().copied());
+            let known: HashSet<ObjectId> = batches
+                .iter()
+                .map(|(c, _)| *c)
+                .chain(index.values().copied())
+                .collect();
             let grace = store.config().link_grace_seconds();
-            batches.extend(by_content_time_and_files(&repo, &mut batch, &linked, grace));
+            batches.extend(by_time_and_files(&repo, &mut batch, &known, grace));
         }
         Rest::ByTimeAndFiles => {}
         // Known to be the session's commit: it takes the session event even with nothing else,
@@ -524,7 +544,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                     upto.is_none_or(|upto| unix_seconds(&e.timestamp).is_none_or(|t| t <= upto))
                 })
                 .count();
-            batches.push((id, batch.drain(..taken).collect()));
+            place_all(&mut batches, id, batch.drain(..taken).collect());
         }
         Rest::Commit {
             id,
@@ -532,7 +552,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             ..
         } => {
             if !batch.is_empty() && files_meet(&repo, id, &written(&batch)) {
-                batches.push((id, std::mem::take(&mut batch)));
+                place_all(&mut batches, id, std::mem::take(&mut batch));
             }
         }
     }
@@ -597,6 +617,15 @@ fn place(batches: &mut Vec<(ObjectId, Vec<Event>)>, commit: ObjectId, event: Eve
     }
 }
 
+/// Add `events` to the batch of `commit`, starting one if there is none (a commit that takes
+/// no event still carries the session).
+fn place_all(batches: &mut Vec<(ObjectId, Vec<Event>)>, commit: ObjectId, events: Vec<Event>) {
+    match batches.iter_mut().find(|(c, _)| *c == commit) {
+        Some((_, held)) => held.extend(events),
+        None => batches.push((commit, events)),
+    }
+}
+
 /// The files `events` changed.
 fn written(events: &[Event]) -> BTreeSet<&str> {
     events
@@ -617,42 +646,44 @@ const LINES_TO_MATCH: usize = 3;
 /// A line that more commits than this add, in one file, within the window tells nothing.
 const COMMON_LINE_COMMITS: usize = 5;
 
-/// Where the events no commit named go, for a session not known to have made a commit: to
-/// commits on any branch that add the lines its writes added, whatever their dates; the rest
-/// to commits made between the first of `events` and `grace` seconds after the last
-/// (`link.grace_minutes`: the user commits what the session left in the working tree), by
-/// author or committer date, that change a file the events before them changed. Takes the
-/// events each such commit led to out of `events`; a commit that carries the session's lines
-/// but none of what is left still comes back, with nothing, to carry the session.
-fn by_content_time_and_files(
+/// The commits on any branch that may hold the work of `events`: committed since an hour
+/// before the first of them, not merges, not `known`; with the first and last event times.
+fn candidates(
+    repo: &gix::Repository,
+    events: &[Event],
+    known: &HashSet<ObjectId>,
+) -> Option<(Vec<history::Recent>, i64, i64)> {
+    let times = events.iter().filter_map(|e| unix_seconds(&e.timestamp));
+    let (first, last) = times.fold(None, |span: Option<(i64, i64)>, t| {
+        Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
+    })?;
+    if written(events).is_empty() {
+        return None;
+    }
+    let found = history::recent(repo, first - CLOCK_SKEW_SECONDS, WINDOW_COMMITS_MAX)
+        .into_iter()
+        .filter(|c| c.parents <= 1 && !known.contains(&c.id))
+        .collect();
+    Some((found, first, last))
+}
+
+/// The last resort: commits on any branch made between the first of `events` and `grace`
+/// seconds after the last (`link.grace_minutes`: the user commits what the session left in
+/// the working tree), by author or committer date, that change a file the events before them
+/// changed. Takes the events each such commit led to out of `events`.
+fn by_time_and_files(
     repo: &gix::Repository,
     events: &mut Vec<Event>,
-    linked: &HashSet<ObjectId>,
+    known: &HashSet<ObjectId>,
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>)> {
-    let times: Vec<i64> = events
-        .iter()
-        .filter_map(|e| unix_seconds(&e.timestamp))
-        .collect();
-    let (Some(&first), Some(&last)) = (times.iter().min(), times.iter().max()) else {
+    let Some((candidates, first, last)) = candidates(repo, events, known) else {
         return Vec::new();
     };
-    let files: BTreeSet<String> = written(events).into_iter().map(str::to_owned).collect();
-    if files.is_empty() {
-        return Vec::new();
-    }
-    let candidates: Vec<history::Recent> =
-        history::recent(repo, first - CLOCK_SKEW_SECONDS, WINDOW_COMMITS_MAX)
-            .into_iter()
-            .filter(|c| c.parents <= 1 && !linked.contains(&c.id))
-            .collect();
-    let mut out = by_content(repo, events, &candidates, &files);
-    let taken: HashSet<ObjectId> = out.iter().map(|(c, _)| *c).collect();
-    // By time and files: the commit's date that falls in the session counts.
+    // The commit's date that falls in the session counts.
     let in_window = |t: i64| t >= first && t <= last + grace;
     let mut by_time: Vec<(i64, ObjectId)> = candidates
         .iter()
-        .filter(|c| !taken.contains(&c.id))
         .filter_map(|c| {
             let time = [c.author, c.committer]
                 .into_iter()
@@ -661,6 +692,7 @@ fn by_content_time_and_files(
         })
         .collect();
     by_time.sort();
+    let mut out = Vec::new();
     for (time, commit) in by_time {
         // Events with no readable time stay with their neighbours.
         let led_to = events
@@ -675,27 +707,30 @@ fn by_content_time_and_files(
     out
 }
 
-/// The commits among `candidates` that add lines the write events of `events` added (to the
-/// same file), each with the events up to its last such write — or up to its author date,
-/// when later — taken out of `events`, in order.
+/// The commits on any branch, not `known`, that add lines the write events of `events` added
+/// to the same file, whatever their dates; each with the position in `events` up to which it
+/// takes them: its last such write, or its author date when later.
 fn by_content(
     repo: &gix::Repository,
-    events: &mut Vec<Event>,
-    candidates: &[history::Recent],
-    files: &BTreeSet<String>,
-) -> Vec<(ObjectId, Vec<Event>)> {
+    events: &[Event],
+    known: &HashSet<ObjectId>,
+) -> Vec<(usize, ObjectId)> {
     if !events
         .iter()
         .any(|e| e.kind == Kind::Write && !e.lines.is_empty())
     {
         return Vec::new();
     }
+    let Some((candidates, _, _)) = candidates(repo, events, known) else {
+        return Vec::new();
+    };
+    let files: BTreeSet<String> = written(events).into_iter().map(str::to_owned).collect();
     // What each candidate adds to the files the session wrote.
     let added: Vec<(usize, BTreeMap<String, BTreeSet<u32>>)> = candidates
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
-            let by_file = added_lines(repo, c.id, files);
+            let by_file = added_lines(repo, c.id, &files);
             (!by_file.is_empty()).then_some((i, by_file))
         })
         .collect();
@@ -707,10 +742,10 @@ fn by_content(
             }
         }
     }
-    // Per matching commit: the index of the last event it holds.
+    // Per matching commit: the position of the last event it holds.
     let mut last_held: BTreeMap<usize, usize> = BTreeMap::new();
     for (at, e) in events.iter().enumerate() {
-        let (Some(file), false) = (e.files_affected.first(), e.lines.is_empty()) else {
+        let Some(file) = e.files_affected.first() else {
             continue;
         };
         if e.kind != Kind::Write {
@@ -743,9 +778,7 @@ fn by_content(
             }
         }
     }
-    // Each commit takes the events up to its last write, or to its author date when later,
-    // after those of the commit before it.
-    let mut ends: Vec<(usize, i64, usize)> = last_held
+    last_held
         .into_iter()
         .map(|(i, at)| {
             let authored = candidates[i].author;
@@ -753,23 +786,9 @@ fn by_content(
                 .iter()
                 .take_while(|e| unix_seconds(&e.timestamp).is_none_or(|t| t <= authored))
                 .count();
-            (
-                at.max(by_date.saturating_sub(1)),
-                candidates[i].committer,
-                i,
-            )
+            (at.max(by_date.saturating_sub(1)), candidates[i].id)
         })
-        .collect();
-    ends.sort();
-    let mut out = Vec::new();
-    let mut taken = 0;
-    for (end, _, i) in ends {
-        let upto = (end + 1).max(taken);
-        out.push((candidates[i].id, events[taken..upto].to_vec()));
-        taken = upto;
-    }
-    events.drain(..taken);
-    out
+        .collect()
 }
 
 /// The hashes of the lines `commit` adds (against its first parent) to each of `files` it
