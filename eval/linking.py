@@ -18,8 +18,8 @@ are read as recorded. The scratch folder is emptied first.
 
 Figures, over the commits that carry a trailer whose checkpoint has a readable transcript:
 recall — such commits whose note names a session of their checkpoint; precision — of the
-(commit, session) links made to commits that carry a trailer, those the trailer confirms. Links
-to commits without a trailer have no ground truth and are counted apart.
+(commit, session) links made to commits whose trailer names a checkpoint of the corpus, those
+the trailer confirms. Links to other commits have no ground truth and are counted apart.
 """
 
 import argparse
@@ -173,7 +173,8 @@ def main():
     judged = {c: s for c, s in judged.items() if s}
     found = sum(1 for c, s in judged.items() if notes.get(c, set()) & s)
     links = [(c, s) for c, ss in notes.items() for s in ss]
-    on_trailers = [(c, s) for c, s in links if c in truth]
+    # A trailer whose checkpoint is not in the corpus names no session to judge by.
+    on_trailers = [(c, s) for c, s in links if known.get(c)]
     right = sum(1 for c, s in on_trailers if s in known[c])
     figures = {
         "sessions": len(transcripts),
@@ -185,7 +186,7 @@ def main():
         "links_on_trailer_commits": len(on_trailers),
         "links_right": right,
         "precision": round(right / len(on_trailers), 3) if on_trailers else None,
-        "links_without_trailer": len(links) - len(on_trailers),
+        "links_unjudged": len(links) - len(on_trailers),
         "paths": "rewritten" if args.rewrite_paths else "as recorded",
     }
     if args.json:

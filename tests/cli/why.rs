@@ -126,3 +126,152 @@ fn bad_targets_are_one_line_errors_and_exit_2() {
         assert!(err.contains(message), "{target}: {err}");
     }
 }
+
+/// The commit of each line of `path` at HEAD, as `why --json` (with `extra` flags) gives it.
+fn owners_by_why(repo: &TestRepo, path: &str, extra: &[&str]) -> Vec<Option<String>> {
+    let mut args = vec!["why", path];
+    args.extend(extra);
+    let answer = repo.json(&args);
+    let mut out = vec![None; answer["lines"].as_u64().unwrap() as usize];
+    for c in answer["commits"].as_array().unwrap() {
+        for range in c["lines"].as_array().unwrap() {
+            for line in range["start"].as_u64().unwrap()..=range["end"].as_u64().unwrap() {
+                out[line as usize - 1] = Some(c["commit"].as_str().unwrap().to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The commit of each line of `path` at HEAD, as `git blame` gives it.
+fn owners_by_git(repo: &TestRepo, path: &str) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for line in repo.git(&["blame", "--porcelain", path]).lines() {
+        let mut f = line.split(' ');
+        if let (Some(sha), Some(_), Some(at), Some(_)) = (f.next(), f.next(), f.next(), f.next())
+            && sha.len() == 40
+        {
+            let at: usize = at.parse().unwrap();
+            out.resize(out.len().max(at), None);
+            out[at - 1] = Some(sha.to_owned());
+        }
+    }
+    out
+}
+
+#[test]
+fn merges_own_only_the_lines_that_differ_from_every_parent_as_in_git_blame() {
+    let repo = TestRepo::new();
+    let mut day = 0;
+    let mut at = || {
+        day += 1;
+        format!("2026-01-{day:02}T10:00:00Z")
+    };
+    let text = |changed: &[(usize, &str)]| -> String {
+        (1..=12)
+            .map(|n| {
+                changed
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| *k == n)
+                    .map_or(format!("let line_{n} = original({n});"), |(_, t)| {
+                        (*t).to_owned()
+                    })
+                    + "\n"
+            })
+            .collect()
+    };
+    let write = |repo: &TestRepo, changes: &[(usize, &str)], message: &str, date: &str| {
+        repo.commit_at("src/lib.rs", &text(changes), message, date)
+    };
+    let merge = |repo: &TestRepo, branch: &str, date: &str| {
+        repo.git_at(
+            &[
+                "merge",
+                "--no-ff",
+                "-q",
+                "-m",
+                &format!("merge {branch}"),
+                branch,
+            ],
+            date,
+        );
+    };
+    write(&repo, &[], "base", &at());
+    repo.git(&["branch", "feature"]);
+    // Main and a feature branch change different lines; each merges the other (both ways).
+    let mut main: Vec<(usize, &str)> = vec![(7, "let line_7 = on_main(7);")];
+    write(&repo, &main, "main: line 7", &at());
+    repo.git(&["checkout", "-q", "feature"]);
+    let mut feature: Vec<(usize, &str)> = vec![(2, "let line_2 = on_feature(2);")];
+    write(&repo, &feature, "feature: line 2", &at());
+    merge(&repo, "main", &at());
+    feature.extend(main.iter().copied());
+    feature.push((5, "let line_5 = on_feature(5);"));
+    write(&repo, &feature, "feature: line 5", &at());
+    repo.git(&["checkout", "-q", "main"]);
+    merge(&repo, "feature", &at());
+    main = feature.clone();
+    // A merge that resolves a conflict by hand owns the line it wrote.
+    repo.git(&["checkout", "-q", "-b", "side"]);
+    let mut side = main.clone();
+    side.push((10, "let line_10 = on_side(10);"));
+    write(&repo, &side, "side: line 10", &at());
+    repo.git(&["checkout", "-q", "main"]);
+    main.push((10, "let line_10 = on_main(10);"));
+    write(&repo, &main, "main: line 10", &at());
+    let date = at();
+    let failed = repo.git_output(&repo.root, &["merge", "-q", "side"], &[]);
+    assert!(!failed.status.success());
+    main.push((10, "let line_10 = resolved_in_the_merge(10);"));
+    std::fs::write(repo.root.join("src/lib.rs"), text(&main)).unwrap();
+    repo.git(&["add", "src/lib.rs"]);
+    repo.git_at(&["commit", "-q", "--no-edit"], &date);
+    // A criss-cross: two branches merge each other at once, then go on and meet again.
+    repo.git(&["branch", "a"]);
+    repo.git(&["branch", "b"]);
+    repo.git(&["checkout", "-q", "a"]);
+    let mut a = main.clone();
+    a.push((1, "let line_1 = on_a(1);"));
+    write(&repo, &a, "a: line 1", &at());
+    repo.git(&["checkout", "-q", "b"]);
+    let mut b = main.clone();
+    b.push((12, "let line_12 = on_b(12);"));
+    write(&repo, &b, "b: line 12", &at());
+    let (tip_a, tip_b) = (repo.git(&["rev-parse", "a"]), repo.git(&["rev-parse", "b"]));
+    merge(&repo, &tip_a, &at());
+    repo.git(&["checkout", "-q", "a"]);
+    merge(&repo, &tip_b, &at());
+    a.extend(b.iter().copied());
+    a.push((4, "let line_4 = on_a(4);"));
+    write(&repo, &a, "a: line 4", &at());
+    repo.git(&["checkout", "-q", "b"]);
+    b.extend(a[..a.len() - 1].iter().copied());
+    b.push((9, "let line_9 = on_b(9);"));
+    write(&repo, &b, "b: line 9", &at());
+    merge(&repo, "a", &at());
+    // Every commit carries reasoning.
+    for (n, commit) in repo.git(&["rev-list", "--all"]).lines().enumerate() {
+        let event = serde_json::json!({"kind": "decision", "summary": format!("Decision {n}"),
+            "id": format!("{n:032x}"), "schema_version": 1, "session_id": "s-merge",
+            "timestamp": "2026-01-01T10:00:00Z", "origin": "text", "source": format!("m{n}")});
+        crate::scenario::add_note(&repo, commit, &event.to_string());
+    }
+    repo.ok(&["rebuild"]);
+    let git = owners_by_git(&repo, "src/lib.rs");
+    assert_eq!(git.len(), 12);
+    let merges: Vec<String> = repo
+        .git(&["rev-list", "--merges", "HEAD"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    // The hand-resolved line is the one a merge owns.
+    let owned_by_merges = git.iter().flatten().filter(|c| merges.contains(c)).count();
+    assert_eq!(owned_by_merges, 1, "{git:?}");
+    assert_eq!(owners_by_why(&repo, "src/lib.rs", &[]), git, "by the index");
+    assert_eq!(
+        owners_by_why(&repo, "src/lib.rs", &["--exact"]),
+        git,
+        "by gix's blame"
+    );
+}

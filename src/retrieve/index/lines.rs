@@ -81,9 +81,21 @@ pub struct Added {
 }
 
 /// The files `commit` changed (against its first parent) and the lines it added to each.
-/// Deleted and binary files are left out.
+/// Deleted and binary files are left out. A merge adds only the lines that differ from every
+/// parent, as git's blame sees it: what it brought in from a parent is that parent's.
 pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<Added>> {
     let (tree, parent_tree) = crate::retrieve::diff::with_parent(repo, commit)?;
+    let other_parents: Vec<gix::Tree<'_>> = repo
+        .find_commit(commit)
+        .map_err(git_error(format!("read commit {commit}")))?
+        .parent_ids()
+        .skip(1)
+        .map(|p| {
+            repo.find_commit(p)
+                .and_then(|p| p.tree())
+                .map_err(git_error(format!("read a parent of {commit}")))
+        })
+        .collect::<store::Result<_>>()?;
     let options = gix::diff::Options::default().with_rewrites(None);
     let changes = repo
         .diff_tree_to_tree(parent_tree.as_ref(), &tree, options)
@@ -127,10 +139,26 @@ pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<A
             None => None,
         };
         let before: &[u8] = old_data.as_ref().map_or(&[], |b| &b.data);
-        let lines = added_lines(before, &new_data.data);
-        if lines.is_empty() {
+        let mut added = added_at(before, &new_data.data);
+        for other in &other_parents {
+            let theirs = other
+                .lookup_entry_by_path(&path)
+                .ok()
+                .flatten()
+                .filter(|e| e.mode().is_blob())
+                .and_then(|e| e.object().ok());
+            let theirs: &[u8] = theirs.as_ref().map_or(&[], |b| &b.data);
+            let new_there = added_at(theirs, &new_data.data);
+            added.retain(|i| new_there.contains(i));
+        }
+        if added.is_empty() {
             continue;
         }
+        let lines: Vec<(&[u8], LineHash)> = byte_lines(&new_data.data)
+            .enumerate()
+            .filter(|(i, _)| added.contains(i))
+            .map(|(_, line)| (line, LineHash::of(line)))
+            .collect();
         let mut defined: Vec<String> = Vec::new();
         for line in lines
             .iter()
@@ -153,14 +181,23 @@ pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<A
 
 /// The lines of `after` that are not in `before`, by a histogram diff, with their hashes.
 pub fn added_lines<'a>(before: &[u8], after: &'a [u8]) -> Vec<(&'a [u8], LineHash)> {
+    let added = added_at(before, after);
+    byte_lines(after)
+        .enumerate()
+        .filter(|(i, _)| added.contains(i))
+        .map(|(_, line)| (line, LineHash::of(line)))
+        .collect()
+}
+
+/// The positions (from 0) of the lines of `after` that are not in `before`, by a histogram
+/// diff, in order.
+fn added_at(before: &[u8], after: &[u8]) -> std::collections::BTreeSet<usize> {
     let input = InternedInput::new(byte_lines(before), byte_lines(after));
     let mut diff = Diff::compute(Algorithm::Histogram, &input);
     // Slide hunks the way git does, so that a block's closing line goes with the block.
     diff.postprocess_lines(&input);
-    byte_lines(after)
-        .enumerate()
-        .filter(|(i, _)| diff.is_added(*i as u32))
-        .map(|(_, line)| (line, LineHash::of(line)))
+    (0..byte_lines(after).count())
+        .filter(|i| diff.is_added(*i as u32))
         .collect()
 }
 

@@ -39,7 +39,8 @@ use crate::store::{self, Result, Store, git_error, io_error, notes, write_cache}
 use lines::{Entry, LineHash};
 
 const DIR: &str = "index";
-const FORMAT: &str = "git-agent-context index 1";
+/// Format 2: a merge commit adds only the lines that differ from every parent.
+const FORMAT: &str = "git-agent-context index 2";
 /// The most changed notes a hook takes into the index (a first build counts them all); more, as
 /// after a large fetch, are left to the next command, which need not stay within a hook's
 /// budget.
