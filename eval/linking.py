@@ -107,8 +107,9 @@ def rewritten(path, clone, into):
     return out
 
 
-def noted_sessions(repo):
-    """commit -> session ids its note holds events of."""
+def noted_sessions(repo, signals=None):
+    """commit -> session ids its note holds events of; `signals`, when given, is filled with
+    (commit, session) -> the signal that linked them."""
     out = {}
     try:
         listing = git(repo, "notes", "--ref", NOTES, "list")
@@ -118,11 +119,14 @@ def noted_sessions(repo):
         blob, commit = line.split()
         note = git(repo, "cat-file", "blob", blob)
         ids = set()
-        for event in note.splitlines():
+        for line in note.splitlines():
             try:
-                ids.add(json.loads(event)["session_id"])
+                event = json.loads(line)
+                ids.add(event["session_id"])
             except (ValueError, KeyError):
                 continue
+            if signals is not None and event.get("link"):
+                signals[(commit, event["session_id"])] = event["link"]["signal"]
         out[commit] = ids
     return out
 
@@ -163,7 +167,8 @@ def main():
     elapsed = time.time() - started
 
     truth = trailers(clone)
-    notes = noted_sessions(clone)
+    signals = {}
+    notes = noted_sessions(clone, signals)
     named = {
         commit: set().union(*(checkpoint_sessions.get(i, set()) for i in ids))
         for commit, ids in truth.items()
@@ -189,6 +194,13 @@ def main():
         "links_unjudged": len(links) - len(on_trailers),
         "paths": "rewritten" if args.rewrite_paths else "as recorded",
     }
+    by_signal = collections.defaultdict(lambda: [0, 0])
+    for c, s in on_trailers:
+        tally = by_signal[signals.get((c, s), "unknown")]
+        tally[0] += s in known[c]
+        tally[1] += 1
+    for signal, (good, all_) in sorted(by_signal.items()):
+        figures[f"precision_{signal}"] = f"{good}/{all_}"
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

@@ -139,7 +139,7 @@ struct Call {
     /// taints the session; see [`Taint`]).
     #[serde(default)]
     excluded: bool,
-    /// For a write: a sample of the hashes of the lines it added (see [`lines`]).
+    /// For a write: the hashes of the lines it added (see [`lines`]).
     #[serde(default)]
     added: Vec<u32>,
 }
@@ -960,7 +960,10 @@ impl<'w> Extractor<'w> {
                 .map(|c| compressed(c))
                 .collect();
             event.files_affected = vec![file.to_owned()];
-            event.lines = lines::sample(calls.iter().flat_map(|c| c.added.iter().copied()));
+            event.lines = lines::smallest(
+                calls.iter().flat_map(|c| c.added.iter().copied()),
+                lines::KEPT_MAX,
+            );
             events.push(event);
         }
         let agent = if side { agent_id } else { None };
@@ -1264,7 +1267,7 @@ impl<'w> Extractor<'w> {
         self.draft(event, side);
     }
 
-    /// A sample of the lines a write call adds (see [`lines`]): all of a written file or
+    /// The hashes of the lines a write call adds (see [`lines`]): all of a written file or
     /// notebook cell, the lines an edit's new text has that its old text had not. Lines that
     /// redaction would change are left out.
     fn added_lines(&self, input: &ToolInput<'_>) -> Vec<u32> {
@@ -1298,7 +1301,7 @@ impl<'w> Extractor<'w> {
                 }
             }
         }
-        lines::sample(added)
+        lines::smallest(added, lines::KEPT_MAX)
     }
 
     fn relative(&self, path: &str) -> String {

@@ -5,12 +5,17 @@
 //! A line's hash is the low 32 bits of XXH3-64 of the line trimmed, with each run of
 //! whitespace made one space (a formatter that realigns a line does not hide it). Lines with
 //! fewer than [`LINE_MIN`] characters so counted, or without a letter or digit, tell nothing
-//! (`}`, `end`, blank lines) and have none. A write event keeps a sample of its file's added
-//! lines: the [`SAMPLE_MAX`] smallest hashes, so that any two samples of the same lines agree.
+//! (`}`, `end`, blank lines) and have none. A write event waiting in the pending queue keeps
+//! the hashes of its file's added lines (the [`KEPT_MAX`] smallest), so that a commit holding
+//! a few of them is found; in a note it keeps a sample, the [`SAMPLE_MAX`] smallest, so that
+//! any two samples of the same lines agree.
 
 use std::collections::BTreeSet;
 
-/// How many hashes a write event keeps, at most.
+/// How many hashes a pending write event keeps, at most.
+pub const KEPT_MAX: usize = 256;
+
+/// How many hashes a write event keeps in a note, at most.
 pub const SAMPLE_MAX: usize = 24;
 
 /// The shortest line (in characters, whitespace runs counted once) that has a hash.
@@ -46,10 +51,11 @@ pub fn added(old: &str, new: &str) -> BTreeSet<u32> {
         .collect()
 }
 
-/// The sample of `hashes` a write event keeps: the [`SAMPLE_MAX`] smallest.
-pub fn sample(hashes: impl IntoIterator<Item = u32>) -> Vec<u32> {
+/// The `most` smallest of `hashes`, in order: [`KEPT_MAX`] for a pending event, [`SAMPLE_MAX`]
+/// for a note.
+pub fn smallest(hashes: impl IntoIterator<Item = u32>, most: usize) -> Vec<u32> {
     let all: BTreeSet<u32> = hashes.into_iter().collect();
-    all.into_iter().take(SAMPLE_MAX).collect()
+    all.into_iter().take(most).collect()
 }
 
 #[cfg(test)]
@@ -86,8 +92,8 @@ mod tests {
             .map(|i| format!("let value_{i} = {i};\n"))
             .collect();
         let all = hashes(&text);
-        let a = sample(all.iter().copied());
-        let b = sample(all.iter().rev().copied());
+        let a = smallest(all.iter().copied(), SAMPLE_MAX);
+        let b = smallest(all.iter().rev().copied(), SAMPLE_MAX);
         assert_eq!(a, b);
         assert_eq!(a.len(), SAMPLE_MAX);
         assert!(

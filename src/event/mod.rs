@@ -151,6 +151,52 @@ pub struct ToolCall {
     pub outcome: Outcome,
 }
 
+/// How a commit was found to be a session's (README.md, "Which commit gets which reasoning"),
+/// the most trusted first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    /// The session named the commit (`gitOperation`, `[branch sha]`, `git log` after a commit).
+    Named,
+    /// The post-commit hook ran with the session's `CLAUDE_CODE_SESSION_ID`.
+    Hook,
+    /// The post-commit hook found the session active in the worktree, and files in common.
+    Active,
+    /// The commit adds lines the session's writes added.
+    Content,
+    /// The commit's date falls in the session and it changes a file the session changed.
+    Time,
+}
+
+/// How a session's events came to a commit: the signal, and how strongly it holds (1 for a
+/// name or a hook; for content, the share of a write's lines the commit holds; for time, the
+/// share of the commit's changed files the session changed).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub signal: Signal,
+    pub score: f32,
+}
+
+impl Link {
+    /// The better founded of two links of one commit: the more trusted signal, else the higher
+    /// score. Whichever order the links were found in, the same one stays.
+    pub fn stronger(a: Option<Link>, b: Option<Link>) -> Option<Link> {
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                let key = |l: &Link| (std::cmp::Reverse(l.signal), l.score);
+                Some(
+                    if key(&b).partial_cmp(&key(&a)) == Some(std::cmp::Ordering::Greater) {
+                        b
+                    } else {
+                        a
+                    },
+                )
+            }
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 /// One item of a task list (TodoWrite, TaskCreate/TaskUpdate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -200,10 +246,13 @@ pub struct Event {
     pub tasks: Vec<Task>,
     #[serde(default)]
     pub session: SessionMeta,
-    /// For a write event: a sample of the hashes of the lines it added to its file (see
-    /// [`lines`]), by which a commit carrying them is recognised.
+    /// For a write event: hashes of the lines it added to its file (see [`lines`]), by which a
+    /// commit carrying them is recognised; in a note, a sample of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<u32>,
+    /// For the session event in a commit's note: how the commit was found to be the session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
 }
 
 impl Event {
@@ -241,6 +290,7 @@ impl Event {
             tasks: Vec::new(),
             session: SessionMeta::default(),
             lines: Vec::new(),
+            link: None,
         }
     }
 }

@@ -33,7 +33,7 @@ use gix::ObjectId;
 
 use super::{Result, Store, forget, graph, history, io_error, notes, pending, write_atomic};
 use crate::event::time::{now_seconds, unix_seconds};
-use crate::event::{Event, Kind, Origin, lines};
+use crate::event::{Event, Kind, Link, Origin, Signal, lines};
 
 pub const DIR: &str = "attached";
 
@@ -505,11 +505,23 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     if !beyond.is_empty() {
         pending::remove(store, &beyond)?;
     }
+    // How each commit linked now was found, the first signal to find it.
+    let mut links: HashMap<ObjectId, Link> = HashMap::new();
+    for (_, commit) in &cuts {
+        links.entry(*commit).or_insert(Link {
+            signal: Signal::Named,
+            score: 1.0,
+        });
+    }
     if matches!(rest, Rest::ByTimeAndFiles) {
         // Commits named now or linked before carry the session already.
         let mut known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
         known.extend(index.values().copied());
-        cuts.extend(by_content(&repo, &flat, &known));
+        for (at, commit, score) in by_content(&repo, &flat, &known) {
+            let signal = Signal::Content;
+            links.insert(commit, Link { signal, score });
+            cuts.push((at, commit));
+        }
         // By position; a named commit before a commit found by its lines at the same event.
         cuts.sort_by_key(|(at, _)| *at);
     }
@@ -528,7 +540,11 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .chain(index.values().copied())
                 .collect();
             let grace = store.config().link_grace_seconds();
-            batches.extend(by_time_and_files(&repo, &mut batch, &known, grace));
+            for (commit, events, score) in by_time_and_files(&repo, &mut batch, &known, grace) {
+                let signal = Signal::Time;
+                links.entry(commit).or_insert(Link { signal, score });
+                batches.push((commit, events));
+            }
         }
         Rest::ByTimeAndFiles => {}
         // Known to be the session's commit: it takes the session event even with nothing else,
@@ -544,6 +560,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                     upto.is_none_or(|upto| unix_seconds(&e.timestamp).is_none_or(|t| t <= upto))
                 })
                 .count();
+            let signal = Signal::Hook;
+            links.entry(id).or_insert(Link { signal, score: 1.0 });
             place_all(&mut batches, id, batch.drain(..taken).collect());
         }
         Rest::Commit {
@@ -552,6 +570,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             ..
         } => {
             if !batch.is_empty() && files_meet(&repo, id, &written(&batch)) {
+                let signal = Signal::Active;
+                links.entry(id).or_insert(Link { signal, score: 1.0 });
                 place_all(&mut batches, id, std::mem::take(&mut batch));
             }
         }
@@ -569,13 +589,35 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     if batches.is_empty() {
         return Ok(linked);
     }
+    // A commit whose events name it was named, whichever run first placed them there (one
+    // that completes an interrupted run knows only where they go).
+    for (commit, events) in &batches {
+        let hex = commit.to_string();
+        let named = events.iter().any(|e| {
+            e.origin == Origin::Commit
+                && e.commits
+                    .iter()
+                    .any(|c| c.len() >= 7 && hex.starts_with(c.as_str()))
+        });
+        if named {
+            links.insert(
+                *commit,
+                Link {
+                    signal: Signal::Named,
+                    score: 1.0,
+                },
+            );
+        }
+    }
     // The session as it stands goes to each commit linked now.
     if let Some(mut summary) = summary {
         let mut commits: BTreeSet<ObjectId> = index.values().copied().collect();
         commits.extend(batches.iter().map(|(c, _)| *c));
         summary.commits = commits.iter().map(ToString::to_string).collect();
-        for (_, events) in &mut batches {
-            events.push(summary.clone());
+        for (commit, events) in &mut batches {
+            let mut copy = summary.clone();
+            copy.link = links.get(commit).copied();
+            events.push(copy);
         }
     }
     // Where each event goes is written down first: a run that dies after it sends them there.
@@ -643,6 +685,10 @@ const CLOCK_SKEW_SECONDS: i64 = 3600;
 /// them when fewer are sampled).
 const LINES_TO_MATCH: usize = 3;
 
+/// The share of a write's lines, or of the lines a commit adds to the file, that the two must
+/// have in common.
+const SHARE_MIN: f32 = 0.5;
+
 /// A line that more commits than this add, in one file, within the window tells nothing.
 const COMMON_LINE_COMMITS: usize = 5;
 
@@ -670,13 +716,14 @@ fn candidates(
 /// The last resort: commits on any branch made between the first of `events` and `grace`
 /// seconds after the last (`link.grace_minutes`: the user commits what the session left in
 /// the working tree), by author or committer date, that change a file the events before them
-/// changed. Takes the events each such commit led to out of `events`.
+/// changed. Takes the events each such commit led to out of `events`; with each commit, the
+/// share of the files those events changed that it changes.
 fn by_time_and_files(
     repo: &gix::Repository,
     events: &mut Vec<Event>,
     known: &HashSet<ObjectId>,
     grace: i64,
-) -> Vec<(ObjectId, Vec<Event>)> {
+) -> Vec<(ObjectId, Vec<Event>, f32)> {
     let Some((candidates, first, last)) = candidates(repo, events, known) else {
         return Vec::new();
     };
@@ -699,22 +746,33 @@ fn by_time_and_files(
             .iter()
             .take_while(|e| unix_seconds(&e.timestamp).is_none_or(|t| t <= time))
             .count();
-        if led_to == 0 || !files_meet(repo, commit, &written(&events[..led_to])) {
+        if led_to == 0 {
             continue;
         }
-        out.push((commit, events.drain(..led_to).collect()));
+        let files = written(&events[..led_to]);
+        let met = files.iter().filter(|f| changes(repo, commit, f)).count();
+        if !files.is_empty() && met == 0 {
+            continue;
+        }
+        let score = if files.is_empty() {
+            1.0
+        } else {
+            met as f32 / files.len() as f32
+        };
+        out.push((commit, events.drain(..led_to).collect(), score));
     }
     out
 }
 
 /// The commits on any branch, not `known`, that add lines the write events of `events` added
 /// to the same file, whatever their dates; each with the position in `events` up to which it
-/// takes them: its last such write, or its author date when later.
+/// takes them: its last such write, or its author date when later; and the largest share of
+/// one write's lines it holds.
 fn by_content(
     repo: &gix::Repository,
     events: &[Event],
     known: &HashSet<ObjectId>,
-) -> Vec<(usize, ObjectId)> {
+) -> Vec<(usize, ObjectId, f32)> {
     if !events
         .iter()
         .any(|e| e.kind == Kind::Write && !e.lines.is_empty())
@@ -742,8 +800,8 @@ fn by_content(
             }
         }
     }
-    // Per matching commit: the position of the last event it holds.
-    let mut last_held: BTreeMap<usize, usize> = BTreeMap::new();
+    // Per matching commit: the position of the last event it holds, and the best share.
+    let mut last_held: BTreeMap<usize, (usize, f32)> = BTreeMap::new();
     for (at, e) in events.iter().enumerate() {
         let Some(file) = e.files_affected.first() else {
             continue;
@@ -771,22 +829,29 @@ fn by_content(
             };
             let held = telling.iter().filter(|h| hashes.contains(h)).count();
             let committed = candidates[*i].committer;
-            if held >= LINES_TO_MATCH.min(telling.len())
+            // Enough of the lines, or all the commit adds there when that is fewer; and most
+            // of what the write added, or of what the commit adds there.
+            let needed = LINES_TO_MATCH.min(telling.len()).min(hashes.len());
+            let share = held as f32 / telling.len() as f32;
+            let of_commit = held as f32 / hashes.len() as f32;
+            if held >= needed.max(1)
+                && share.max(of_commit) >= SHARE_MIN
                 && written_at.is_none_or(|t| committed >= t - CLOCK_SKEW_SECONDS)
             {
-                last_held.insert(*i, at);
+                let best = last_held.get(i).map_or(share, |(_, s)| s.max(share));
+                last_held.insert(*i, (at, best));
             }
         }
     }
     last_held
         .into_iter()
-        .map(|(i, at)| {
+        .map(|(i, (at, share))| {
             let authored = candidates[i].author;
             let by_date = events
                 .iter()
                 .take_while(|e| unix_seconds(&e.timestamp).is_none_or(|t| t <= authored))
                 .count();
-            (at.max(by_date.saturating_sub(1)), candidates[i].id)
+            (at.max(by_date.saturating_sub(1)), candidates[i].id, share)
         })
         .collect()
 }
@@ -838,13 +903,15 @@ fn added_lines(
 
 /// Whether `files` is empty or `commit` changes one of them (against its first parent).
 fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) -> bool {
-    if files.is_empty() {
-        return true;
-    }
+    files.is_empty() || files.iter().any(|f| changes(repo, commit, f))
+}
+
+/// Whether `commit` changes `path` (against its first parent).
+fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> bool {
     let Ok(commit) = repo.find_commit(commit) else {
         return false;
     };
-    let entry = |tree: &gix::Tree<'_>, path: &str| {
+    let entry = |tree: &gix::Tree<'_>| {
         tree.lookup_entry_by_path(path)
             .ok()
             .flatten()
@@ -858,11 +925,7 @@ fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) 
         .next()
         .and_then(|p| p.object().ok())
         .and_then(|o| o.peel_to_tree().ok());
-    files.iter().any(|path| {
-        let now = entry(&tree, path);
-        let before = parent.as_ref().and_then(|t| entry(t, path));
-        now != before
-    })
+    entry(&tree) != parent.as_ref().and_then(entry)
 }
 
 #[cfg(test)]

@@ -6,14 +6,14 @@
 //! writer moved the ref in between, the work is redone on top of theirs, so no writer loses
 //! another's events.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, git_error, ref_tip, signature};
 use crate::event::note::{decode, encode};
-use crate::event::{Event, Merged, merge};
+use crate::event::{Event, Link, Merged, lines, merge};
 
 /// The notes ref the events live on.
 pub const REF: &str = "refs/notes/agent-context";
@@ -206,11 +206,25 @@ pub(crate) fn attach_all_keeping(
             .filter(|e| keep.contains(e.id.as_str()))
             .map(|e| e.id.clone())
             .collect();
+        // How the commit was linked: the better founded of what the note says and what this
+        // run found (a run that did not link the commit says nothing).
+        let linked: HashMap<String, Link> = old
+            .iter()
+            .filter_map(|e| Some((e.id.clone(), e.link?)))
+            .collect();
         let new = batches[i]
             .1
             .iter()
             .filter(|e| !held.contains(&e.id))
-            .cloned();
+            .map(|e| {
+                let mut e = e.clone();
+                e.link = Link::stronger(e.link, linked.get(&e.id).copied());
+                // A note keeps a sample of a write's lines.
+                if e.lines.len() > lines::SAMPLE_MAX {
+                    e.lines = lines::smallest(e.lines, lines::SAMPLE_MAX);
+                }
+                e
+            });
         merge(old, new)
     })
 }
