@@ -27,6 +27,7 @@ use crate::config::{self, Config};
 use crate::deliver::hooks::{self, Payload};
 use crate::deliver::reason;
 use crate::ingest::commit::{self, Environment, PostCommit};
+use crate::ingest::repair;
 use crate::retrieve::index;
 use crate::store::{self, Store, log};
 
@@ -381,8 +382,20 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
                 claude_dir: claude_dir(),
             };
             let (head, done) = commit::post_commit(store, &env).map_err(|e| reason(&e))?;
+            // A commit that adds again the lines of annotated ones (a squash merge, a
+            // cherry-pick by hand) carries their reasoning too.
+            let carried = match done {
+                PostCommit::Linked { .. } => repair::carry_to(store, &[head])
+                    .map_err(|e| reason(&e))?
+                    .len(),
+                _ => 0,
+            };
             let head = head.to_hex_with_len(12);
-            Ok(Some(match done {
+            let also = match carried {
+                0 => String::new(),
+                n => format!("; the notes of {n} commits whose lines it holds carried"),
+            };
+            let said = match done {
                 PostCommit::Rebase => format!("{head}: rebase in progress, notes left to git"),
                 PostCommit::CherryPick { from, events } => format!(
                     "{head}: cherry-picked from {}, {events} events copied",
@@ -398,7 +411,27 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
                         .collect();
                     format!("{head}: {}", each.join(", "))
                 }
-            }))
+            };
+            Ok(Some(format!("{said}{also}")))
+        }
+        "post-merge" => {
+            let repo = store.repo();
+            let head = repo.head_id().map_err(|e| e.to_string())?.detach();
+            let before = repo
+                .find_reference("ORIG_HEAD")
+                .ok()
+                .and_then(|mut r| r.peel_to_id().ok())
+                .map(|id| id.detach());
+            let Some(before) = before else {
+                return Ok(Some("no ORIG_HEAD: nothing arrived".to_owned()));
+            };
+            let arrived = repair::arrived(&repo, before, head);
+            let carried = repair::carry_to(store, &arrived).map_err(|e| reason(&e))?;
+            Ok(Some(format!(
+                "{} commits arrived, the notes of {} commits whose lines they hold carried",
+                arrived.len(),
+                carried.len()
+            )))
         }
         "post-rewrite" => {
             let mut input = String::new();
@@ -414,7 +447,7 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
             )))
         }
         other => Err(format!(
-            "unknown hook {other:?} (expected post-commit, post-rewrite or one of {})",
+            "unknown hook {other:?} (expected post-commit, post-merge, post-rewrite or one of {})",
             hooks::EVENTS.join(", ")
         )),
     }

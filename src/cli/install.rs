@@ -1,5 +1,5 @@
 //! `install` and `uninstall`: hook git-agent-context into Claude Code (the settings file of a
-//! scope) and into git (`post-commit`, `post-rewrite`), and take it out again
+//! scope) and into git (`post-commit`, `post-merge`, `post-rewrite`), and take it out again
 //! ([`crate::deliver::install`] does the merging). Everything is read and checked before
 //! anything is written: a settings file that cannot be merged, or a git hook that cannot be
 //! chained, fails the command with nothing changed.

@@ -12,6 +12,7 @@ mod install;
 mod log;
 mod query;
 mod rebuild;
+mod repair;
 mod review;
 mod show;
 mod status;
@@ -48,7 +49,8 @@ struct Cli {
 enum Command {
     /// Create the local store in $GIT_DIR/agent-context.
     Init(init::Args),
-    /// Hook into Claude Code (a settings file) and git (post-commit, post-rewrite); runs init.
+    /// Hook into Claude Code (a settings file) and git (post-commit, post-merge,
+    /// post-rewrite); runs init.
     Install(install::Args),
     /// Take our hooks out of Claude Code's settings and git's hooks; notes and store stay.
     Uninstall(install::UninstallArgs),
@@ -69,6 +71,9 @@ enum Command {
     Log(log::Args),
     /// Make the decision graph (refs/agent-context) again from the notes.
     Rebuild(rebuild::Args),
+    /// Carry the notes of commits no branch reaches any more (squash or rebase merges,
+    /// force-pushes) to the commits that now hold their lines.
+    Repair(repair::Args),
     /// Set the default query backend (file, session, decision) for this clone.
     Switch(switch::Args),
     /// Regenerate the marked section of CLAUDE.md from the decision graph.
@@ -77,7 +82,8 @@ enum Command {
     /// Take events out of the notes, the decision graph, the pending queue and the caches, by
     /// session, id or text; the refs get new commits (their history keeps the old text).
     Forget(forget::Args),
-    /// Run a git hook (post-commit, post-rewrite) or a Claude Code hook; always exits 0.
+    /// Run a git hook (post-commit, post-merge, post-rewrite) or a Claude Code hook; always
+    /// exits 0.
     Hook(hook::Args),
 }
 
@@ -174,6 +180,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Review(args) => review::run(&open(&cwd)?, args, out),
         Command::Log(args) => log::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
+        Command::Repair(args) => repair::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
         Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),
         Command::Forget(args) => forget::run(&open(&cwd)?, args, out),

@@ -45,22 +45,41 @@ pub(crate) struct Recent {
 /// How many commits [`recent`] visits at most.
 const RECENT_WALK_MAX: usize = 50_000;
 
-/// The commits of every local branch, remote-tracking branch and HEAD committed at `since` or
-/// later (seconds since the epoch): the `max` committed first. A commit committed earlier ends
-/// the walk along its line.
+/// The commits of every branch, remote-tracking branch and tag, and HEAD, committed at `since`
+/// or later (seconds since the epoch): the `max` committed first. A commit committed earlier
+/// ends the walk along its line.
 pub(crate) fn recent(repo: &gix::Repository, since: i64, max: usize) -> Vec<Recent> {
+    let (mut found, _) = walk_refs(repo, since);
+    found.sort_by_key(|c| c.committer);
+    found.truncate(max);
+    found
+}
+
+/// The commits reachable from a branch, a remote-tracking branch, a tag or HEAD that were
+/// committed at `since` or later; `None` when there are too many to walk.
+pub(crate) fn reachable_since(repo: &gix::Repository, since: i64) -> Option<HashSet<ObjectId>> {
+    let (found, complete) = walk_refs(repo, since);
+    complete.then(|| found.into_iter().map(|c| c.id).collect())
+}
+
+/// The commits [`recent`] and [`reachable_since`] walk, newest first, and whether the walk
+/// reached `since` on every line (it stops after [`RECENT_WALK_MAX`] commits).
+fn walk_refs(repo: &gix::Repository, since: i64) -> (Vec<Recent>, bool) {
     let mut tips: Vec<ObjectId> = Vec::new();
     if let Ok(head) = repo.head_id() {
         tips.push(head.detach());
     }
     if let Ok(refs) = repo.references() {
-        let prefixed = ["refs/heads/", "refs/remotes/"]
+        let prefixed = ["refs/heads/", "refs/remotes/", "refs/tags/"]
             .into_iter()
             .filter_map(|p| refs.prefixed(p).ok())
             .flatten();
         for mut reference in prefixed.flatten() {
-            if let Ok(id) = reference.peel_to_id() {
-                tips.push(id.detach());
+            // A tag names its commit through a tag object.
+            if let Ok(id) = reference.peel_to_id()
+                && let Ok(commit) = id.object().and_then(|o| Ok(o.peel_to_commit()?))
+            {
+                tips.push(commit.id);
             }
         }
     }
@@ -79,8 +98,11 @@ pub(crate) fn recent(repo: &gix::Repository, since: i64, max: usize) -> Vec<Rece
     }
     let mut out = Vec::new();
     while let Some((committer, id)) = queue.pop() {
-        if committer < since || out.len() >= RECENT_WALK_MAX {
+        if committer < since {
             break;
+        }
+        if out.len() >= RECENT_WALK_MAX {
+            return (out, false);
         }
         let Ok(commit) = repo.find_commit(id) else {
             continue;
@@ -96,7 +118,5 @@ pub(crate) fn recent(repo: &gix::Repository, since: i64, max: usize) -> Vec<Rece
             push(parent, &mut queue);
         }
     }
-    out.sort_by_key(|c| c.committer);
-    out.truncate(max);
-    out
+    (out, true)
 }

@@ -907,7 +907,7 @@ fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) 
 }
 
 /// Whether `commit` changes `path` (against its first parent).
-fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> bool {
+pub(crate) fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> bool {
     let Ok(commit) = repo.find_commit(commit) else {
         return false;
     };

@@ -7,7 +7,7 @@
 pub mod forget;
 pub mod git_config;
 pub mod graph;
-mod history;
+pub(crate) mod history;
 pub mod link;
 pub mod log;
 pub mod notes;

@@ -159,7 +159,7 @@ fn install_merges_our_hooks_into_the_local_settings_and_a_second_run_changes_not
         "{text}"
     );
     assert!(text.ends_with("}\n"));
-    for name in ["post-commit", "post-rewrite"] {
+    for name in ["post-commit", "post-merge", "post-rewrite"] {
         let hook = fs::read_to_string(hook_file(&repo, name)).unwrap();
         assert!(
             hook.contains(&format!("git agent-context hook {name}")),
@@ -180,6 +180,7 @@ fn install_merges_our_hooks_into_the_local_settings_and_a_second_run_changes_not
         [
             path.clone(),
             hook_file(&repo, "post-commit"),
+            hook_file(&repo, "post-merge"),
             hook_file(&repo, "post-rewrite"),
             repo.root.join(".git/config"),
             repo.root.join(".git/info/exclude"),
@@ -193,7 +194,7 @@ fn install_merges_our_hooks_into_the_local_settings_and_a_second_run_changes_not
     assert_eq!(
         again,
         "already installed: .claude/settings.local.json, .git/hooks/post-commit, \
-         .git/hooks/post-rewrite, the store and the notes config\n"
+         .git/hooks/post-merge, .git/hooks/post-rewrite, the store and the notes config\n"
     );
     let after = files();
     assert!(before == after, "a second install changed a file");

@@ -1,4 +1,4 @@
-//! Our git hooks, `post-commit` and `post-rewrite` (the scripts of `git-hooks/`), in the folder
+//! Our git hooks, `post-commit`, `post-merge` and `post-rewrite` (the scripts of `git-hooks/`), in the folder
 //! git runs hooks from: `core.hooksPath` — relative to where git runs hooks, the top of the
 //! working tree (`$GIT_DIR` in a bare repository) — else `hooks/` in the common git directory.
 //!
@@ -23,11 +23,12 @@ pub const CHAINED: &str = ".pre-agent-context";
 pub const MARK: &str = "# git-agent-context:";
 
 /// The hooks we install, and the shipped scripts they are made from.
-const SHIPPED: [(&str, &str); 2] = [
+const SHIPPED: [(&str, &str); 3] = [
     (
         "post-commit",
         include_str!("../../../git-hooks/post-commit"),
     ),
+    ("post-merge", include_str!("../../../git-hooks/post-merge")),
     (
         "post-rewrite",
         include_str!("../../../git-hooks/post-rewrite"),

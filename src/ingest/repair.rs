@@ -1,0 +1,312 @@
+//! Notes follow the work when its commits do not (README.md, "Which commit gets which
+//! reasoning"): a squash merge, a rebase merge or a force-push — local or done on the server
+//! and fetched — puts a session's lines in new commits and leaves the annotated ones behind,
+//! soon unreachable and later pruned.
+//!
+//! - [`carry_to`]: a new commit that adds again most of the lines an annotated commit added
+//!   (as the retrieval index keeps them) gets that commit's events too, union-merged. The
+//!   git hooks run it for the commits they see arrive (post-commit, post-merge).
+//! - [`repair`]: every annotated commit no longer reachable from a branch, a remote-tracking
+//!   branch, a tag or HEAD has its events carried to the reachable commit that now holds its
+//!   lines, and its own note taken off; the attached index and the graph follow. One with no
+//!   such commit keeps its note and is reported.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use gix::ObjectId;
+
+use super::Error;
+use crate::event::{Event, Kind, Link, Signal};
+use crate::retrieve::index::{self, Index, lines::LineHash};
+use crate::store::history;
+use crate::store::{self, Store, graph, link, notes};
+
+/// The share of an annotated commit's lines that a commit must add again to hold its work.
+const SHARE_MIN: f32 = 0.5;
+
+/// How many of those lines, at least (all of them when it added fewer).
+const LINES_MIN: usize = 3;
+
+/// How far before an unreachable commit a commit that holds its lines may be committed:
+/// clocks of two machines differ.
+const CLOCK_SKEW_SECONDS: i64 = 3600;
+
+/// What [`repair`] did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Repaired {
+    /// Unreachable annotated commits whose events went to a reachable one: (from, to, share).
+    pub carried: Vec<(ObjectId, ObjectId, f32)>,
+    /// Unreachable annotated commits no reachable commit holds the lines of.
+    pub left: Vec<ObjectId>,
+    /// Annotated commits checked.
+    pub annotated: usize,
+}
+
+/// The lines `commit` adds, per file, as the retrieval index hashes them: only those that tell
+/// a line apart.
+fn added_by(repo: &gix::Repository, commit: ObjectId) -> HashMap<String, HashSet<u64>> {
+    index::lines::added_by(repo, commit)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|a| {
+            let telling = a.lines.iter().filter(|h| !h.trivial).map(|h| h.hash);
+            (a.path, telling.collect())
+        })
+        .collect()
+}
+
+/// How much of what `entry` (an annotated commit's lines in one file) `added` adds again:
+/// (lines held, lines that tell).
+fn held(entry: &[LineHash], added: Option<&HashSet<u64>>) -> (usize, usize) {
+    let telling: Vec<u64> = entry
+        .iter()
+        .filter(|h| !h.trivial)
+        .map(|h| h.hash)
+        .collect();
+    let held = added.map_or(0, |a| telling.iter().filter(|h| a.contains(h)).count());
+    (held, telling.len())
+}
+
+/// Whether `held` of `telling` lines is enough; the share.
+fn enough(held: usize, telling: usize) -> Option<f32> {
+    let share = held as f32 / telling.max(1) as f32;
+    (held > 0 && held >= LINES_MIN.min(telling) && share >= SHARE_MIN).then_some(share)
+}
+
+/// The annotated commits (other than `commit`) most of whose lines `commit` adds again, with
+/// the share, by the index.
+fn holds(repo: &gix::Repository, index: &Index, commit: ObjectId) -> Vec<(ObjectId, f32)> {
+    let added = added_by(repo, commit);
+    let mut held_by: BTreeMap<ObjectId, usize> = BTreeMap::new();
+    for path in added.keys() {
+        for entry in index.entries(path) {
+            if entry.commit != commit {
+                *held_by.entry(entry.commit).or_default() += held(&entry.lines, added.get(path)).0;
+            }
+        }
+    }
+    held_by
+        .into_iter()
+        .filter_map(|(from, h)| enough(h, telling(index, from)).map(|share| (from, share)))
+        .collect()
+}
+
+/// The index's entries of the annotated commit `from`, one per file it changed.
+fn entries_of(index: &Index, from: ObjectId) -> Vec<(String, index::lines::Entry)> {
+    index
+        .paths_of(from)
+        .into_iter()
+        .flat_map(|path| {
+            index
+                .entries(&path)
+                .into_iter()
+                .filter(|e| e.commit == from)
+                .map(move |e| (path.clone(), e))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// How many lines that tell the annotated commit `from` added, over every file it changed.
+fn telling(index: &Index, from: ObjectId) -> usize {
+    entries_of(index, from)
+        .iter()
+        .map(|(_, e)| e.lines.iter().filter(|h| !h.trivial).count())
+        .sum()
+}
+
+/// Give each of `commits` the events of the annotated commits whose lines it adds again
+/// (see [`holds`]). Returns (from, to, share) for each carry.
+pub fn carry_to(
+    store: &Store,
+    commits: &[ObjectId],
+) -> Result<Vec<(ObjectId, ObjectId, f32)>, Error> {
+    let repo = store.repo();
+    let index = index::read(store);
+    let mut pairs = Vec::new();
+    for &commit in commits {
+        for (from, share) in holds(&repo, &index, commit) {
+            pairs.push((from, commit, share));
+        }
+    }
+    if pairs.is_empty() {
+        return Ok(pairs);
+    }
+    let _lock = store.lock()?;
+    carry(store, &pairs)?;
+    Ok(pairs)
+}
+
+/// Put the events of each `from` on its `to` (the session event saying how it came there),
+/// and bring the graph up to date.
+fn carry(store: &Store, pairs: &[(ObjectId, ObjectId, f32)]) -> Result<(), Error> {
+    let repo = store.repo();
+    let mut reader = notes::Reader::new(&repo)?;
+    let mut batches: BTreeMap<ObjectId, Vec<Event>> = BTreeMap::new();
+    for &(from, to, score) in pairs {
+        for mut e in reader.events(from)? {
+            if e.kind == Kind::Session {
+                let signal = Signal::Content;
+                e.link = Some(Link { signal, score });
+                e.commits.push(to.to_string());
+            }
+            batches.entry(to).or_default().push(e);
+        }
+    }
+    let batches: Vec<(ObjectId, Vec<Event>)> = batches.into_iter().collect();
+    notes::attach_all(store, &batches)?;
+    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    for (commit, events) in &batches {
+        for e in events {
+            touched
+                .entry(e.session_id.clone())
+                .or_default()
+                .insert(*commit);
+        }
+    }
+    graph::update(store, &touched)?;
+    Ok(())
+}
+
+/// Carry the notes of annotated commits no longer reachable to the reachable commits that hold
+/// their lines, and take them off the unreachable ones.
+pub fn repair(store: &Store) -> Result<Repaired, Error> {
+    let repo = store.repo();
+    let index = index::open(store)?;
+    let annotated = notes::annotated(&repo)?;
+    let mut report = Repaired {
+        annotated: annotated.len(),
+        ..Repaired::default()
+    };
+    // When each annotated commit was made: from the commit, else (pruned) from the index.
+    let mut made: HashMap<ObjectId, i64> = HashMap::new();
+    for &commit in &annotated {
+        let time = repo
+            .find_commit(commit)
+            .ok()
+            .and_then(|c| c.committer().ok().map(|s| s.seconds()))
+            .or_else(|| entries_of(&index, commit).first().map(|(_, e)| e.seconds));
+        if let Some(time) = time {
+            made.insert(commit, time);
+        }
+    }
+    let Some(oldest) = made.values().min().copied() else {
+        return Ok(report);
+    };
+    let reachable = history::reachable_since(&repo, oldest - CLOCK_SKEW_SECONDS)
+        .ok_or_else(|| store::Error::git("walk the history", "too many commits to walk"))?;
+    let gone: Vec<ObjectId> = annotated
+        .iter()
+        .copied()
+        .filter(|c| !reachable.contains(c))
+        .collect();
+    if gone.is_empty() {
+        return Ok(report);
+    }
+    // The reachable commits that could hold their lines: made after the oldest of them.
+    let since = gone
+        .iter()
+        .filter_map(|c| made.get(c))
+        .min()
+        .copied()
+        .unwrap_or(oldest);
+    let candidates = history::recent(&repo, since - CLOCK_SKEW_SECONDS, usize::MAX);
+    let mut added: HashMap<ObjectId, HashMap<String, HashSet<u64>>> = HashMap::new();
+    let mut pairs = Vec::new();
+    for &from in &gone {
+        let entries = entries_of(&index, from);
+        let telling = telling(&index, from);
+        let after = made.get(&from).copied().unwrap_or(since) - CLOCK_SKEW_SECONDS;
+        let mut best: Option<(ObjectId, f32)> = None;
+        for c in candidates
+            .iter()
+            .filter(|c| c.parents <= 1 && c.committer >= after)
+        {
+            if !entries.iter().any(|(p, _)| link::changes(&repo, c.id, p)) {
+                continue;
+            }
+            let theirs = added.entry(c.id).or_insert_with(|| added_by(&repo, c.id));
+            let held: usize = entries
+                .iter()
+                .map(|(p, e)| held(&e.lines, theirs.get(p.as_str())).0)
+                .sum();
+            if let Some(share) = enough(held, telling)
+                && best.is_none_or(|(_, s)| share > s)
+            {
+                best = Some((c.id, share));
+            }
+        }
+        match best {
+            Some((to, share)) => pairs.push((from, to, share)),
+            None => report.left.push(from),
+        }
+    }
+    if pairs.is_empty() {
+        return Ok(report);
+    }
+    let _lock = store.lock()?;
+    // The attached index first: later versions of the events go to the new commits.
+    let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().map(|(f, t, _)| (*f, *t)).collect();
+    link::rewrite_index(store, &moved)?;
+    carry(store, &pairs)?;
+    let mut reader = notes::Reader::new(&repo)?;
+    let mut removals: Vec<(ObjectId, HashSet<String>)> = Vec::new();
+    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    for &(from, _, _) in &pairs {
+        let events = reader.events(from)?;
+        for e in &events {
+            touched
+                .entry(e.session_id.clone())
+                .or_default()
+                .insert(from);
+        }
+        removals.push((from, events.into_iter().map(|e| e.id).collect()));
+    }
+    let removals: Vec<(ObjectId, HashSet<&str>)> = removals
+        .iter()
+        .map(|(c, ids)| (*c, ids.iter().map(String::as_str).collect()))
+        .collect();
+    notes::remove_all(store, &removals)?;
+    graph::update(store, &touched)?;
+    report.carried = pairs;
+    Ok(report)
+}
+
+/// How many commits a merge brought that the post-merge hook looks at, at most.
+const ARRIVED_MAX: usize = 200;
+
+/// The commits a merge or a pull brought in: those of `head` back to `before` (ORIG_HEAD),
+/// merges left out; at most [`ARRIVED_MAX`], and none committed a day before `before` or
+/// earlier.
+pub fn arrived(repo: &gix::Repository, before: ObjectId, head: ObjectId) -> Vec<ObjectId> {
+    let Some(since) = repo
+        .find_commit(before)
+        .ok()
+        .and_then(|c| c.committer().ok().map(|s| s.seconds()))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut seen: HashSet<ObjectId> = HashSet::from([before]);
+    let mut queue = vec![head];
+    while let Some(id) = queue.pop() {
+        if out.len() >= ARRIVED_MAX || !seen.insert(id) {
+            continue;
+        }
+        let Ok(commit) = repo.find_commit(id) else {
+            continue;
+        };
+        if commit
+            .committer()
+            .map_or(true, |s| s.seconds() < since - 86_400)
+        {
+            continue;
+        }
+        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        if parents.len() <= 1 {
+            out.push(id);
+        }
+        queue.extend(parents);
+    }
+    out
+}
