@@ -76,9 +76,12 @@ fn walk_refs(repo: &gix::Repository, since: i64) -> (Vec<Recent>, bool) {
             .flatten();
         for mut reference in prefixed.flatten() {
             // A tag names its commit through a tag object.
-            if let Ok(id) = reference.peel_to_id()
-                && let Ok(commit) = id.object().and_then(|o| Ok(o.peel_to_commit()?))
-            {
+            let commit = reference
+                .peel_to_id()
+                .ok()
+                .and_then(|id| id.object().ok())
+                .and_then(|o| o.peel_to_commit().ok());
+            if let Some(commit) = commit {
                 tips.push(commit.id);
             }
         }
