@@ -2,6 +2,8 @@
 //! gets which reasoning" names, in
 //! repositories the tests build.
 
+use std::path::Path;
+
 use git_agent_context::event::{Event, Kind, Origin};
 use git_agent_context::store::{Store, notes};
 
@@ -413,4 +415,148 @@ fn a_transcript_recorded_on_another_machine_links_by_paths_relative_to_its_root(
         assert_eq!(write.files_affected, [named], "{cwd}");
         assert!(events.iter().any(|e| e.kind == Kind::Decision), "{cwd}");
     }
+}
+
+/// Lines a session writes to `src/ttl.rs`, distinctive enough to be found again.
+const TTL: &str = "use std::time::{Duration, Instant};\n\npub struct TtlMap {\n    entries: std::collections::HashMap<String, (Instant, Vec<u8>)>,\n    ttl: Duration,\n}\n\nimpl TtlMap {\n    pub fn expired(&self, at: Instant) -> bool {\n        at.elapsed() >= self.ttl\n    }\n}\n";
+
+/// A session run in `root` on 2026-01-01 from 10:00 to 10:06 that writes [`TTL`] to
+/// `src/ttl.rs` with a decision, and commits nothing itself.
+fn ttl_session(root: &Path) -> String {
+    let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
+    let write = serde_json::json!({"type": "tool_use", "id": "w1", "name": "Write",
+        "input": {"file_path": root.join("src/ttl.rs"), "content": TTL}});
+    let lines = [
+        prompt("p1", "Add a cache that forgets", &at(0)),
+        say(
+            "m1",
+            &at(1),
+            serde_json::json!([
+                text("I'll go with a TTL map because entries expire by time."),
+                write
+            ]),
+        ),
+        bash_result("w1", "ok", &at(2)),
+        prompt("p2", "thanks", &at(6)),
+    ];
+    lines
+        .iter()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["cwd"] = root.to_str().unwrap().into();
+            format!("{v}\n")
+        })
+        .collect()
+}
+
+/// The session event in `commit`'s note: how the commit was linked.
+fn link_of(repo: &TestRepo, commit: &str) -> serde_json::Value {
+    let events = notes::read(&store(repo), commit).unwrap();
+    let session = events
+        .iter()
+        .find(|e| e.kind == Kind::Session)
+        .unwrap_or_else(|| panic!("{commit}: no session in {events:#?}"));
+    serde_json::to_value(session.link).unwrap()
+}
+
+#[test]
+fn a_commit_holding_the_sessions_lines_is_its_own_whatever_its_dates() {
+    let day = |d: u32| format!("2026-01-{d:02}T09:00:00Z");
+    // Committed two days later, by hand.
+    let late = |repo: &TestRepo| repo.commit_at("src/ttl.rs", TTL, "ttl, at last", &day(3));
+    // Committed during the session on a branch, then rebased onto a main that moved, the next
+    // day: the commit the session saw is gone.
+    let rebased = |repo: &TestRepo| {
+        repo.git(&["checkout", "-q", "-b", "topic"]);
+        repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
+        repo.git(&["checkout", "-q", "main"]);
+        repo.commit_at("other.txt", "x\n", "meanwhile", &day(2));
+        repo.git(&["checkout", "-q", "topic"]);
+        repo.git_at(&["rebase", "-q", "main"], &day(2));
+        repo.git(&["rev-parse", "HEAD"])
+    };
+    // Amended by hand the next day, with more lines: its author date stays in the session.
+    let amended = |repo: &TestRepo| {
+        repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
+        std::fs::write(repo.root.join("src/ttl.rs"), format!("{TTL}// reviewed\n")).unwrap();
+        repo.git(&["add", "src/ttl.rs"]);
+        repo.git_in(
+            &repo.root,
+            &["commit", "-q", "--amend", "--no-edit"],
+            &[("GIT_COMMITTER_DATE", &day(2))],
+        );
+        repo.git(&["rev-parse", "HEAD"])
+    };
+    let cases: [(&str, &dyn Fn(&TestRepo) -> String); 3] = [
+        ("late", &late),
+        ("rebased", &rebased),
+        ("amended", &amended),
+    ];
+    for (what, make) in cases {
+        let repo = TestRepo::new();
+        repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+        let transcript = repo.home.join("s-link.jsonl");
+        std::fs::write(&transcript, ttl_session(&repo.root)).unwrap();
+        let commit = make(&repo);
+        let report = repo.extract(&transcript);
+        assert_eq!(
+            report["transcripts"][0]["commits_linked"], 1,
+            "{what}: {report:#}"
+        );
+        assert_eq!(
+            kinds_in_note(&repo, &commit),
+            ["decision", "session", "write"],
+            "{what}"
+        );
+        assert_eq!(link_of(&repo, &commit)["signal"], "content", "{what}");
+        // The note keeps a sample of the write's lines, and no more.
+        let write = notes::read(&store(&repo), &commit)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == Kind::Write)
+            .unwrap();
+        assert!(!write.lines.is_empty() && write.lines.len() <= 24, "{what}");
+    }
+}
+
+#[test]
+fn a_session_in_a_linked_worktree_is_read_and_linked_from_the_main_one() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let worktree = repo.outside().join("feature-wt");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        worktree.to_str().unwrap(),
+    ]);
+    let folder = repo.project_dir_for(&worktree);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("s-link.jsonl"), ttl_session(&worktree)).unwrap();
+    // Committed there, by hand, the next morning.
+    std::fs::create_dir_all(worktree.join("src")).unwrap();
+    std::fs::write(worktree.join("src/ttl.rs"), TTL).unwrap();
+    repo.git_in(&worktree, &["add", "src/ttl.rs"], &[]);
+    let date = "2026-01-02T09:00:00Z";
+    repo.git_in(
+        &worktree,
+        &["commit", "-q", "-m", "ttl"],
+        &[("GIT_AUTHOR_DATE", date), ("GIT_COMMITTER_DATE", date)],
+    );
+    let commit = repo.git_in(&worktree, &["rev-parse", "HEAD"], &[]);
+    // `extract` in the main worktree finds the session and the commit on the other branch.
+    let report = repo.json(&["extract"]);
+    assert_eq!(report["events_linked"], 2, "{report:#}");
+    assert_eq!(
+        kinds_in_note(&repo, &commit),
+        ["decision", "session", "write"]
+    );
+    let write = notes::read(&store(&repo), &commit)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.kind == Kind::Write)
+        .unwrap();
+    assert_eq!(write.files_affected, ["src/ttl.rs"]);
 }
