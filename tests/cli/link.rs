@@ -449,6 +449,9 @@ fn ttl_session(root: &Path) -> String {
         .collect()
 }
 
+/// A way to commit a session's work.
+type Make<'a> = &'a dyn Fn(&TestRepo) -> String;
+
 /// The session event in `commit`'s note: how the commit was linked.
 fn link_of(repo: &TestRepo, commit: &str) -> serde_json::Value {
     let events = notes::read(&store(repo), commit).unwrap();
@@ -487,7 +490,7 @@ fn a_commit_holding_the_sessions_lines_is_its_own_whatever_its_dates() {
         );
         repo.git(&["rev-parse", "HEAD"])
     };
-    let cases: [(&str, &dyn Fn(&TestRepo) -> String); 3] = [
+    let cases: [(&str, Make<'_>); 3] = [
         ("late", &late),
         ("rebased", &rebased),
         ("amended", &amended),
