@@ -37,6 +37,10 @@ impl<'r> HeadTree<'r> {
     }
 
     /// The blob at `path` in HEAD's tree, if it is a file there.
+    pub fn repo(&self) -> &'r gix::Repository {
+        self.repo
+    }
+
     pub fn blob(&mut self, path: &str) -> Option<ObjectId> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         if name.is_empty() {

@@ -227,10 +227,11 @@ impl<'r> Gather<'r> {
     /// at HEAD.
     fn ownership(&mut self, path: &str) -> Option<&Ownership> {
         if !self.ownership.contains_key(path) {
+            let repo = self.head.repo();
             let owned = self
                 .head
                 .read(path)
-                .and_then(|data| Ownership::of(&self.index, path, &data));
+                .and_then(|data| Ownership::of(&self.index, repo, path, &data));
             self.ownership.insert(path.to_owned(), owned);
         }
         self.ownership[path].as_ref()

@@ -240,7 +240,7 @@ fn indexed(
     end: u32,
 ) -> Result<BTreeMap<ObjectId, Vec<Lines>>, Error> {
     let index = index::open(store)?;
-    let ownership = Ownership::of(&index, path, head).unwrap_or_default();
+    let ownership = Ownership::of(&index, &store.repo(), path, head).unwrap_or_default();
     let mut by_commit: BTreeMap<ObjectId, Vec<Lines>> = BTreeMap::new();
     for line in start..=end {
         if let Some(Some(e)) = ownership.owners.get(line as usize - 1) {

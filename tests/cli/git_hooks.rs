@@ -7,7 +7,9 @@ use std::path::Path;
 use git_agent_context::event::Kind;
 use git_agent_context::store::notes;
 
-use crate::link::{bash_result, cache_turn, edit_turn, kinds_in_note, say, store, text};
+use crate::link::{
+    TTL, bash_result, cache_turn, edit_turn, kinds_in_note, say, store, text, ttl_session,
+};
 use crate::repo::TestRepo;
 
 const SESSION: &str = "s-link";
@@ -565,4 +567,130 @@ fn a_hook_waits_for_a_busy_store_only_briefly() {
                 .unwrap()
                 .is_empty()
     );
+}
+
+/// The session's work on branch `feature` of `repo`: [`TTL`] written to `src/ttl.rs` and
+/// committed by the session, whose hook gives the commit its note. Returns the commit.
+fn ttl_on_feature(repo: &TestRepo) -> String {
+    transcript_in(repo, &repo.root, SESSION, &ttl_session(&repo.root));
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    fs::create_dir_all(repo.root.join("src")).unwrap();
+    fs::write(repo.root.join("src/ttl.rs"), TTL).unwrap();
+    repo.git(&["add", "src/ttl.rs"]);
+    let session = [("CLAUDE_CODE_SESSION_ID", SESSION)];
+    repo.git_in(
+        &repo.root,
+        &["commit", "-q", "-m", "feat: ttl map"],
+        &session,
+    );
+    let commit = repo.git(&["rev-parse", "HEAD"]);
+    assert_eq!(
+        kinds_in_note(repo, &commit),
+        ["decision", "session", "write"],
+        "log: {}",
+        repo.log()
+    );
+    commit
+}
+
+/// Forget the branch `feature` and whatever only it reached, as a user cleaning up after a
+/// merge does: the branch deleted, the reflogs expired, the objects pruned.
+fn prune_feature(repo: &TestRepo, gone: &str) {
+    repo.git(&["branch", "-q", "-D", "feature"]);
+    repo.git(&["reflog", "expire", "--expire=now", "--all"]);
+    repo.git(&["gc", "-q", "--prune=now"]);
+    let exists = repo.git_output(&repo.root, &["cat-file", "-e", gone], &[]);
+    assert!(!exists.status.success(), "{gone} was not pruned");
+}
+
+/// After the squash commit `squash` took the place of `gone`: `why` names it with the
+/// session's reasoning, `repair` takes `gone`'s note off, and nothing served names `gone`.
+fn reasoning_follows_the_squash(repo: &TestRepo, gone: &str, squash: &str) {
+    let why = repo.json(&["why", "src/ttl.rs"]);
+    let owners = why["commits"].as_array().unwrap();
+    assert_eq!(owners.len(), 1, "{why:#}");
+    assert_eq!(owners[0]["commit"], squash, "{why:#}");
+    assert!(why.to_string().contains("TTL map"), "{why:#}");
+    let repaired = repo.json(&["repair"]);
+    assert_eq!(repaired["carried"][0]["from"], gone, "{repaired:#}");
+    assert_eq!(repaired["carried"][0]["to"], squash, "{repaired:#}");
+    assert_eq!(repaired["left"].as_array().unwrap().len(), 0);
+    let listed = repo.git(&["notes", "--ref=agent-context", "list"]);
+    assert!(!listed.contains(gone), "{listed}");
+    assert_eq!(
+        kinds_in_note(repo, squash),
+        ["decision", "session", "write"]
+    );
+    let short = &gone[..7];
+    for answer in [
+        repo.ok(&["query", "a cache that forgets with a TTL map"]),
+        repo.ok(&["claude-md", "--print"]),
+        repo.ok(&["log", "--reasoned"]),
+    ] {
+        assert!(!answer.contains(short), "{answer}");
+    }
+    // Run again, it has nothing to do.
+    let again = repo.json(&["repair"]);
+    assert_eq!(again["carried"].as_array().unwrap().len(), 0, "{again:#}");
+}
+
+#[test]
+fn a_local_squash_merge_carries_the_reasoning_and_repair_cleans_up_after_gc() {
+    let repo = hooked_repo();
+    let on_feature = ttl_on_feature(&repo);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["merge", "-q", "--squash", "feature"]);
+    repo.git(&["commit", "-q", "-m", "feat: ttl map (#12)"]);
+    let squash = repo.git(&["rev-parse", "HEAD"]);
+    // The hook found the lines of the branch's commit in the squash commit.
+    assert_eq!(
+        kinds_in_note(&repo, &squash),
+        ["decision", "session", "write"],
+        "log: {}",
+        repo.log()
+    );
+    prune_feature(&repo, &on_feature);
+    reasoning_follows_the_squash(&repo, &on_feature, &squash);
+}
+
+#[test]
+fn a_squash_merge_done_on_the_server_and_pulled_carries_the_reasoning() {
+    let repo = hooked_repo();
+    let remote = repo.outside().join("remote.git");
+    repo.git(&["init", "-q", "--bare", remote.to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    repo.git(&["push", "-q", "origin", "main"]);
+    let on_feature = ttl_on_feature(&repo);
+    repo.git(&["push", "-q", "origin", "feature"]);
+    // On the server (another clone): squash the branch into main, delete it.
+    let server = repo.outside().join("server");
+    repo.git_in(
+        &repo.outside(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+            "server",
+        ],
+        &[],
+    );
+    repo.git_in(&server, &["merge", "-q", "--squash", "origin/feature"], &[]);
+    repo.git_in(&server, &["commit", "-q", "-m", "feat: ttl map (#12)"], &[]);
+    repo.git_in(&server, &["push", "-q", "origin", "main", ":feature"], &[]);
+    let squash = repo.git_in(&server, &["rev-parse", "HEAD"], &[]);
+    // Here: pull; the post-merge hook finds the branch's lines in what arrived.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["pull", "-q", "--ff-only", "origin", "main"]);
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), squash);
+    assert_eq!(
+        kinds_in_note(&repo, &squash),
+        ["decision", "session", "write"],
+        "log: {}",
+        repo.log()
+    );
+    repo.git(&["fetch", "-q", "--prune", "origin"]);
+    prune_feature(&repo, &on_feature);
+    reasoning_follows_the_squash(&repo, &on_feature, &squash);
 }

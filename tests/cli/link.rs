@@ -418,11 +418,11 @@ fn a_transcript_recorded_on_another_machine_links_by_paths_relative_to_its_root(
 }
 
 /// Lines a session writes to `src/ttl.rs`, distinctive enough to be found again.
-const TTL: &str = "use std::time::{Duration, Instant};\n\npub struct TtlMap {\n    entries: std::collections::HashMap<String, (Instant, Vec<u8>)>,\n    ttl: Duration,\n}\n\nimpl TtlMap {\n    pub fn expired(&self, at: Instant) -> bool {\n        at.elapsed() >= self.ttl\n    }\n}\n";
+pub const TTL: &str = "use std::time::{Duration, Instant};\n\npub struct TtlMap {\n    entries: std::collections::HashMap<String, (Instant, Vec<u8>)>,\n    ttl: Duration,\n}\n\nimpl TtlMap {\n    pub fn expired(&self, at: Instant) -> bool {\n        at.elapsed() >= self.ttl\n    }\n}\n";
 
 /// A session run in `root` on 2026-01-01 from 10:00 to 10:06 that writes [`TTL`] to
 /// `src/ttl.rs` with a decision, and commits nothing itself.
-fn ttl_session(root: &Path) -> String {
+pub fn ttl_session(root: &Path) -> String {
     let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
     let write = serde_json::json!({"type": "tool_use", "id": "w1", "name": "Write",
         "input": {"file_path": root.join("src/ttl.rs"), "content": TTL}});

@@ -142,7 +142,7 @@ impl TestRepo {
     pub fn install_git_hooks(&self) {
         let hooks = self.root.join(".git/hooks");
         fs::create_dir_all(&hooks).unwrap();
-        for name in ["post-commit", "post-rewrite"] {
+        for name in ["post-commit", "post-merge", "post-rewrite"] {
             let shipped = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("git-hooks")
                 .join(name);

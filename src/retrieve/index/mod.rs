@@ -694,7 +694,8 @@ impl Postings {
 }
 
 /// Who owns the lines of a file at HEAD, by the index: the file's lines hashed, and per line
-/// the annotated commit that owns it.
+/// the annotated commit that owns it. A commit pruned from the repository (its branch was
+/// squash-merged and deleted) owns nothing: what holds its lines now does.
 #[derive(Debug, Default)]
 pub struct Ownership {
     pub entries: Vec<Entry>,
@@ -705,9 +706,10 @@ pub struct Ownership {
 }
 
 impl Ownership {
-    pub fn of(index: &Index, path: &str, head: &[u8]) -> Option<Ownership> {
+    pub fn of(index: &Index, repo: &gix::Repository, path: &str, head: &[u8]) -> Option<Ownership> {
         let hashes = lines::hash_lines(head)?;
-        let entries = index.entries(path);
+        let mut entries = index.entries(path);
+        entries.retain(|e| repo.has_object(e.commit));
         let owners = lines::owners(&hashes, &entries);
         let mut counts: HashMap<ObjectId, u32> = HashMap::new();
         for e in owners.iter().flatten() {
