@@ -15,10 +15,16 @@ use crate::store::Store;
 pub struct Args {
     /// A file tracked at HEAD, optionally with a line range: `src/cache.rs:10-40`.
     target: String,
-    /// Attribute lines with a full blame of the file's history (as `git blame` does) rather
-    /// than the index of the lines annotated commits added: slower, and exact.
-    #[arg(long)]
+    /// Attribute lines with a blame of the file's history (as `git blame` does), however long
+    /// it is. Without it, the blame is used when the history back to the file's oldest
+    /// annotated commit is short (5,000 commits), and the index of the lines annotated
+    /// commits added otherwise.
+    #[arg(long, conflicts_with = "fast")]
     exact: bool,
+    /// Attribute lines by the index alone, without walking history: as fast on a huge
+    /// repository as on a small one, and close to the blame.
+    #[arg(long)]
+    fast: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -27,7 +33,12 @@ pub struct Args {
 pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let target = why::parse_target(&args.target).map_err(|e| Failure::Usage(anyhow!(e)))?;
     let path = repo_path(store, cwd, target.path)?;
-    let answer = why::why(store, &path, target.range, args.exact).map_err(|e| match e {
+    let by = match (args.exact, args.fast) {
+        (true, _) => why::By::Blame,
+        (_, true) => why::By::Index,
+        _ => why::By::Either,
+    };
+    let answer = why::why(store, &path, target.range, by).map_err(|e| match e {
         Error::Store(e) => Failure::Failed(e.into()),
         other => Failure::Usage(other.into()),
     })?;

@@ -227,11 +227,12 @@ impl<'r> Gather<'r> {
     /// at HEAD.
     fn ownership(&mut self, path: &str) -> Option<&Ownership> {
         if !self.ownership.contains_key(path) {
+            // Within a hook's budget, without a walk of history: a commit that is still in
+            // the repository may own lines.
             let repo = self.head.repo();
-            let owned = self
-                .head
-                .read(path)
-                .and_then(|data| Ownership::of(&self.index, repo, path, &data));
+            let owned = self.head.read(path).and_then(|data| {
+                Ownership::of(&self.index, path, &data, |e| repo.has_object(e.commit))
+            });
             self.ownership.insert(path.to_owned(), owned);
         }
         self.ownership[path].as_ref()

@@ -1,10 +1,11 @@
 //! `why <path>[:<start>-<end>]`: which commits own the lines of a file at HEAD, and the
 //! reasoning attached to them — their notes, and the sessions they came from.
 //!
-//! Line ownership comes from the index of the lines each annotated commit added ([`index`]):
-//! no walk of history, so it costs the same on a repository of 50 commits or 500,000. With
-//! `exact`, it is git's blame (gix) instead, which walks the file's history: the reference the
-//! index is tested against.
+//! Line ownership comes from git's blame (gix) when HEAD's history back to the file's oldest
+//! annotated commit is short ([`BLAME_WALK_MAX`] commits): exact, at a bounded cost. Past that,
+//! from the index of the lines each annotated commit added ([`index`]): no walk of history, so
+//! it costs the same on a repository of 50 commits or 500,000, and it is close to the blame
+//! (tested against it). [`By`] forces one or the other.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,7 +15,15 @@ use serde::Serialize;
 use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
 use crate::retrieve::index::{self, Ownership, lines};
-use crate::store::{self, Store, notes, pending};
+use crate::store::{self, Store, history, notes, pending};
+
+/// How far before an annotated commit's own time its ancestors may have been committed: clocks
+/// of two machines differ.
+const CLOCK_SKEW_SECONDS: i64 = 86_400;
+
+/// How many commits of HEAD's history `why` walks, at most, to use git's blame; past that, the
+/// index answers alone.
+const BLAME_WALK_MAX: usize = 5_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -103,14 +112,20 @@ fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
     out
 }
 
+/// How `why` tells which commit owns a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// Git's blame when the history to walk is short, else the index.
+    Either,
+    /// Git's blame, however long the history.
+    Blame,
+    /// The index alone, without a walk of history.
+    Index,
+}
+
 /// Explain `path` (relative to the top of the working tree, `/`-separated), or the lines
-/// `range` of it; by git's blame when `exact`, else by the index.
-pub fn why(
-    store: &Store,
-    path: &str,
-    range: Option<(u32, u32)>,
-    exact: bool,
-) -> Result<Why, Error> {
+/// `range` of it.
+pub fn why(store: &Store, path: &str, range: Option<(u32, u32)>, by: By) -> Result<Why, Error> {
     let repo = store.repo();
     let head = repo.head_id().map_err(|_| Error::NoHead)?.detach();
     let tree = repo
@@ -148,10 +163,9 @@ pub fn why(
             lines,
         });
     }
-    let by_commit = if exact {
-        blamed(&repo, head, path, start, end)?
-    } else {
-        indexed(store, path, &blob.data, start, end)?
+    let by_commit = match by {
+        By::Blame => blamed(&repo, head, path, start, end)?,
+        By::Index | By::Either => indexed(store, path, &blob.data, start, end, by == By::Either)?,
     };
     let mut reader = notes::Reader::new(&repo)?;
     let mut owners = Vec::new();
@@ -231,16 +245,33 @@ fn blamed(
 }
 
 /// The lines `start..=end` of `path` at HEAD (`head` holds them) by the annotated commit that
-/// owns them, by the index; lines no annotated commit owns are left out.
+/// owns them; lines no annotated commit owns are left out. By the index; with `or_blame`, by
+/// git's blame when HEAD's history back to the file's oldest annotated commit is short
+/// ([`BLAME_WALK_MAX`]).
 fn indexed(
     store: &Store,
     path: &str,
     head: &[u8],
     start: u32,
     end: u32,
+    or_blame: bool,
 ) -> Result<BTreeMap<ObjectId, Vec<Lines>>, Error> {
     let index = index::open(store)?;
-    let ownership = Ownership::of(&index, &store.repo(), path, head).unwrap_or_default();
+    let repo = store.repo();
+    let Some(oldest) = index.entries(path).iter().map(|e| e.seconds).min() else {
+        return Ok(BTreeMap::new());
+    };
+    if or_blame {
+        let tip = repo.head_id().map_err(|_| Error::NoHead)?.detach();
+        let since = oldest - CLOCK_SKEW_SECONDS;
+        if history::since(&repo, tip, since, BLAME_WALK_MAX + 1).len() <= BLAME_WALK_MAX {
+            return blamed(&repo, tip, path, start, end);
+        }
+    }
+    // A commit no longer in the repository (its branch was squash-merged and deleted) owns
+    // nothing.
+    let ownership =
+        Ownership::of(&index, path, head, |e| repo.has_object(e.commit)).unwrap_or_default();
     let mut by_commit: BTreeMap<ObjectId, Vec<Lines>> = BTreeMap::new();
     for line in start..=end {
         if let Some(Some(e)) = ownership.owners.get(line as usize - 1) {

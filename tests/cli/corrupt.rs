@@ -63,6 +63,8 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
         "log --json",
         "rebuild",
         "rebuild --json",
+        "repair",
+        "repair --json",
         "switch session",
         "switch file --json",
         "claude-md --print",

@@ -268,7 +268,16 @@ fn merges_own_only_the_lines_that_differ_from_every_parent_as_in_git_blame() {
     // The hand-resolved line is the one a merge owns.
     let owned_by_merges = git.iter().flatten().filter(|c| merges.contains(c)).count();
     assert_eq!(owned_by_merges, 1, "{git:?}");
-    assert_eq!(owners_by_why(&repo, "src/lib.rs", &[]), git, "by the index");
+    assert_eq!(
+        owners_by_why(&repo, "src/lib.rs", &["--fast"]),
+        git,
+        "by the index"
+    );
+    assert_eq!(
+        owners_by_why(&repo, "src/lib.rs", &[]),
+        git,
+        "left to choose"
+    );
     assert_eq!(
         owners_by_why(&repo, "src/lib.rs", &["--exact"]),
         git,

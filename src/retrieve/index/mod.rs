@@ -694,8 +694,8 @@ impl Postings {
 }
 
 /// Who owns the lines of a file at HEAD, by the index: the file's lines hashed, and per line
-/// the annotated commit that owns it. A commit pruned from the repository (its branch was
-/// squash-merged and deleted) owns nothing: what holds its lines now does.
+/// the annotated commit that owns it, among those `owns` lets own lines (a commit pruned from
+/// the repository, or not in HEAD's history, owns nothing: what holds its lines there does).
 #[derive(Debug, Default)]
 pub struct Ownership {
     pub entries: Vec<Entry>,
@@ -706,10 +706,15 @@ pub struct Ownership {
 }
 
 impl Ownership {
-    pub fn of(index: &Index, repo: &gix::Repository, path: &str, head: &[u8]) -> Option<Ownership> {
+    pub fn of(
+        index: &Index,
+        path: &str,
+        head: &[u8],
+        owns: impl Fn(&Entry) -> bool,
+    ) -> Option<Ownership> {
         let hashes = lines::hash_lines(head)?;
         let mut entries = index.entries(path);
-        entries.retain(|e| repo.has_object(e.commit));
+        entries.retain(owns);
         let owners = lines::owners(&hashes, &entries);
         let mut counts: HashMap<ObjectId, u32> = HashMap::new();
         for e in owners.iter().flatten() {
