@@ -1,13 +1,15 @@
 //! `status`: what is stored, and how far each transcript was read.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use serde_json::json;
 
 use crate::cli::{CmdResult, display_path, write_json};
 use crate::config;
+use crate::event::Kind;
 use crate::ingest::Saved;
-use crate::store::{Store, graph, pending, state};
+use crate::store::{self, Store, graph, notes, pending, state};
 use crate::transcript::cursor::LineCounts;
 
 #[derive(Debug, clap::Args)]
@@ -17,8 +19,29 @@ pub struct Args {
     json: bool,
 }
 
+/// How many (commit, session) links each signal made, from the notes: the session event on
+/// each commit says how the commit was found.
+fn links(store: &Store) -> Result<BTreeMap<String, usize>, store::Error> {
+    let repo = store.repo();
+    let mut reader = notes::Reader::new(&repo)?;
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for commit in notes::annotated(&repo)? {
+        for e in reader.events(commit)? {
+            if let (Kind::Session, Some(link)) = (e.kind, e.link) {
+                let signal = serde_json::to_value(link.signal)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                *out.entry(signal).or_default() += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let pending = pending::summary(store)?;
+    let links = links(store)?;
     let graph = graph::summary(store)?;
     let mut cursors = Vec::new();
     let mut unreadable_states = 0;
@@ -55,6 +78,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 "unreadable_lines": pending.unreadable_lines,
             },
             "sessions": sessions.len(),
+            "links": links,
             "graph": graph.map(|(commit, sessions, decisions)| json!({
                 "ref": graph::REF,
                 "commit": commit.to_string(),
@@ -112,6 +136,15 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         "pending: {} events in {} sessions{kinds}",
         pending.events, pending.sessions
     )?;
+    if !links.is_empty() {
+        let each: Vec<String> = links.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        writeln!(
+            out,
+            "links: {} (commit, session) pairs: {}",
+            links.values().sum::<usize>(),
+            each.join(", ")
+        )?;
+    }
     match graph {
         Some((commit, sessions, decisions)) => writeln!(
             out,

@@ -512,6 +512,8 @@ fn a_commit_holding_the_sessions_lines_is_its_own_whatever_its_dates() {
             "{what}"
         );
         assert_eq!(link_of(&repo, &commit)["signal"], "content", "{what}");
+        let status = repo.json(&["status"]);
+        assert_eq!(status["links"], serde_json::json!({"content": 1}), "{what}");
         // The note keeps a sample of the write's lines, and no more.
         let write = notes::read(&store(&repo), &commit)
             .unwrap()
