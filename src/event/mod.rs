@@ -158,6 +158,9 @@ pub struct ToolCall {
 pub enum Signal {
     /// The session named the commit (`gitOperation`, `[branch sha]`, `git log` after a commit).
     Named,
+    /// The commit the session named is gone (rebased, amended); this one alone has the subject
+    /// the session wrote.
+    Message,
     /// The post-commit hook ran with the session's `CLAUDE_CODE_SESSION_ID`.
     Hook,
     /// The post-commit hook found the session active in the worktree, and files in common.

@@ -514,6 +514,15 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         });
     }
     if matches!(rest, Rest::ByTimeAndFiles) {
+        // A commit the session named that is not here (rebased, amended since): the commit
+        // with the subject it wrote, when one alone has it.
+        let named: HashSet<usize> = cuts.iter().map(|(at, _)| *at).collect();
+        let known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
+        for (at, commit) in by_subject(&repo, &flat, &named, &known) {
+            let signal = Signal::Message;
+            links.insert(commit, Link { signal, score: 1.0 });
+            cuts.push((at, commit));
+        }
         // Commits named now or linked before carry the session already.
         let mut known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
         known.extend(index.values().copied());
@@ -711,6 +720,64 @@ fn candidates(
         .filter(|c| c.parents <= 1 && !known.contains(&c.id))
         .collect();
     Some((found, first, last))
+}
+
+/// The commit events of `events` (not at the positions `named`, whose commit is here) whose
+/// commit is gone — rebased or amended since — each with the one commit on any branch,
+/// committed since an hour before it and not `known`, whose subject is the one the session
+/// wrote. A subject that several such commits share names none.
+fn by_subject(
+    repo: &gix::Repository,
+    events: &[Event],
+    named: &HashSet<usize>,
+    known: &HashSet<ObjectId>,
+) -> Vec<(usize, ObjectId)> {
+    let lost: Vec<(usize, &Event)> = events
+        .iter()
+        .enumerate()
+        .filter(|(at, e)| {
+            e.origin == Origin::Commit
+                && !e.commits.is_empty()
+                && !named.contains(at)
+                && !e.summary.ends_with('…')
+        })
+        .collect();
+    let Some(first) = lost
+        .iter()
+        .filter_map(|(_, e)| unix_seconds(&e.timestamp))
+        .min()
+    else {
+        return Vec::new();
+    };
+    let mut by_title: HashMap<String, Vec<(i64, ObjectId)>> = HashMap::new();
+    for c in history::recent(repo, first - CLOCK_SKEW_SECONDS, WINDOW_COMMITS_MAX) {
+        if known.contains(&c.id) {
+            continue;
+        }
+        let Ok(commit) = repo.find_commit(c.id) else {
+            continue;
+        };
+        let title = commit
+            .message_raw_sloppy()
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        by_title.entry(title).or_default().push((c.committer, c.id));
+    }
+    lost.into_iter()
+        .filter_map(|(at, e)| {
+            let written = unix_seconds(&e.timestamp)?;
+            let mut found = by_title
+                .get(e.summary.trim())?
+                .iter()
+                .filter(|(t, _)| *t >= written - CLOCK_SKEW_SECONDS);
+            let (_, commit) = found.next()?;
+            found.next().is_none().then_some((at, *commit))
+        })
+        .collect()
 }
 
 /// The last resort: commits on any branch made between the first of `events` and `grace`

@@ -565,3 +565,42 @@ fn a_session_in_a_linked_worktree_is_read_and_linked_from_the_main_one() {
         .unwrap();
     assert_eq!(write.files_affected, ["src/ttl.rs"]);
 }
+
+#[test]
+fn a_commit_the_session_named_then_amended_is_found_by_its_subject() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let named = repo.commit_at(
+        "cache.py",
+        "ttl\n",
+        "feat: cap the cache",
+        "2026-01-01T10:01:00Z",
+    );
+    let transcript = repo.home.join("s-link.jsonl");
+    let content = [
+        cache_turn(&repo),
+        say("m9", "2026-01-01T10:00:30Z", serde_json::json!([{"type": "tool_use", "id": "b9", "name": "Bash", "input": {"command": "git commit -am 'feat: cap the cache'"}}])),
+        bash_result("b9", &format!("[main {}] feat: cap the cache\n 1 file changed", &named[..7]), "2026-01-01T10:01:00Z"),
+        prompt("p2", "thanks", "2026-01-01T10:02:00Z"),
+    ]
+    .concat();
+    std::fs::write(&transcript, content).unwrap();
+    // Amended by hand the next day: the commit the session named is gone from every branch.
+    std::fs::write(repo.root.join("cache.py"), "ttl capped\n").unwrap();
+    repo.git(&["add", "cache.py"]);
+    repo.git_in(
+        &repo.root,
+        &["commit", "-q", "--amend", "--no-edit"],
+        &[("GIT_COMMITTER_DATE", "2026-01-02T09:00:00Z")],
+    );
+    let amended = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&["reflog", "expire", "--expire=now", "--all"]);
+    repo.git(&["gc", "-q", "--prune=now"]);
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert_eq!(
+        kinds_in_note(&repo, &amended),
+        ["decision", "feature", "session", "write"]
+    );
+    assert_eq!(link_of(&repo, &amended)["signal"], "message");
+}
