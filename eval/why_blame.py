@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`why` against `git blame`, on a clone with notes (docs/quality.md, "Linking").
 
-    eval/why_blame.py --clone <repository with notes> [--files 20] \
+    eval/why_blame.py --clone <repository with notes> [--files 20] [--fast] \
         [--binary target/release/git-agent-context]
 
 Takes the files at HEAD that the most annotated commits changed, and for each line compares the
@@ -69,9 +69,9 @@ def by_blame(repo, path):
     return owners
 
 
-def by_why(repo, binary, path):
+def by_why(repo, binary, path, flags=()):
     out = subprocess.run(
-        [binary, "-C", repo, "why", path, "--json"], capture_output=True, text=True
+        [binary, "-C", repo, "why", path, "--json", *flags], capture_output=True, text=True
     )
     if out.returncode != 0:
         return {}
@@ -88,13 +88,14 @@ def main():
     ap.add_argument("--clone", required=True)
     ap.add_argument("--files", type=int, default=20)
     ap.add_argument("--binary", default="target/release/git-agent-context")
+    ap.add_argument("--fast", action="store_true", help="why by the index alone (`why --fast`)")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     noted = annotated(args.clone)
     same = total = 0
     for path in busiest(args.clone, noted, args.files):
         blame = {n: c for n, c in by_blame(args.clone, path).items() if c in noted}
-        why = by_why(args.clone, binary, path)
+        why = by_why(args.clone, binary, path, ["--fast"] if args.fast else [])
         lines = set(blame) | set(why)
         agree = sum(1 for n in lines if blame.get(n) == why.get(n))
         same += agree
