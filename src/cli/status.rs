@@ -20,13 +20,14 @@ pub struct Args {
 }
 
 /// How many (commit, session) links each signal made, from the notes: the session event on
-/// each commit says how the commit was found.
+/// each commit says how the commit was found. A note that cannot be read counts for nothing
+/// here (the commands that need it say so).
 fn links(store: &Store) -> Result<BTreeMap<String, usize>, store::Error> {
     let repo = store.repo();
     let mut reader = notes::Reader::new(&repo)?;
     let mut out: BTreeMap<String, usize> = BTreeMap::new();
     for commit in notes::annotated(&repo)? {
-        for e in reader.events(commit)? {
+        for e in reader.events(commit).unwrap_or_default() {
             if let (Kind::Session, Some(link)) = (e.kind, e.link) {
                 let signal = serde_json::to_value(link.signal)
                     .ok()
