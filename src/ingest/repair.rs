@@ -116,7 +116,7 @@ fn telling(index: &Index, from: ObjectId) -> usize {
 }
 
 /// Give each of `commits` the events of the annotated commits whose lines it adds again
-/// (see [`holds`]). Returns (from, to, share) for each carry.
+/// (half of its lines, at least three). Returns (from, to, share) for each carry.
 pub fn carry_to(
     store: &Store,
     commits: &[ObjectId],
@@ -276,7 +276,7 @@ pub fn repair(store: &Store) -> Result<Repaired, Error> {
 const ARRIVED_MAX: usize = 200;
 
 /// The commits a merge or a pull brought in: those of `head` back to `before` (ORIG_HEAD),
-/// merges left out; at most [`ARRIVED_MAX`], and none committed a day before `before` or
+/// merges left out; at most 200, and none committed a day before `before` or
 /// earlier.
 pub fn arrived(repo: &gix::Repository, before: ObjectId, head: ObjectId) -> Vec<ObjectId> {
     let Some(since) = repo

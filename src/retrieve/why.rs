@@ -2,7 +2,7 @@
 //! reasoning attached to them — their notes, and the sessions they came from.
 //!
 //! Line ownership comes from git's blame (gix) when HEAD's history back to the file's oldest
-//! annotated commit is short ([`BLAME_WALK_MAX`] commits): exact, at a bounded cost. Past that,
+//! annotated commit is short (5,000 commits): exact, at a bounded cost. Past that,
 //! from the index of the lines each annotated commit added ([`index`]): no walk of history, so
 //! it costs the same on a repository of 50 commits or 500,000, and it is close to the blame
 //! (tested against it). [`By`] forces one or the other.
