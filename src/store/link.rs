@@ -1,21 +1,26 @@
 //! Linking pending events to the commits their session produced (README.md, "Which commit
 //! gets which reasoning").
 //!
-//! Signals, most trusted first:
+//! Signals, most trusted first, each recorded on the commit's copy of the session event
+//! ([`Signal`]):
 //! 1. commits the session named itself — `toolUseResult.gitOperation.commit.sha`, `[branch
 //!    sha]` in the output of `git commit`, or `git log --oneline` after `git commit -q` — when
-//!    the id resolves to a commit of this repository ([`session`]);
+//!    the id resolves to a commit of this repository ([`session`]); when it does not (the
+//!    commit was rebased or amended since), the one commit with the subject the session wrote;
 //! 2. the post-commit hook: a commit made while the session was running, in its worktree
 //!    ([`session_to`]);
-//! 3. last, commits whose time falls inside the session and that change a file the session
-//!    changed before them ([`session`], when no commit was named).
+//! 3. commits on any branch that add the lines the session's writes added, whatever their
+//!    dates ([`session`]);
+//! 4. last, for what is left, commits whose author or committer time falls inside the session
+//!    and that change a file the session changed before them.
 //!
-//! A session's events, in time order, go to the first such commit at or after them: the events
-//! between commit k-1 and commit k led to commit k. The session event ([`Kind::Session`]) goes
-//! to every commit of the session as it stood when that commit was linked, listing the
+//! A session's events, in time order, go to the commits of 1 and 3 ordered together, each
+//! taking those from the previous one's up to the event that names it or its last write; what
+//! is left goes to the first commit of 4 at or after it. The session event ([`Kind::Session`])
+//! goes to every commit of the session as it stood when that commit was linked, listing the
 //! session's commits so far: the newest commit carries the most complete one, and no link
-//! rewrites the notes of older commits. Events after the last commit stay
-//! pending until a later commit takes them.
+//! rewrites the notes of older commits. Events after the last commit stay pending until a later
+//! commit takes them.
 //!
 //! Attached events leave the pending queue; `attached/<session>.jsonl` remembers where each
 //! went (`<id> <commit>` per line), so that a later, more complete version of an event (a turn
