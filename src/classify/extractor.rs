@@ -1040,21 +1040,9 @@ impl<'w> Extractor<'w> {
         timestamp: &str,
     ) {
         let Some(file) = file else { return };
-        let mut pairs: Vec<(&str, &str)> = Vec::new();
-        if let (Some(old), Some(new)) = (text(&input.old_string), text(&input.new_string)) {
-            pairs.push((old, new));
-        }
-        for pair in input
-            .edits
-            .get()
+        let pairs = edit_pairs(input)
             .into_iter()
-            .flatten()
-            .filter_map(|p| p.get())
-        {
-            if let (Some(old), Some(new)) = (text(&pair.old_string), text(&pair.new_string)) {
-                pairs.push((old, new));
-            }
-        }
+            .filter_map(|(old, new)| Some((old?, new)));
         for (old, new) in pairs {
             let (before, after) = (hash(old), hash(new));
             let undone = self
@@ -1271,26 +1259,13 @@ impl<'w> Extractor<'w> {
     /// notebook cell, the lines an edit's new text has that its old text had not. Lines that
     /// redaction would change are left out.
     fn added_lines(&self, input: &ToolInput<'_>) -> Vec<u32> {
-        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let mut pairs: Vec<(Option<&str>, &str)> = edit_pairs(input);
         if let Some(content) = text(&input.content).or(text(&input.new_source)) {
-            pairs.push(("", content));
-        }
-        if let Some(new) = text(&input.new_string) {
-            pairs.push((text(&input.old_string).unwrap_or(""), new));
-        }
-        for pair in input
-            .edits
-            .get()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p.get())
-        {
-            if let Some(new) = text(&pair.new_string) {
-                pairs.push((text(&pair.old_string).unwrap_or(""), new));
-            }
+            pairs.push((None, content));
         }
         let mut added = std::collections::BTreeSet::new();
         for (old, new) in pairs {
+            let old = old.unwrap_or("");
             let before = lines::hashes(old);
             for line in new.lines() {
                 if let Some(h) = lines::hash(line)
@@ -1372,6 +1347,20 @@ fn complete(draft: Draft, calls: &[Call]) -> Event {
         event.files_affected = files;
     }
     event
+}
+
+/// The (old, new) text pairs of an Edit or a MultiEdit, in order; an edit without its old text
+/// has `None`.
+fn edit_pairs<'i>(input: &'i ToolInput<'_>) -> Vec<(Option<&'i str>, &'i str)> {
+    let single = text(&input.new_string).map(|new| (text(&input.old_string), new));
+    let multi = input
+        .edits
+        .get()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.get())
+        .filter_map(|pair| Some((text(&pair.old_string), text(&pair.new_string)?)));
+    single.into_iter().chain(multi).collect()
 }
 
 fn compressed(call: &Call) -> ToolCall {

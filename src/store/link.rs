@@ -936,17 +936,9 @@ fn added_lines(
     files: &BTreeSet<String>,
 ) -> BTreeMap<String, BTreeSet<u32>> {
     let mut out = BTreeMap::new();
-    let Ok(commit) = repo.find_commit(commit) else {
+    let Some((tree, parent)) = trees(repo, commit) else {
         return out;
     };
-    let Ok(tree) = commit.tree() else {
-        return out;
-    };
-    let parent = commit
-        .parent_ids()
-        .next()
-        .and_then(|p| p.object().ok())
-        .and_then(|o| o.peel_to_tree().ok());
     let blob = |tree: &gix::Tree<'_>, path: &str| {
         tree.lookup_entry_by_path(path)
             .ok()
@@ -973,6 +965,21 @@ fn added_lines(
     out
 }
 
+/// The tree of `commit` and that of its first parent (none for a root commit).
+fn trees(
+    repo: &gix::Repository,
+    commit: ObjectId,
+) -> Option<(gix::Tree<'_>, Option<gix::Tree<'_>>)> {
+    let commit = repo.find_commit(commit).ok()?;
+    let tree = commit.tree().ok()?;
+    let parent = commit
+        .parent_ids()
+        .next()
+        .and_then(|p| p.object().ok())
+        .and_then(|o| o.peel_to_tree().ok());
+    Some((tree, parent))
+}
+
 /// Whether `files` is empty or `commit` changes one of them (against its first parent).
 fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) -> bool {
     files.is_empty() || files.iter().any(|f| changes(repo, commit, f))
@@ -980,7 +987,7 @@ fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) 
 
 /// Whether `commit` changes `path` (against its first parent).
 pub(crate) fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> bool {
-    let Ok(commit) = repo.find_commit(commit) else {
+    let Some((tree, parent)) = trees(repo, commit) else {
         return false;
     };
     let entry = |tree: &gix::Tree<'_>| {
@@ -989,14 +996,6 @@ pub(crate) fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> b
             .flatten()
             .map(|e| e.object_id())
     };
-    let Ok(tree) = commit.tree() else {
-        return false;
-    };
-    let parent = commit
-        .parent_ids()
-        .next()
-        .and_then(|p| p.object().ok())
-        .and_then(|o| o.peel_to_tree().ok());
     entry(&tree) != parent.as_ref().and_then(entry)
 }
 
