@@ -371,6 +371,20 @@ fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, String> {
     Ok(done)
 }
 
+/// The repair a hook makes after commits were merged or rewritten, when the history to walk
+/// is short; what it did, for the log.
+fn repaired(store: &Store) -> Result<String, String> {
+    match repair::repair_within(store, repair::HOOK_WALK_MAX).map_err(|e| reason(&e))? {
+        None => Ok("; repair left to the command (long history)".to_owned()),
+        Some(r) if r.carried.is_empty() && r.left.is_empty() => Ok(String::new()),
+        Some(r) => Ok(format!(
+            "; repair: {} unreachable commits' notes carried, {} left",
+            r.carried.len(),
+            r.left.len()
+        )),
+    }
+}
+
 /// Run a git hook; what it did (for the log), or why it failed.
 fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
     match args.name.as_str() {
@@ -428,9 +442,10 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
             let arrived = repair::arrived(&repo, before, head);
             let carried = repair::carry_to(store, &arrived).map_err(|e| reason(&e))?;
             Ok(Some(format!(
-                "{} commits arrived, the notes of {} commits whose lines they hold carried",
+                "{} commits arrived, the notes of {} commits whose lines they hold carried{}",
                 arrived.len(),
-                carried.len()
+                carried.len(),
+                repaired(store)?
             )))
         }
         "post-rewrite" => {
@@ -442,8 +457,9 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
             let carried = commit::post_rewrite(store, &pairs).map_err(|e| reason(&e))?;
             let how = args.rest.first().map_or("rewrite", String::as_str);
             Ok(Some(format!(
-                "{how}: {} commits rewritten, {carried} events carried",
-                pairs.len()
+                "{how}: {} commits rewritten, {carried} events carried{}",
+                pairs.len(),
+                repaired(store)?
             )))
         }
         other => Err(format!(

@@ -168,9 +168,14 @@ fn carry(store: &Store, pairs: &[(ObjectId, ObjectId, f32)]) -> Result<(), Error
     Ok(())
 }
 
+/// How many commits the git hooks walk to tell which annotated commits are unreachable; past
+/// that they leave the repair to the command.
+pub const HOOK_WALK_MAX: usize = 10_000;
+
 /// Carry the notes of annotated commits no longer reachable to the reachable commits that hold
-/// their lines, and take them off the unreachable ones.
-pub fn repair(store: &Store) -> Result<Repaired, Error> {
+/// their lines, and take them off the unreachable ones. `walk_most` bounds the walk of history
+/// that tells which are reachable: past it, nothing is done (`None`).
+pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>, Error> {
     let repo = store.repo();
     let index = index::open(store)?;
     let annotated = notes::annotated(&repo)?;
@@ -191,17 +196,19 @@ pub fn repair(store: &Store) -> Result<Repaired, Error> {
         }
     }
     let Some(oldest) = made.values().min().copied() else {
-        return Ok(report);
+        return Ok(Some(report));
     };
-    let reachable = history::reachable_since(&repo, oldest - CLOCK_SKEW_SECONDS)
-        .ok_or_else(|| store::Error::git("walk the history", "too many commits to walk"))?;
+    let Some(reachable) = history::reachable_since(&repo, oldest - CLOCK_SKEW_SECONDS, walk_most)
+    else {
+        return Ok(None);
+    };
     let gone: Vec<ObjectId> = annotated
         .iter()
         .copied()
         .filter(|c| !reachable.contains(c))
         .collect();
     if gone.is_empty() {
-        return Ok(report);
+        return Ok(Some(report));
     }
     // The reachable commits that could hold their lines: made after the oldest of them.
     let since = gone
@@ -242,7 +249,7 @@ pub fn repair(store: &Store) -> Result<Repaired, Error> {
         }
     }
     if pairs.is_empty() {
-        return Ok(report);
+        return Ok(Some(report));
     }
     let _lock = store.lock()?;
     // The attached index first: later versions of the events go to the new commits.
@@ -269,7 +276,21 @@ pub fn repair(store: &Store) -> Result<Repaired, Error> {
     notes::remove_all(store, &removals)?;
     graph::update(store, &touched)?;
     report.carried = pairs;
-    Ok(report)
+    Ok(Some(report))
+}
+
+/// [`repair_within`] the longest walk a command makes; more is an error.
+pub fn repair(store: &Store) -> Result<Repaired, Error> {
+    repair_within(store, history::RECENT_WALK_MAX)?.ok_or_else(|| {
+        store::Error::git(
+            "walk the history",
+            format!(
+                "more than {} commits since the oldest note",
+                history::RECENT_WALK_MAX
+            ),
+        )
+        .into()
+    })
 }
 
 /// How many commits a merge brought that the post-merge hook looks at, at most.

@@ -43,31 +43,44 @@ pub(crate) struct Recent {
 }
 
 /// How many commits [`recent`] visits at most.
-const RECENT_WALK_MAX: usize = 50_000;
+pub(crate) const RECENT_WALK_MAX: usize = 50_000;
 
 /// The commits of every branch, remote-tracking branch and tag, and HEAD, committed at `since`
 /// or later (seconds since the epoch): the `max` committed first. A commit committed earlier
 /// ends the walk along its line.
 pub(crate) fn recent(repo: &gix::Repository, since: i64, max: usize) -> Vec<Recent> {
-    let (mut found, _) = walk_refs(repo, since);
+    let (mut found, _) = walk_refs(repo, since, RECENT_WALK_MAX);
     found.sort_by_key(|c| c.committer);
     found.truncate(max);
     found
 }
 
-/// The commits reachable from a branch, a remote-tracking branch, a tag or HEAD that were
-/// committed at `since` or later; `None` when there are too many to walk.
-pub(crate) fn reachable_since(repo: &gix::Repository, since: i64) -> Option<HashSet<ObjectId>> {
-    let (found, complete) = walk_refs(repo, since);
+/// The commits reachable from a branch, a remote-tracking branch, a tag or the HEAD of a
+/// worktree that were committed at `since` or later; `None` when there are more than `most`.
+pub(crate) fn reachable_since(
+    repo: &gix::Repository,
+    since: i64,
+    most: usize,
+) -> Option<HashSet<ObjectId>> {
+    let (found, complete) = walk_refs(repo, since, most);
     complete.then(|| found.into_iter().map(|c| c.id).collect())
 }
 
 /// The commits [`recent`] and [`reachable_since`] walk, newest first, and whether the walk
-/// reached `since` on every line (it stops after [`RECENT_WALK_MAX`] commits).
-fn walk_refs(repo: &gix::Repository, since: i64) -> (Vec<Recent>, bool) {
+/// reached `since` on every line (it stops after `most` commits).
+fn walk_refs(repo: &gix::Repository, since: i64, most: usize) -> (Vec<Recent>, bool) {
     let mut tips: Vec<ObjectId> = Vec::new();
     if let Ok(head) = repo.head_id() {
         tips.push(head.detach());
+    }
+    // The HEADs of the other worktrees: one may be detached on a commit no branch has.
+    if let Ok(entries) = std::fs::read_dir(repo.common_dir().join("worktrees")) {
+        for entry in entries.flatten() {
+            let head = std::fs::read_to_string(entry.path().join("HEAD")).unwrap_or_default();
+            if let Ok(id) = ObjectId::from_hex(head.trim().as_bytes()) {
+                tips.push(id);
+            }
+        }
     }
     if let Ok(refs) = repo.references() {
         let prefixed = ["refs/heads/", "refs/remotes/", "refs/tags/"]
@@ -104,7 +117,7 @@ fn walk_refs(repo: &gix::Repository, since: i64) -> (Vec<Recent>, bool) {
         if committer < since {
             break;
         }
-        if out.len() >= RECENT_WALK_MAX {
+        if out.len() >= most {
             return (out, false);
         }
         let Ok(commit) = repo.find_commit(id) else {
