@@ -1257,7 +1257,7 @@ impl<'w> Extractor<'w> {
 
     /// The hashes of the lines a write call adds (see [`lines`]): all of a written file or
     /// notebook cell, the lines an edit's new text has that its old text had not. Lines that
-    /// redaction would change are left out.
+    /// redaction or what the session saw of excluded files would change are left out.
     fn added_lines(&self, input: &ToolInput<'_>) -> Vec<u32> {
         let mut pairs: Vec<(Option<&str>, &str)> = edit_pairs(input);
         if let Some(content) = text(&input.content).or(text(&input.new_source)) {
@@ -1270,7 +1270,7 @@ impl<'w> Extractor<'w> {
             for line in new.lines() {
                 if let Some(h) = lines::hash(line)
                     && !before.contains(&h)
-                    && self.redactor.redact(line) == line
+                    && self.clean(line) == line
                 {
                     added.insert(h);
                 }

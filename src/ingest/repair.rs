@@ -8,8 +8,9 @@
 //!   git hooks run it for the commits they see arrive (post-commit, post-merge).
 //! - [`repair`]: every annotated commit no longer reachable from a branch, a remote-tracking
 //!   branch, a tag or HEAD has its events carried to the reachable commit that now holds its
-//!   lines, and its own note taken off; the attached index and the graph follow. One with no
-//!   such commit keeps its note and is reported.
+//!   lines; once it is gone from the repository (pruned), its own note is taken off. The
+//!   attached index and the graph follow. One with no such commit keeps its note and is
+//!   reported. The hooks do not look again at a commit a repair dealt with; the command does.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -125,7 +126,29 @@ pub fn carry_to(
     let index = index::read(store);
     let mut pairs = Vec::new();
     for &commit in commits {
-        for (from, share) in holds(&repo, &index, commit) {
+        let found = holds(&repo, &index, commit);
+        // A commit that moves its ancestors' lines (a file renamed, code moved) does not
+        // take their reasoning: blame gives it the lines, and their notes stay theirs.
+        let oldest = found
+            .iter()
+            .filter_map(|(from, _)| {
+                repo.find_commit(*from)
+                    .ok()?
+                    .committer()
+                    .ok()
+                    .map(|s| s.seconds())
+            })
+            .min();
+        let ancestors: HashSet<ObjectId> = match oldest {
+            Some(oldest) => {
+                history::since(&repo, commit, oldest - CLOCK_SKEW_SECONDS, ANCESTORS_MAX)
+                    .into_iter()
+                    .map(|(_, id)| id)
+                    .collect()
+            }
+            None => HashSet::new(),
+        };
+        for (from, share) in found.into_iter().filter(|(f, _)| !ancestors.contains(f)) {
             pairs.push((from, commit, share));
         }
     }
@@ -202,10 +225,16 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
     else {
         return Ok(None);
     };
+    // Those a hook dealt with before are the command's to look at again.
+    let seen = if walk_most < history::RECENT_WALK_MAX {
+        dealt_with(store)
+    } else {
+        HashSet::new()
+    };
     let gone: Vec<ObjectId> = annotated
         .iter()
         .copied()
-        .filter(|c| !reachable.contains(c))
+        .filter(|c| !reachable.contains(c) && !seen.contains(c))
         .collect();
     if gone.is_empty() {
         return Ok(Some(report));
@@ -248,10 +277,11 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
             None => report.left.push(from),
         }
     }
+    let _lock = store.lock()?;
     if pairs.is_empty() {
+        remember(store, report.left.iter().copied())?;
         return Ok(Some(report));
     }
-    let _lock = store.lock()?;
     // The attached index first: later versions of the events go to the new commits.
     let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().map(|(f, t, _)| (*f, *t)).collect();
     link::rewrite_index(store, &moved)?;
@@ -259,7 +289,10 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
     let mut reader = notes::Reader::new(&repo)?;
     let mut removals: Vec<(ObjectId, HashSet<String>)> = Vec::new();
     let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
-    for &(from, _, _) in &pairs {
+    // A note is taken off only a commit that is gone from the repository: one this clone does
+    // not reach may be on a branch another clone has (the notes are shared), so it keeps its
+    // note beside the copy.
+    for &(from, _, _) in pairs.iter().filter(|(from, _, _)| !repo.has_object(*from)) {
         let events = reader.events(from)?;
         for e in &events {
             touched
@@ -275,8 +308,40 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
         .collect();
     notes::remove_all(store, &removals)?;
     graph::update(store, &touched)?;
+    remember(
+        store,
+        pairs
+            .iter()
+            .map(|(f, _, _)| *f)
+            .chain(report.left.iter().copied()),
+    )?;
     report.carried = pairs;
     Ok(Some(report))
+}
+
+/// Where the unreachable commits a repair dealt with are listed, one id per line: the hooks do
+/// not look at them again (the command does).
+const DEALT_WITH: &str = "repaired";
+
+fn dealt_with(store: &Store) -> HashSet<ObjectId> {
+    std::fs::read_to_string(store.dir().join(DEALT_WITH))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
+        .collect()
+}
+
+fn remember(store: &Store, commits: impl Iterator<Item = ObjectId>) -> Result<(), Error> {
+    let mut all = dealt_with(store);
+    let before = all.len();
+    all.extend(commits);
+    if all.len() == before {
+        return Ok(());
+    }
+    let mut lines: Vec<String> = all.iter().map(|c| format!("{c}\n")).collect();
+    lines.sort();
+    store::write_atomic(&store.dir().join(DEALT_WITH), lines.concat().as_bytes())?;
+    Ok(())
 }
 
 /// [`repair_within`] the longest walk a command makes; more is an error.
@@ -293,6 +358,9 @@ pub fn repair(store: &Store) -> Result<Repaired, Error> {
     })
 }
 
+/// How many commits of history a hook walks, at most, to tell a commit's ancestors.
+const ANCESTORS_MAX: usize = 10_000;
+
 /// How many commits a merge brought that the post-merge hook looks at, at most.
 const ARRIVED_MAX: usize = 200;
 
@@ -308,7 +376,12 @@ pub fn arrived(repo: &gix::Repository, before: ObjectId, head: ObjectId) -> Vec<
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut seen: HashSet<ObjectId> = HashSet::from([before]);
+    // What was here before the merge did not arrive with it.
+    let mut seen: HashSet<ObjectId> = history::since(repo, before, since - 86_400, ANCESTORS_MAX)
+        .into_iter()
+        .map(|(_, id)| id)
+        .collect();
+    seen.insert(before);
     let mut queue = vec![head];
     while let Some(id) = queue.pop() {
         if out.len() >= ARRIVED_MAX || !seen.insert(id) {

@@ -36,11 +36,12 @@ impl<'r> HeadTree<'r> {
         self.folders[dir].as_ref()
     }
 
-    /// The blob at `path` in HEAD's tree, if it is a file there.
+    /// The repository whose HEAD this is.
     pub fn repo(&self) -> &'r gix::Repository {
         self.repo
     }
 
+    /// The blob at `path` in HEAD's tree, if it is a file there.
     pub fn blob(&mut self, path: &str) -> Option<ObjectId> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         if name.is_empty() {

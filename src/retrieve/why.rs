@@ -164,7 +164,7 @@ pub fn why(store: &Store, path: &str, range: Option<(u32, u32)>, by: By) -> Resu
         });
     }
     let by_commit = match by {
-        By::Blame => blamed(&repo, head, path, start, end)?,
+        By::Blame => blamed(&repo, head, path, (start, end), None)?,
         By::Index | By::Either => indexed(store, path, &blob.data, start, end, by == By::Either)?,
     };
     let mut reader = notes::Reader::new(&repo)?;
@@ -221,13 +221,16 @@ fn blamed(
     repo: &gix::Repository,
     head: ObjectId,
     path: &str,
-    start: u32,
-    end: u32,
+    (start, end): (u32, u32),
+    since: Option<i64>,
 ) -> Result<BTreeMap<ObjectId, Vec<Lines>>, Error> {
     let ranges = gix::blame::BlameRanges::from_one_based_inclusive_range(start..=end)
         .map_err(|e| store::Error::git(format!("blame {path}"), e.to_string()))?;
+    // Commits older than `since` (than every annotated commit) own nothing worth telling apart.
+    let since = since.map(|seconds| gix::date::Time { seconds, offset: 0 });
     let options = gix::repository::blame_file::Options {
         ranges,
+        since,
         ..Default::default()
     };
     let outcome = repo
@@ -265,7 +268,7 @@ fn indexed(
         let tip = repo.head_id().map_err(|_| Error::NoHead)?.detach();
         let since = oldest - CLOCK_SKEW_SECONDS;
         if history::since(&repo, tip, since, BLAME_WALK_MAX + 1).len() <= BLAME_WALK_MAX {
-            return blamed(&repo, tip, path, start, end);
+            return blamed(&repo, tip, path, (start, end), Some(since));
         }
     }
     // A commit no longer in the repository (its branch was squash-merged and deleted) owns

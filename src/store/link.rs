@@ -531,7 +531,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         // Commits named now or linked before carry the session already.
         let mut known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
         known.extend(index.values().copied());
-        for (at, commit, score) in by_content(&repo, &flat, &known) {
+        let named_at: Vec<usize> = cuts.iter().map(|(at, _)| *at).collect();
+        for (at, commit, score) in by_content(&repo, &flat, &known, &named_at) {
             let signal = Signal::Content;
             links.insert(commit, Link { signal, score });
             cuts.push((at, commit));
@@ -844,6 +845,7 @@ fn by_content(
     repo: &gix::Repository,
     events: &[Event],
     known: &HashSet<ObjectId>,
+    named_at: &[usize],
 ) -> Vec<(usize, ObjectId, f32)> {
     if !events
         .iter()
@@ -901,9 +903,9 @@ fn by_content(
             };
             let held = telling.iter().filter(|h| hashes.contains(h)).count();
             let committed = candidates[*i].committer;
-            // Enough of the lines, or all the commit adds there when that is fewer; and most
-            // of what the write added, or of what the commit adds there.
-            let needed = LINES_TO_MATCH.min(telling.len()).min(hashes.len());
+            // Enough of the write's lines (all of them when it added fewer); and most of what
+            // the write added, or of what the commit adds there.
+            let needed = LINES_TO_MATCH.min(telling.len());
             let share = held as f32 / telling.len() as f32;
             let of_commit = held as f32 / hashes.len() as f32;
             if held >= needed.max(1)
@@ -915,6 +917,10 @@ fn by_content(
             }
         }
     }
+    // Where the other commits take their events: a commit's author date does not take it past
+    // the next one's.
+    let mut stops: Vec<usize> = last_held.values().map(|(at, _)| *at).collect();
+    stops.extend(named_at);
     last_held
         .into_iter()
         .map(|(i, (at, share))| {
@@ -923,7 +929,11 @@ fn by_content(
                 .iter()
                 .take_while(|e| unix_seconds(&e.timestamp).is_none_or(|t| t <= authored))
                 .count();
-            (at.max(by_date.saturating_sub(1)), candidates[i].id, share)
+            let next = stops.iter().copied().filter(|s| *s > at).min();
+            let by_date = by_date
+                .saturating_sub(1)
+                .min(next.map_or(usize::MAX, |n| n - 1));
+            (at.max(by_date), candidates[i].id, share)
         })
         .collect()
 }

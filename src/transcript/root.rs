@@ -51,6 +51,9 @@ impl<'a> Roots<'a> {
             return Some(worktree.clone());
         }
         let path = clean(path);
+        // A path outside the cwd (a file read beside the clone) says nothing of where in the
+        // repository the session started.
+        under(&path, &cwd)?;
         let mut candidate = cwd.as_str();
         for _ in 0..=LEVELS_UP_MAX {
             if let Some(rest) = under(&path, candidate)
@@ -262,6 +265,7 @@ mod tests {
         );
         // A new file, or one outside: nothing tells yet.
         assert_eq!(r.of("/Users/dev/app", "/Users/dev/app/new.rs"), None);
+        assert_eq!(r.of("/Users/dev/app", "/Users/dev/src/a.rs"), None);
         assert_eq!(r.of("/Users/dev/app", "/etc/hosts"), None);
         assert_eq!(r.of("", "/Users/dev/app/src/a.rs"), None);
         // Windows, any case of the drive.

@@ -281,15 +281,9 @@ fn rebase_and_amend_carry_notes_and_later_updates_follow_them() {
             .unwrap()
     };
     assert_eq!(decision(&amended).files_affected, ["cache.py"]);
-    // The commits rewritten away hold nothing any more: after each rewrite, the hook's repair
-    // took their notes off, the commit that replaced them holding their lines.
-    for gone in [&first, &rebased] {
-        assert!(
-            notes::read(&store(&repo), gone).unwrap().is_empty(),
-            "log: {}",
-            repo.log()
-        );
-    }
+    // The commit rewritten away keeps its note, as it was, while it is in the repository
+    // (another clone may reach it); the hook's repair found the commit that holds its lines.
+    assert!(decision(&first).files_affected.is_empty());
     assert!(
         repo.log()
             .contains("repair: 1 unreachable commits' notes carried"),

@@ -604,3 +604,78 @@ fn a_commit_the_session_named_then_amended_is_found_by_its_subject() {
     );
     assert_eq!(link_of(&repo, &amended)["signal"], "message");
 }
+
+/// Lines of a second file, as distinctive as [`TTL`].
+const LRU: &str = "pub struct Lru {\n    order: std::collections::VecDeque<String>,\n    capacity: usize,\n}\n\nimpl Lru {\n    pub fn touch(&mut self, key: &str) {\n        self.order.retain(|k| k != key);\n        self.order.push_back(key.to_owned());\n    }\n}\n";
+
+#[test]
+fn two_commits_made_later_each_take_the_write_they_hold() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
+    let write = |id: &str, file: &str, content: &str| {
+        serde_json::json!({"type": "tool_use", "id": id, "name": "Write",
+            "input": {"file_path": repo.root.join(file), "content": content}})
+    };
+    let content = [
+        prompt("p1", "Add a cache that forgets", &at(0)),
+        say(
+            "m1",
+            &at(1),
+            serde_json::json!([
+                text("I'll go with a TTL map because entries expire by time."),
+                write("w1", "src/ttl.rs", TTL)
+            ]),
+        ),
+        bash_result("w1", "ok", &at(2)),
+        prompt("p2", "And one that is bounded", &at(3)),
+        say(
+            "m2",
+            &at(4),
+            serde_json::json!([
+                text("I'll go with an LRU because the keys are bounded."),
+                write("w2", "src/lru.rs", LRU)
+            ]),
+        ),
+        bash_result("w2", "ok", &at(5)),
+        prompt("p3", "thanks", &at(6)),
+    ]
+    .concat();
+    let transcript = repo.home.join("s-link.jsonl");
+    std::fs::write(&transcript, content).unwrap();
+    // Committed by hand, one a day later, the other two days later.
+    let ttl = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-02T09:00:00Z");
+    let lru = repo.commit_at("src/lru.rs", LRU, "lru", "2026-01-03T09:00:00Z");
+    repo.extract(&transcript);
+    let written = |commit: &str| -> Vec<Vec<String>> {
+        notes::read(&store(&repo), commit)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == Kind::Write)
+            .map(|e| e.files_affected)
+            .collect()
+    };
+    assert_eq!(written(&ttl), [["src/ttl.rs"]]);
+    assert_eq!(written(&lru), [["src/lru.rs"]]);
+    assert_eq!(kinds_in_note(&repo, &lru), ["decision", "session", "write"]);
+}
+
+#[test]
+fn a_commit_adding_one_line_of_a_write_is_not_the_sessions() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let transcript = repo.home.join("s-link.jsonl");
+    std::fs::write(&transcript, ttl_session(&repo.root)).unwrap();
+    // Days later, on another branch, a commit that shares one line with the write.
+    repo.git(&["checkout", "-q", "-b", "other"]);
+    let other = repo.commit_at(
+        "src/ttl.rs",
+        "pub struct TtlMap {\n}\n",
+        "unrelated",
+        "2026-01-09T09:00:00Z",
+    );
+    repo.git(&["checkout", "-q", "main"]);
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 0, "{report:#}");
+    assert!(kinds_in_note(&repo, &other).is_empty());
+}

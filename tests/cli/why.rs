@@ -147,9 +147,11 @@ fn owners_by_why(repo: &TestRepo, path: &str, extra: &[&str]) -> Vec<Option<Stri
 fn owners_by_git(repo: &TestRepo, path: &str) -> Vec<Option<String>> {
     let mut out = Vec::new();
     for line in repo.git(&["blame", "--porcelain", path]).lines() {
+        // `<sha> <line in the original> <line now>`, with a count on a group's first line.
         let mut f = line.split(' ');
-        if let (Some(sha), Some(_), Some(at), Some(_)) = (f.next(), f.next(), f.next(), f.next())
+        if let (Some(sha), Some(_), Some(at)) = (f.next(), f.next(), f.next())
             && sha.len() == 40
+            && at.parse::<usize>().is_ok()
         {
             let at: usize = at.parse().unwrap();
             out.resize(out.len().max(at), None);
