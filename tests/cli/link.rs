@@ -613,31 +613,38 @@ fn two_commits_made_later_each_take_the_write_they_hold() {
     let repo = TestRepo::new();
     repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
     let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
-    let write = |id: &str, file: &str, content: &str| {
-        serde_json::json!({"type": "tool_use", "id": id, "name": "Write",
-            "input": {"file_path": repo.root.join(file), "content": content}})
+    // Turn `n` (from 1) at 10:0(3n-3): a prompt, an answer that writes `file`, its result.
+    let turn = |n: u32, ask: &str, answer: &str, file: &str, content: &str| {
+        let m = 3 * n - 3;
+        let call = format!("w{n}");
+        let write = serde_json::json!({"type": "tool_use", "id": call, "name": "Write",
+            "input": {"file_path": repo.root.join(file), "content": content}});
+        [
+            prompt(&format!("p{n}"), ask, &at(m)),
+            say(
+                &format!("m{n}"),
+                &at(m + 1),
+                serde_json::json!([text(answer), write]),
+            ),
+            bash_result(&call, "ok", &at(m + 2)),
+        ]
+        .concat()
     };
     let content = [
-        prompt("p1", "Add a cache that forgets", &at(0)),
-        say(
-            "m1",
-            &at(1),
-            serde_json::json!([
-                text("I'll go with a TTL map because entries expire by time."),
-                write("w1", "src/ttl.rs", TTL)
-            ]),
+        turn(
+            1,
+            "Add a cache that forgets",
+            "I'll go with a TTL map because entries expire by time.",
+            "src/ttl.rs",
+            TTL,
         ),
-        bash_result("w1", "ok", &at(2)),
-        prompt("p2", "And one that is bounded", &at(3)),
-        say(
-            "m2",
-            &at(4),
-            serde_json::json!([
-                text("I'll go with an LRU because the keys are bounded."),
-                write("w2", "src/lru.rs", LRU)
-            ]),
+        turn(
+            2,
+            "And one that is bounded",
+            "I'll go with an LRU because the keys are bounded.",
+            "src/lru.rs",
+            LRU,
         ),
-        bash_result("w2", "ok", &at(5)),
         prompt("p3", "thanks", &at(6)),
     ]
     .concat();
