@@ -57,9 +57,9 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
         return Ok((head, PostCommit::Rebase));
     }
     if let Some(from) = cherry_picked_from(git_dir) {
-        let events = notes::read_id(store, from)?;
-        let copied = notes::attach_to(store, head, &events)?;
-        graph::update(store, &sessions_of(&events, head))?;
+        let batch = [(head, notes::read_id(store, from)?)];
+        let copied = notes::attach_all(store, &batch)?;
+        graph::update(store, &sessions_of(&batch))?;
         return Ok((
             head,
             PostCommit::CherryPick {
@@ -201,22 +201,25 @@ pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usi
     link::rewrite_index(store, &moved)?;
     let batches: Vec<_> = batches.into_iter().collect();
     let carried = notes::attach_all(store, &batches)?;
-    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
-    for (commit, events) in &batches {
-        for (session, commits) in sessions_of(events, *commit) {
-            touched.entry(session).or_default().extend(commits);
-        }
-    }
-    graph::update(store, &touched)?;
+    graph::update(store, &sessions_of(&batches))?;
     Ok(carried.added + carried.updated)
 }
 
-/// The sessions of `events`, each with `commit`: what the graph must update once they are on it.
-fn sessions_of(events: &[Event], commit: ObjectId) -> BTreeMap<String, BTreeSet<ObjectId>> {
-    events
-        .iter()
-        .map(|e| (e.session_id.clone(), BTreeSet::from([commit])))
-        .collect()
+/// The sessions of each batch's events, each with the commits they are on: what the graph
+/// must update once they are there.
+pub(super) fn sessions_of(
+    batches: &[(ObjectId, Vec<Event>)],
+) -> BTreeMap<String, BTreeSet<ObjectId>> {
+    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    for (commit, events) in batches {
+        for e in events {
+            touched
+                .entry(e.session_id.clone())
+                .or_default()
+                .insert(*commit);
+        }
+    }
+    touched
 }
 
 /// The (old, new) pairs of a post-rewrite hook's stdin: `<old> <new> [<extra>]` per line.

@@ -12,11 +12,12 @@
 //!   attached index and the graph follow. One with no such commit keeps its note and is
 //!   reported. The hooks do not look again at a commit a repair dealt with; the command does.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
 use super::Error;
+use super::commit::sessions_of;
 use crate::event::{Event, Kind, Link, Signal};
 use crate::retrieve::index::{self, Index, lines::LineHash};
 use crate::store::history;
@@ -56,16 +57,11 @@ fn added_by(repo: &gix::Repository, commit: ObjectId) -> HashMap<String, HashSet
         .collect()
 }
 
-/// How much of what `entry` (an annotated commit's lines in one file) `added` adds again:
-/// (lines held, lines that tell).
-fn held(entry: &[LineHash], added: Option<&HashSet<u64>>) -> (usize, usize) {
-    let telling: Vec<u64> = entry
-        .iter()
-        .filter(|h| !h.trivial)
-        .map(|h| h.hash)
-        .collect();
-    let held = added.map_or(0, |a| telling.iter().filter(|h| a.contains(h)).count());
-    (held, telling.len())
+/// How many of the lines that tell of `entry` (an annotated commit's lines in one file)
+/// `added` adds again.
+fn held(entry: &[LineHash], added: Option<&HashSet<u64>>) -> usize {
+    let telling = entry.iter().filter(|h| !h.trivial);
+    added.map_or(0, |a| telling.filter(|h| a.contains(&h.hash)).count())
 }
 
 /// Whether `held` of `telling` lines is enough; the share.
@@ -82,13 +78,15 @@ fn holds(repo: &gix::Repository, index: &Index, commit: ObjectId) -> Vec<(Object
     for path in added.keys() {
         for entry in index.entries(path) {
             if entry.commit != commit {
-                *held_by.entry(entry.commit).or_default() += held(&entry.lines, added.get(path)).0;
+                *held_by.entry(entry.commit).or_default() += held(&entry.lines, added.get(path));
             }
         }
     }
     held_by
         .into_iter()
-        .filter_map(|(from, h)| enough(h, telling(index, from)).map(|share| (from, share)))
+        .filter_map(|(from, h)| {
+            enough(h, telling(&entries_of(index, from))).map(|share| (from, share))
+        })
         .collect()
 }
 
@@ -108,12 +106,18 @@ fn entries_of(index: &Index, from: ObjectId) -> Vec<(String, index::lines::Entry
         .collect()
 }
 
-/// How many lines that tell the annotated commit `from` added, over every file it changed.
-fn telling(index: &Index, from: ObjectId) -> usize {
-    entries_of(index, from)
+/// How many lines that tell an annotated commit added, over its `entries` (every file it
+/// changed).
+fn telling(entries: &[(String, index::lines::Entry)]) -> usize {
+    entries
         .iter()
         .map(|(_, e)| e.lines.iter().filter(|h| !h.trivial).count())
         .sum()
+}
+
+/// When `commit` was committed, if it is in the repository.
+fn committed(repo: &gix::Repository, commit: ObjectId) -> Option<i64> {
+    Some(repo.find_commit(commit).ok()?.committer().ok()?.seconds())
 }
 
 /// Give each of `commits` the events of the annotated commits whose lines it adds again
@@ -131,13 +135,7 @@ pub fn carry_to(
         // take their reasoning: blame gives it the lines, and their notes stay theirs.
         let oldest = found
             .iter()
-            .filter_map(|(from, _)| {
-                repo.find_commit(*from)
-                    .ok()?
-                    .committer()
-                    .ok()
-                    .map(|s| s.seconds())
-            })
+            .filter_map(|(from, _)| committed(&repo, *from))
             .min();
         let ancestors: HashSet<ObjectId> = match oldest {
             Some(oldest) => {
@@ -178,16 +176,7 @@ fn carry(store: &Store, pairs: &[(ObjectId, ObjectId, f32)]) -> Result<(), Error
     }
     let batches: Vec<(ObjectId, Vec<Event>)> = batches.into_iter().collect();
     notes::attach_all(store, &batches)?;
-    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
-    for (commit, events) in &batches {
-        for e in events {
-            touched
-                .entry(e.session_id.clone())
-                .or_default()
-                .insert(*commit);
-        }
-    }
-    graph::update(store, &touched)?;
+    graph::update(store, &sessions_of(&batches))?;
     Ok(())
 }
 
@@ -209,10 +198,7 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
     // When each annotated commit was made: from the commit, else (pruned) from the index.
     let mut made: HashMap<ObjectId, i64> = HashMap::new();
     for &commit in &annotated {
-        let time = repo
-            .find_commit(commit)
-            .ok()
-            .and_then(|c| c.committer().ok().map(|s| s.seconds()))
+        let time = committed(&repo, commit)
             .or_else(|| entries_of(&index, commit).first().map(|(_, e)| e.seconds));
         if let Some(time) = time {
             made.insert(commit, time);
@@ -251,7 +237,7 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
     let mut pairs = Vec::new();
     for &from in &gone {
         let entries = entries_of(&index, from);
-        let telling = telling(&index, from);
+        let telling = telling(&entries);
         let after = made.get(&from).copied().unwrap_or(since) - CLOCK_SKEW_SECONDS;
         let mut best: Option<(ObjectId, f32)> = None;
         for c in candidates
@@ -264,7 +250,7 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
             let theirs = added.entry(c.id).or_insert_with(|| added_by(&repo, c.id));
             let held: usize = entries
                 .iter()
-                .map(|(p, e)| held(&e.lines, theirs.get(p.as_str())).0)
+                .map(|(p, e)| held(&e.lines, theirs.get(p.as_str())))
                 .sum();
             if let Some(share) = enough(held, telling)
                 && best.is_none_or(|(_, s)| share > s)
@@ -286,28 +272,20 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
     let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().map(|(f, t, _)| (*f, *t)).collect();
     link::rewrite_index(store, &moved)?;
     carry(store, &pairs)?;
-    let mut reader = notes::Reader::new(&repo)?;
-    let mut removals: Vec<(ObjectId, HashSet<String>)> = Vec::new();
-    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
     // A note is taken off only a commit that is gone from the repository: one this clone does
     // not reach may be on a branch another clone has (the notes are shared), so it keeps its
     // note beside the copy.
+    let mut reader = notes::Reader::new(&repo)?;
+    let mut pruned: Vec<(ObjectId, Vec<Event>)> = Vec::new();
     for &(from, _, _) in pairs.iter().filter(|(from, _, _)| !repo.has_object(*from)) {
-        let events = reader.events(from)?;
-        for e in &events {
-            touched
-                .entry(e.session_id.clone())
-                .or_default()
-                .insert(from);
-        }
-        removals.push((from, events.into_iter().map(|e| e.id).collect()));
+        pruned.push((from, reader.events(from)?));
     }
-    let removals: Vec<(ObjectId, HashSet<&str>)> = removals
+    let removals: Vec<(ObjectId, HashSet<&str>)> = pruned
         .iter()
-        .map(|(c, ids)| (*c, ids.iter().map(String::as_str).collect()))
+        .map(|(c, events)| (*c, events.iter().map(|e| e.id.as_str()).collect()))
         .collect();
     notes::remove_all(store, &removals)?;
-    graph::update(store, &touched)?;
+    graph::update(store, &sessions_of(&pruned))?;
     remember(
         store,
         pairs
@@ -368,39 +346,26 @@ const ARRIVED_MAX: usize = 200;
 /// merges left out; at most 200, and none committed a day before `before` or
 /// earlier.
 pub fn arrived(repo: &gix::Repository, before: ObjectId, head: ObjectId) -> Vec<ObjectId> {
-    let Some(since) = repo
-        .find_commit(before)
-        .ok()
-        .and_then(|c| c.committer().ok().map(|s| s.seconds()))
-    else {
+    let Some(since) = committed(repo, before).map(|t| t - 86_400) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
+    let ids = |from| -> HashSet<ObjectId> {
+        history::since(repo, from, since, ANCESTORS_MAX)
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect()
+    };
     // What was here before the merge did not arrive with it.
-    let mut seen: HashSet<ObjectId> = history::since(repo, before, since - 86_400, ANCESTORS_MAX)
+    let old = ids(before);
+    let mut out: Vec<ObjectId> = ids(head)
         .into_iter()
-        .map(|(_, id)| id)
+        .filter(|id| !old.contains(id))
+        .filter(|id| {
+            repo.find_commit(*id)
+                .is_ok_and(|c| c.parent_ids().count() <= 1)
+        })
         .collect();
-    seen.insert(before);
-    let mut queue = vec![head];
-    while let Some(id) = queue.pop() {
-        if out.len() >= ARRIVED_MAX || !seen.insert(id) {
-            continue;
-        }
-        let Ok(commit) = repo.find_commit(id) else {
-            continue;
-        };
-        if commit
-            .committer()
-            .map_or(true, |s| s.seconds() < since - 86_400)
-        {
-            continue;
-        }
-        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
-        if parents.len() <= 1 {
-            out.push(id);
-        }
-        queue.extend(parents);
-    }
+    out.sort();
+    out.truncate(ARRIVED_MAX);
     out
 }

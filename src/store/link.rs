@@ -510,20 +510,20 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     if !beyond.is_empty() {
         pending::remove(store, &beyond)?;
     }
-    // How each commit linked now was found, the first signal to find it.
+    // How each commit linked now was found, the first signal to find it (a named commit is
+    // told from its events below).
     let mut links: HashMap<ObjectId, Link> = HashMap::new();
-    for (_, commit) in &cuts {
-        links.entry(*commit).or_insert(Link {
-            signal: Signal::Named,
-            score: 1.0,
-        });
-    }
+    // The commits that may hold the session's work, walked once for every signal below.
+    let recent = match rest {
+        Rest::ByTimeAndFiles => recent_for(&repo, &flat, &cuts),
+        Rest::Commit { .. } => Vec::new(),
+    };
     if matches!(rest, Rest::ByTimeAndFiles) {
         // A commit the session named that is not here (rebased, amended since): the commit
         // with the subject it wrote, when one alone has it.
         let named: HashSet<usize> = cuts.iter().map(|(at, _)| *at).collect();
         let known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
-        for (at, commit) in by_subject(&repo, &flat, &named, &known) {
+        for (at, commit) in by_subject(&repo, &recent, &flat, &named, &known) {
             let signal = Signal::Message;
             links.insert(commit, Link { signal, score: 1.0 });
             cuts.push((at, commit));
@@ -532,7 +532,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         let mut known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
         known.extend(index.values().copied());
         let named_at: Vec<usize> = cuts.iter().map(|(at, _)| *at).collect();
-        for (at, commit, score) in by_content(&repo, &flat, &known, &named_at) {
+        for (at, commit, score) in by_content(&repo, &recent, &flat, &known, &named_at) {
             let signal = Signal::Content;
             links.insert(commit, Link { signal, score });
             cuts.push((at, commit));
@@ -555,7 +555,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .chain(index.values().copied())
                 .collect();
             let grace = store.config().link_grace_seconds();
-            for (commit, events, score) in by_time_and_files(&repo, &mut batch, &known, grace) {
+            let found = by_time_and_files(&repo, &recent, &mut batch, &known, grace);
+            for (commit, events, score) in found {
                 let signal = Signal::Time;
                 links.entry(commit).or_insert(Link { signal, score });
                 batches.push((commit, events));
@@ -707,25 +708,32 @@ const SHARE_MIN: f32 = 0.5;
 /// A line that more commits than this add, in one file, within the window tells nothing.
 const COMMON_LINE_COMMITS: usize = 5;
 
-/// The commits on any branch that may hold the work of `events`: committed since an hour
-/// before the first of them, not merges, not `known`; with the first and last event times.
-fn candidates(
+/// The commits on any branch that may hold the work of `events` — committed since an hour
+/// before the first of them, merges left out — when a signal needs them: `events` wrote a
+/// file, or name a commit that is not here (not among the `cuts`).
+fn recent_for(
     repo: &gix::Repository,
     events: &[Event],
-    known: &HashSet<ObjectId>,
-) -> Option<(Vec<history::Recent>, i64, i64)> {
-    let times = events.iter().filter_map(|e| unix_seconds(&e.timestamp));
-    let (first, last) = times.fold(None, |span: Option<(i64, i64)>, t| {
-        Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
-    })?;
-    if written(events).is_empty() {
-        return None;
-    }
-    let found = history::recent(repo, first - CLOCK_SKEW_SECONDS, WINDOW_COMMITS_MAX)
+    cuts: &[(usize, ObjectId)],
+) -> Vec<history::Recent> {
+    let lost = events.iter().enumerate().any(|(at, e)| {
+        e.origin == Origin::Commit && !e.commits.is_empty() && !cuts.iter().any(|(c, _)| *c == at)
+    });
+    let Some((first, _)) = span(events).filter(|_| lost || !written(events).is_empty()) else {
+        return Vec::new();
+    };
+    history::recent(repo, first - CLOCK_SKEW_SECONDS, WINDOW_COMMITS_MAX)
         .into_iter()
-        .filter(|c| c.parents <= 1 && !known.contains(&c.id))
-        .collect();
-    Some((found, first, last))
+        .filter(|c| c.parents <= 1)
+        .collect()
+}
+
+/// The first and last times of `events`, when any can be read.
+fn span(events: &[Event]) -> Option<(i64, i64)> {
+    let times = events.iter().filter_map(|e| unix_seconds(&e.timestamp));
+    times.fold(None, |span, t| {
+        Some(span.map_or((t, t), |(a, b): (i64, i64)| (a.min(t), b.max(t))))
+    })
 }
 
 /// The commit events of `events` (not at the positions `named`, whose commit is here) whose
@@ -734,6 +742,7 @@ fn candidates(
 /// wrote. A subject that several such commits share names none.
 fn by_subject(
     repo: &gix::Repository,
+    recent: &[history::Recent],
     events: &[Event],
     named: &HashSet<usize>,
     known: &HashSet<ObjectId>,
@@ -748,18 +757,11 @@ fn by_subject(
                 && !e.summary.ends_with('…')
         })
         .collect();
-    let Some(first) = lost
-        .iter()
-        .filter_map(|(_, e)| unix_seconds(&e.timestamp))
-        .min()
-    else {
+    if lost.is_empty() {
         return Vec::new();
-    };
+    }
     let mut by_title: HashMap<String, Vec<(i64, ObjectId)>> = HashMap::new();
-    for c in history::recent(repo, first - CLOCK_SKEW_SECONDS, WINDOW_COMMITS_MAX) {
-        if known.contains(&c.id) {
-            continue;
-        }
+    for c in recent.iter().filter(|c| !known.contains(&c.id)) {
         let Ok(commit) = repo.find_commit(c.id) else {
             continue;
         };
@@ -793,17 +795,19 @@ fn by_subject(
 /// share of the files those events changed that it changes.
 fn by_time_and_files(
     repo: &gix::Repository,
+    recent: &[history::Recent],
     events: &mut Vec<Event>,
     known: &HashSet<ObjectId>,
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>, f32)> {
-    let Some((candidates, first, last)) = candidates(repo, events, known) else {
+    let Some((first, last)) = span(events).filter(|_| !written(events).is_empty()) else {
         return Vec::new();
     };
     // The commit's date that falls in the session counts.
     let in_window = |t: i64| t >= first && t <= last + grace;
-    let mut by_time: Vec<(i64, ObjectId)> = candidates
+    let mut by_time: Vec<(i64, ObjectId)> = recent
         .iter()
+        .filter(|c| !known.contains(&c.id))
         .filter_map(|c| {
             let time = [c.author, c.committer]
                 .into_iter()
@@ -843,6 +847,7 @@ fn by_time_and_files(
 /// one write's lines it holds.
 fn by_content(
     repo: &gix::Repository,
+    recent: &[history::Recent],
     events: &[Event],
     known: &HashSet<ObjectId>,
     named_at: &[usize],
@@ -853,9 +858,8 @@ fn by_content(
     {
         return Vec::new();
     }
-    let Some((candidates, _, _)) = candidates(repo, events, known) else {
-        return Vec::new();
-    };
+    let candidates: Vec<&history::Recent> =
+        recent.iter().filter(|c| !known.contains(&c.id)).collect();
     let files: BTreeSet<String> = written(events).into_iter().map(str::to_owned).collect();
     // What each candidate adds to the files the session wrote.
     let added: Vec<(usize, BTreeMap<String, BTreeSet<u32>>)> = candidates
