@@ -13,6 +13,11 @@
 //! The `[redact]` section holds lists rather than one value a key: rules, allow-list patterns
 //! and exclude globs ([`Redact`]). Both files add to them (neither can take away the defaults
 //! or what the other adds); they have no environment variables.
+//!
+//! The shared file comes with a clone: whoever wrote it is not the user (docs/security.md). It
+//! may add redaction rules and exclusions and lower the hooks' budgets; it may not allow-list a
+//! secret, raise a budget or have hooks write to the working tree. What it sets beyond that is
+//! left out, and [`Config::refused`] says what, for `status`.
 
 use std::fmt;
 use std::fs;
@@ -72,12 +77,24 @@ enum Kind {
     Number { min: i64, max: i64 },
 }
 
-/// A key we know: where it lives, what it holds, its default.
+/// What the shared file, which comes with a clone, may do with a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shared {
+    /// Set it.
+    May,
+    /// Lower it below its default, not raise it: a hook's budget is the user's time.
+    Lower,
+    /// Nothing: only the user's own configuration sets it.
+    Never,
+}
+
+/// A key we know: where it lives, what it holds, its default, what the shared file may do.
 struct Spec {
     section: &'static str,
     name: &'static str,
     kind: Kind,
     default: Value,
+    shared: Shared,
 }
 
 const SPECS: [Spec; 6] = [
@@ -86,18 +103,21 @@ const SPECS: [Spec; 6] = [
         name: "backend",
         kind: Kind::Word(&["file", "session", "decision"]),
         default: Value::Word("file"),
+        shared: Shared::May,
     },
     Spec {
         section: "link",
         name: "grace_minutes",
         kind: Kind::Number { min: 0, max: 1440 },
         default: Value::Number(30),
+        shared: Shared::May,
     },
     Spec {
         section: "link",
         name: "active_minutes",
         kind: Kind::Number { min: 1, max: 10080 },
         default: Value::Number(60),
+        shared: Shared::May,
     },
     Spec {
         section: "hook",
@@ -107,6 +127,7 @@ const SPECS: [Spec; 6] = [
             max: 60000,
         },
         default: Value::Number(DEFAULT_HOOK_BUDGET_MS),
+        shared: Shared::Lower,
     },
     Spec {
         section: "hook",
@@ -116,18 +137,30 @@ const SPECS: [Spec; 6] = [
             max: 600000,
         },
         default: Value::Number(DEFAULT_EXTRACT_BUDGET_MS),
+        shared: Shared::Lower,
     },
     Spec {
         section: "claude_md",
         name: "refresh",
         kind: Kind::Word(&["off", "on"]),
         default: Value::Word("off"),
+        shared: Shared::Never,
     },
 ];
 
 impl Spec {
     fn key(&self) -> String {
         format!("{}.{}", self.section, self.name)
+    }
+
+    /// Why the shared file may not set a [`Shared::Never`] key.
+    fn why_not_shared(&self) -> &'static str {
+        match (self.section, self.name) {
+            ("claude_md", "refresh") => {
+                "hooks would write CLAUDE.md in your working tree; only your own configuration may ask"
+            }
+            _ => "only your own configuration may set it",
+        }
     }
 
     fn env_var(&self) -> String {
@@ -266,11 +299,32 @@ impl Default for Redact {
     }
 }
 
+/// One value a file adds to `[redact]`: `redact.rules.<name>`, `redact.allow` or
+/// `redact.exclude`, with the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Addition {
+    pub key: String,
+    pub value: String,
+    pub source: PathBuf,
+}
+
+/// A value the shared file sets that only the user may (see the module's documentation): left
+/// out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub key: String,
+    pub value: String,
+    pub source: PathBuf,
+    pub reason: &'static str,
+}
+
 /// The effective configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
     settings: Vec<Setting>,
     redact: Redact,
+    additions: Vec<Addition>,
+    refused: Vec<Refused>,
     redactor: std::sync::Arc<Redactor>,
 }
 
@@ -287,20 +341,70 @@ impl Config {
             })
             .collect();
         let mut redact = Redact::default();
+        let (mut additions, mut refused) = (Vec::new(), Vec::new());
         let files = workdir
-            .map(|w| w.join(SHARED_FILE))
+            .map(|w| (w.join(SHARED_FILE), true))
             .into_iter()
-            .chain([store_dir.join(LOCAL_FILE)]);
-        for path in files {
+            .chain([(store_dir.join(LOCAL_FILE), false)]);
+        for (path, shared) in files {
             let text = match fs::read_to_string(&path) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(source) => return Err(Error::Read { path, source }),
             };
-            let file = read_file(&path, &text)?;
+            let mut file = read_file(&path, &text)?;
+            let mut refuse = |key: String, value: String, reason| {
+                refused.push(Refused {
+                    key,
+                    value,
+                    source: path.clone(),
+                    reason,
+                })
+            };
             for (i, value) in file.values {
+                let spec = &SPECS[i];
+                let refusal = match (spec.shared, value, spec.default) {
+                    _ if !shared => None,
+                    (Shared::Never, ..) => Some(spec.why_not_shared()),
+                    (Shared::Lower, Value::Number(n), Value::Number(default)) if n > default => {
+                        Some("a shared file may only lower it")
+                    }
+                    _ => None,
+                };
+                if let Some(reason) = refusal {
+                    refuse(spec.key(), value.to_string(), reason);
+                    continue;
+                }
                 settings[i].value = value;
                 settings[i].source = Source::File(path.clone());
+            }
+            if shared {
+                for allow in file.redact.allow.drain(..) {
+                    refuse(
+                        "redact.allow".to_owned(),
+                        allow,
+                        "it would keep secrets from redaction; only your own configuration may",
+                    );
+                }
+            }
+            let rules = (file.redact.rules.iter())
+                .map(|(name, rule)| (format!("redact.rules.{name}"), rule));
+            let allow = file
+                .redact
+                .allow
+                .iter()
+                .map(|a| ("redact.allow".to_owned(), a));
+            let exclude = file
+                .redact
+                .exclude
+                .iter()
+                .map(|g| ("redact.exclude".to_owned(), g));
+            for (key, value) in rules.chain(allow).chain(exclude) {
+                additions.push(Addition {
+                    key,
+                    value: value.clone(),
+                    source: path.clone(),
+                });
             }
             redact.rules.extend(file.redact.rules);
             redact.allow.extend(file.redact.allow);
@@ -337,8 +441,20 @@ impl Config {
         Ok(Config {
             settings,
             redact,
+            additions,
+            refused,
             redactor: std::sync::Arc::new(redactor),
         })
+    }
+
+    /// What the files add to redaction, in the order read, with the file each came from.
+    pub fn additions(&self) -> &[Addition] {
+        &self.additions
+    }
+
+    /// What the shared file sets that only the user may: left out.
+    pub fn refused(&self) -> &[Refused] {
+        &self.refused
     }
 
     /// What the files add to redaction, the default exclude globs first.
@@ -647,10 +763,10 @@ mod tests {
     fn redact_lists_add_up_and_are_checked_as_read() {
         let c = load(
             Some(
-                "[redact]\nallow = [\"EXAMPLE\"]\nexclude = [\"*.cred\"]\n\
+                "[redact]\nexclude = [\"*.cred\"]\n\
                  [redact.rules]\nacme-key = 'acme_[0-9a-f]{16}'\n",
             ),
-            Some("redact.exclude = [\"private/\"]\n"),
+            Some("redact.exclude = [\"private/\"]\nredact.allow = [\"EXAMPLE\"]\n"),
         )
         .unwrap();
         let r = c.redact();

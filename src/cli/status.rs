@@ -110,6 +110,17 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                     config::Source::Env(var) => json!(format!("${var}")),
                 },
             })).collect::<Vec<_>>(),
+            "redact": store.config().additions().iter().map(|a| json!({
+                "key": a.key,
+                "value": a.value,
+                "source": a.source.to_string_lossy(),
+            })).collect::<Vec<_>>(),
+            "refused": store.config().refused().iter().map(|r| json!({
+                "key": r.key,
+                "value": r.value,
+                "source": r.source.to_string_lossy(),
+                "reason": r.reason,
+            })).collect::<Vec<_>>(),
         });
         return write_json(out, &value);
     }
@@ -212,5 +223,27 @@ fn print_config(store: &Store, out: &mut dyn Write) -> CmdResult {
         };
         writeln!(out, "  {} = {}  ({source})", setting.key, setting.value)?;
     }
+    let config = store.config();
+    if !config.additions().is_empty() {
+        writeln!(out, "redaction, beyond the defaults:")?;
+        for a in config.additions() {
+            let (key, value) = (&a.key, quoted(&a.value));
+            writeln!(out, "  {key} += {value}  ({})", display_path(&a.source))?;
+        }
+    }
+    for r in config.refused() {
+        let (key, value) = (&r.key, quoted(&r.value));
+        writeln!(
+            out,
+            "warning: {} sets {key} = {value}, left out: {}",
+            display_path(&r.source),
+            r.reason
+        )?;
+    }
     Ok(())
+}
+
+/// A configured pattern on one line, as TOML would quote it.
+fn quoted(value: &str) -> String {
+    toml_edit::Value::from(value).to_string().trim().to_owned()
 }

@@ -147,3 +147,110 @@ fn the_grace_period_is_configurable() {
     let report = repo.extract(&transcript);
     assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
 }
+
+/// A clone's `.agent-context.toml` is written by whoever committed it: it may add redaction,
+/// never take it away, and may not raise the hooks' budgets or have them write CLAUDE.md.
+#[test]
+fn untrusted_shared_file_cannot_allow_list_secrets_raise_budgets_or_write_claude_md() {
+    let repo = TestRepo::new();
+    fs::write(
+        repo.root.join(".agent-context.toml"),
+        "[redact]\nallow = [\".*\"]\nexclude = [\"*.cred\"]\n\
+         [hook]\nbudget_ms = 60000\nextract_budget_ms = 600000\n\
+         [claude_md]\nrefresh = \"on\"\n[link]\ngrace_minutes = 45\n",
+    )
+    .unwrap();
+    let secrets = [
+        "ghp_R4nd0mT0k3nV4lu3Xy9Wq2Lm8Np5Kj7Hg3Fd",
+        "AKIAQ3EGRX4T7NPLMW2Z",
+        "sk-ant-api03-Xq9vL2mN8pR4tY7wB3cF6hJ1kD5gS0aZeUoIiPlMnBvCxQwErTyUiOp-AbCdEf12",
+        "s3cretPassw0rd",
+    ];
+    let answer = format!(
+        "I'll go with a TTL map because entries expire by time; deploy with {} and {} \
+         and {} to https://deploy:{}@example.com/app.git.",
+        secrets[0], secrets[1], secrets[2], secrets[3]
+    );
+    let transcript = repo.home.join("s-link.jsonl");
+    let turn = crate::link::edit_turn(&repo, 1, "Add a cache", 0, &answer, "cache.py");
+    fs::write(&transcript, turn).unwrap();
+    repo.commit_at("cache.py", "ttl\n", "cache", "2026-01-01T10:05:00Z");
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+
+    let objects = repo.git_output(
+        &repo.root,
+        &["cat-file", "--batch-all-objects", "--batch", "--unordered"],
+        &[],
+    );
+    let kept = String::from_utf8_lossy(&objects.stdout);
+    assert!(kept.contains("TTL map"), "the note was written");
+    for secret in secrets {
+        assert!(!kept.contains(secret), "{secret} kept despite redaction");
+    }
+
+    let status = repo.json(&["status"]);
+    assert_eq!(
+        setting(&status, "hook.budget_ms"),
+        (Value::from(1000), "default".to_owned())
+    );
+    assert_eq!(setting(&status, "claude_md.refresh").0, "off");
+    assert_eq!(
+        setting(&status, "link.grace_minutes").0,
+        45,
+        "what it may set, it sets"
+    );
+    let refused: Vec<&str> = status["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "hook.budget_ms",
+            "hook.extract_budget_ms",
+            "claude_md.refresh",
+            "redact.allow"
+        ]
+    );
+    let added = &status["redact"].as_array().unwrap()[0];
+    assert_eq!(
+        (&added["key"], &added["value"]),
+        (&Value::from("redact.exclude"), &Value::from("*.cred"))
+    );
+    assert!(
+        added["source"]
+            .as_str()
+            .unwrap()
+            .ends_with(".agent-context.toml")
+    );
+
+    let human = repo.ok(&["status"]);
+    assert!(
+        human.contains("  redact.exclude += \"*.cred\"  ("),
+        "{human}"
+    );
+    assert!(
+        human.contains("warning: ")
+            && human.contains(".agent-context.toml sets redact.allow = \".*\", left out: "),
+        "{human}"
+    );
+
+    // The same lines in the user's own file are the user's choice.
+    fs::create_dir_all(repo.root.join(".git/agent-context")).unwrap();
+    fs::write(
+        repo.root.join(".git/agent-context/config.toml"),
+        "[hook]\nbudget_ms = 3000\n[redact]\nallow = [\"EXAMPLE_KEY\"]\n",
+    )
+    .unwrap();
+    let status = repo.json(&["status"]);
+    assert_eq!(setting(&status, "hook.budget_ms").0, 3000);
+    let allowed = status["redact"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["key"] == "redact.allow" && a["value"] == "EXAMPLE_KEY");
+    assert!(allowed, "{status:#}");
+}

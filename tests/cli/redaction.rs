@@ -75,8 +75,14 @@ fn no_secret_reaches_git_the_store_a_hook_or_a_command() {
     let repo = TestRepo::new();
     fs::write(
         repo.root.join(".agent-context.toml"),
-        "[redact]\nexclude = [\"config/*.key\"]\nallow = [\"acme_0000000000000000\"]\n\
-         [redact.rules]\nacme-key = 'acme_[0-9a-f]{16}'\n",
+        "[redact]\nexclude = [\"config/*.key\"]\n[redact.rules]\nacme-key = 'acme_[0-9a-f]{16}'\n",
+    )
+    .unwrap();
+    // Only the user's own file may allow-list.
+    fs::create_dir_all(repo.root.join(".git/agent-context")).unwrap();
+    fs::write(
+        repo.root.join(".git/agent-context/config.toml"),
+        "[redact]\nallow = [\"acme_0000000000000000\"]\n",
     )
     .unwrap();
     repo.commit("README.md", "app\n", "docs: readme");
