@@ -2,7 +2,10 @@
 //! overridable by a file of the same name in the repository's `.agent-context/templates/`.
 
 use std::fs;
+use std::io::Read;
+use std::path::Path;
 
+use crate::deliver::sanitise;
 use crate::retrieve::query::estimate_tokens;
 use crate::store::Store;
 
@@ -45,36 +48,123 @@ pub const LOG: Template = Template {
     builtin: include_str!("../../templates/log.md.j2"),
 };
 
+/// How much work a repository's template may do: minijinja's fuel, one unit per instruction.
+const OVERRIDE_FUEL: u64 = 2_000_000;
+/// How much text a repository's template may produce, and the most of it read.
+const OVERRIDE_OUTPUT: usize = 1 << 20;
+
 /// Render `template` with `context`: the repository's override if it has one, else the
 /// built-in text. A bad override is an error naming its file.
+///
+/// An override comes with the clone (docs/security.md): it must be a regular file reached
+/// without a symbolic link, it renders with bounded work ([`OVERRIDE_FUEL`]) and output
+/// ([`OVERRIDE_OUTPUT`]), and what it renders is redacted and stripped of terminal escapes —
+/// it cannot bring in a file from elsewhere, hold a hook, or print what the data it was given
+/// does not hold.
 pub fn render(
     store: &Store,
     template: &Template,
     context: &serde_json::Value,
 ) -> Result<String, String> {
-    let path = store
-        .workdir()
-        .map(|w| w.join(OVERRIDES).join(template.name));
-    let (source, origin) = match path.filter(|p| p.is_file()) {
-        Some(path) => {
-            let text = fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read template {}: {e}", path.display()))?;
-            (text, format!("{OVERRIDES}/{}", template.name))
-        }
-        None => (
-            template.builtin.to_owned(),
-            format!("templates/{}", template.name),
-        ),
+    let origin = format!("{OVERRIDES}/{}", template.name);
+    let source = match store.workdir() {
+        Some(workdir) => read_override(workdir, &origin)?,
+        None => None,
     };
+    let Some(source) = source else {
+        return render_str(template.builtin, context, None)
+            .map_err(|e| format!("template templates/{}: {e}", template.name));
+    };
+    let text = render_str(&source, context, Some(OVERRIDE_FUEL))
+        .map_err(|e| format!("template {origin}: {e}"))?;
+    let text = store.config().redactor().redact(&text);
+    Ok(sanitise::text(&text).into_owned())
+}
+
+/// The text of the override at `relative` under `workdir`, if there is one; an error if any
+/// part of its path is a symbolic link or it is not a regular file.
+fn read_override(workdir: &Path, relative: &str) -> Result<Option<String>, String> {
+    let mut path = workdir.to_owned();
+    for part in relative.split('/') {
+        path.push(part);
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read template {relative}: {e}")),
+        };
+        if meta.file_type().is_symlink() {
+            let shown = path.strip_prefix(workdir).unwrap_or(&path).display();
+            return Err(format!(
+                "template {relative}: {shown} is a symbolic link; a repository's templates \
+                 must be regular files inside it"
+            ));
+        }
+    }
+    let file =
+        fs::File::open(&path).map_err(|e| format!("cannot read template {relative}: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read template {relative}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("template {relative} is not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(OVERRIDE_OUTPUT as u64)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read template {relative}: {e}"))?;
+    Ok(Some(text))
+}
+
+fn render_str(
+    source: &str,
+    context: &serde_json::Value,
+    fuel: Option<u64>,
+) -> Result<String, minijinja::Error> {
     let mut env = minijinja::Environment::new();
+    env.set_fuel(fuel);
     env.add_filter("md", |text: String| markdown_text(&text));
     env.add_filter("code", |text: String| code_span(&text));
     env.add_filter("html", |text: String| html_text(&text));
-    env.render_str(
-        &source,
-        minijinja::Value::from(minijinja::value::Serde(context)),
-    )
-    .map_err(|e| format!("template {origin}: {e}"))
+    let template = env.template_from_str(source)?;
+    let mut out = Capped {
+        text: Vec::new(),
+        limit: if fuel.is_some() {
+            OVERRIDE_OUTPUT
+        } else {
+            usize::MAX
+        },
+    };
+    let context = minijinja::Value::from(minijinja::value::Serde(context));
+    match template.render_captured_to(context, &mut out) {
+        Err(_) if out.text.len() == out.limit => Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("more than {} bytes of output", out.limit),
+        )),
+        Err(e) => Err(e),
+        Ok(_) => Ok(String::from_utf8_lossy(&out.text).into_owned()),
+    }
+}
+
+/// Output that refuses to grow past its limit.
+struct Capped {
+    text: Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.limit - self.text.len();
+        if room == 0 && !buf.is_empty() {
+            return Err(std::io::ErrorKind::StorageFull.into());
+        }
+        let n = buf.len().min(room);
+        self.text.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// `text` as literal Markdown on one line: white space folded, the characters that would
@@ -168,6 +258,29 @@ pub fn within(text: String, tokens: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_override_does_bounded_work_and_output() {
+        let context = serde_json::json!({"items": ["a", "b"]});
+        let text = render_str(
+            "{% for i in items %}{{ i }}{% endfor %}",
+            &context,
+            Some(10_000),
+        );
+        assert_eq!(text.unwrap(), "ab");
+        let loops =
+            "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}";
+        let e = render_str(loops, &context, Some(OVERRIDE_FUEL)).unwrap_err();
+        assert_eq!(e.kind(), minijinja::ErrorKind::OutOfFuel, "{e}");
+        let big = "{% for a in range(20) %}{{ 'x' * 100000 }}{% endfor %}";
+        let e = render_str(big, &context, Some(OVERRIDE_FUEL)).unwrap_err();
+        assert!(e.to_string().contains("bytes of output"), "{e}");
+        assert_eq!(
+            render_str(big, &context, None).unwrap().len(),
+            2_000_000,
+            "built-ins are ours"
+        );
+    }
 
     #[test]
     fn markdown_text_is_literal() {

@@ -12,7 +12,7 @@ use crate::scenario;
 const SESSION: &str = "9b1f0c2e-5d4a-4e8b-a1c3-7f6e5d4c3b2a";
 
 /// The recorded payload of `name`, as if Claude Code ran in the scenario repository.
-fn payload(repo: &TestRepo, name: &str, changes: &[(&str, Value)]) -> Value {
+pub fn payload(repo: &TestRepo, name: &str, changes: &[(&str, Value)]) -> Value {
     let transcript = repo.project_dir().join(format!("{SESSION}.jsonl"));
     repo.hook_payload(name, SESSION, &transcript, changes)
 }

@@ -24,4 +24,5 @@ mod redaction;
 mod repo;
 mod review;
 mod scenario;
+mod untrusted;
 mod why;
