@@ -11,5 +11,6 @@ pub mod deliver;
 pub mod event;
 pub mod ingest;
 pub mod retrieve;
+pub mod sanitise;
 pub mod store;
 pub mod transcript;

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::cli::{CmdResult, Failure, repo_path, warn_unread, write_json};
 use crate::event::{Event, truncate_words};
 use crate::retrieve::why::{self, Error, Lines, Why};
+use crate::sanitise;
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -77,14 +78,14 @@ fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
         writeln!(
             out,
             "{}: no reasoning recorded for its {asked}",
-            answer.path
+            sanitise::line(&answer.path)
         )?;
         return print_uncommitted(answer, out);
     }
     writeln!(
         out,
         "{} ({asked}): {} commit{} with reasoning, {} line{} without",
-        answer.path,
+        sanitise::line(&answer.path),
         answer.owners.len(),
         if answer.owners.len() == 1 { "" } else { "s" },
         answer.unexplained_lines,
@@ -112,13 +113,18 @@ fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
             "{}  {}  {}",
             &owner.commit[..7],
             owner.date.get(..10).unwrap_or(&owner.date),
-            owner.subject
+            sanitise::line(&owner.subject)
         )?;
         writeln!(out, "  lines {}", ranges.join(", "))?;
         for s in &owner.sessions {
             match s.request.as_str() {
-                "" => writeln!(out, "  session {}", s.id)?,
-                request => writeln!(out, "  session {}: {request}", s.id)?,
+                "" => writeln!(out, "  session {}", sanitise::line(&s.id))?,
+                request => writeln!(
+                    out,
+                    "  session {}: {}",
+                    sanitise::line(&s.id),
+                    sanitise::line(request)
+                )?,
             }
         }
         let several = owner.sessions.len() > 1;
@@ -153,7 +159,7 @@ fn print_uncommitted(answer: &Why, out: &mut dyn Write) -> CmdResult {
     )?;
     let several = u.sessions.len() > 1;
     for s in &u.sessions {
-        writeln!(out, "  session {}", s.id)?;
+        writeln!(out, "  session {}", sanitise::line(&s.id))?;
     }
     let mut last_prompt = "";
     for e in &u.events {
@@ -169,17 +175,22 @@ fn print_event<'a>(
     out: &mut dyn Write,
 ) -> CmdResult {
     if !e.prompt_context.is_empty() && e.prompt_context != *last_prompt {
-        writeln!(out, "  prompt: {}", truncate_words(&e.prompt_context, 100))?;
+        let prompt = sanitise::line(&e.prompt_context);
+        writeln!(out, "  prompt: {}", truncate_words(&prompt, 100))?;
         *last_prompt = &e.prompt_context;
     }
     let who = if several_sessions {
-        format!(" [{}]", e.session_id.chars().take(8).collect::<String>())
+        let id = sanitise::line(&e.session_id);
+        format!(" [{}]", id.chars().take(8).collect::<String>())
     } else {
         String::new()
     };
-    writeln!(out, "  {}{who}: {}", e.kind, e.summary)?;
+    writeln!(out, "  {}{who}: {}", e.kind, sanitise::line(&e.summary))?;
     for alt in &e.alternatives {
-        writeln!(out, "    not taken: {alt}")?;
+        writeln!(out, "    not taken: {}", sanitise::line(alt))?;
+    }
+    if let Some(flag) = sanitise::flag(e.texts()) {
+        writeln!(out, "    {flag}")?;
     }
     Ok(())
 }

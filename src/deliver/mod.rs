@@ -8,7 +8,6 @@ pub mod hooks;
 pub mod injected;
 pub mod install;
 pub mod review;
-pub mod sanitise;
 pub mod templates;
 
 /// An error and its causes on one line: what a hook says on stderr and in the log.

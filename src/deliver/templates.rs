@@ -5,56 +5,64 @@ use std::fs;
 use std::io::Read;
 use std::path::Path;
 
-use crate::deliver::sanitise;
+use crate::classify::redact::Redactor;
 use crate::retrieve::query::estimate_tokens;
+use crate::sanitise::{self, Reader};
 use crate::store::Store;
 
 /// Where a repository keeps its own templates, from the top of its working tree.
 const OVERRIDES: &str = ".agent-context/templates";
 
-/// A template: its file name and the text built into the binary.
+/// A template: its file name, the text built into the binary, and who reads what it renders.
 pub struct Template {
     pub name: &'static str,
     pub builtin: &'static str,
+    pub reader: Reader,
 }
 
 /// The continuation of a session after a compaction or a resume.
 pub const CONTINUATION: Template = Template {
     name: "continuation.md.j2",
     builtin: include_str!("../../templates/continuation.md.j2"),
+    reader: Reader::Agent,
 };
 
 /// The brief a new session starts with.
 pub const BRIEF: Template = Template {
     name: "brief.md.j2",
     builtin: include_str!("../../templates/brief.md.j2"),
+    reader: Reader::Agent,
 };
 
 /// The section of CLAUDE.md between the markers.
 pub const CLAUDE_MD: Template = Template {
     name: "claude-md.md.j2",
     builtin: include_str!("../../templates/claude-md.md.j2"),
+    reader: Reader::Agent,
 };
 
 /// A pull-request comment on a change: `show` and `review` as Markdown.
 pub const REVIEW: Template = Template {
     name: "review.md.j2",
     builtin: include_str!("../../templates/review.md.j2"),
+    reader: Reader::People,
 };
 
 /// `log` as Markdown.
 pub const LOG: Template = Template {
     name: "log.md.j2",
     builtin: include_str!("../../templates/log.md.j2"),
+    reader: Reader::People,
 };
 
 /// How much work a repository's template may do: minijinja's fuel, one unit per instruction.
-const OVERRIDE_FUEL: u64 = 2_000_000;
+pub const OVERRIDE_FUEL: u64 = 2_000_000;
 /// How much text a repository's template may produce, and the most of it read.
-const OVERRIDE_OUTPUT: usize = 1 << 20;
+pub const OVERRIDE_OUTPUT: usize = 1 << 20;
 
 /// Render `template` with `context`: the repository's override if it has one, else the
-/// built-in text. A bad override is an error naming its file.
+/// built-in text. A bad override is an error naming its file. Every string of `context` is
+/// sanitised for the template's reader first (docs/security.md).
 ///
 /// An override comes with the clone (docs/security.md): it must be a regular file reached
 /// without a symbolic link, it renders with bounded work ([`OVERRIDE_FUEL`]) and output
@@ -71,14 +79,25 @@ pub fn render(
         Some(workdir) => read_override(workdir, &origin)?,
         None => None,
     };
+    let context = &sanitise::context(context, template.reader);
     let Some(source) = source else {
         return render_str(template.builtin, context, None)
             .map_err(|e| format!("template templates/{}: {e}", template.name));
     };
-    let text = render_str(&source, context, Some(OVERRIDE_FUEL))
-        .map_err(|e| format!("template {origin}: {e}"))?;
-    let text = store.config().redactor().redact(&text);
-    Ok(sanitise::text(&text).into_owned())
+    render_untrusted(&source, context, store.config().redactor())
+        .map_err(|e| format!("template {origin}: {e}"))
+}
+
+/// Render a template a repository brought with `context`: with bounded work
+/// ([`OVERRIDE_FUEL`]) and output ([`OVERRIDE_OUTPUT`]), the output redacted and stripped of
+/// terminal escapes and control characters.
+pub fn render_untrusted(
+    source: &str,
+    context: &serde_json::Value,
+    redactor: &Redactor,
+) -> Result<String, minijinja::Error> {
+    let text = render_str(source, context, Some(OVERRIDE_FUEL))?;
+    Ok(sanitise::text(&redactor.redact(&text)).into_owned())
 }
 
 /// The text of the override at `relative` under `workdir`, if there is one; an error if any

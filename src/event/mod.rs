@@ -259,6 +259,13 @@ pub struct Event {
 }
 
 impl Event {
+    /// What its session said in it: the summary, the rationale, the alternatives.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        [self.summary.as_str(), self.rationale.as_str()]
+            .into_iter()
+            .chain(self.alternatives.iter().map(String::as_str))
+    }
+
     /// Whether the event concerns one of `paths`: it names one of them, or names no file.
     pub fn concerns(&self, paths: &[String]) -> bool {
         self.files_affected.is_empty() || self.files_affected.iter().any(|f| paths.contains(f))

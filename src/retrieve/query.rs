@@ -25,6 +25,7 @@ use crate::event::{Event, Kind, Origin, truncate_words};
 use crate::retrieve::head::HeadTree;
 use crate::retrieve::hints::{self, Hint};
 use crate::retrieve::index::{self, Index, Ownership, terms};
+use crate::sanitise::{self, Reader};
 use crate::store::graph::View;
 use crate::store::{self, Store, notes};
 
@@ -157,6 +158,8 @@ pub struct LeftOut {
     pub weak: usize,
     /// Given to the session before.
     pub given: usize,
+    /// Reading as an instruction to an agent (`sanitise::reads_as_instruction`): never given.
+    pub instructions: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -652,6 +655,14 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let before = kept.len();
     kept.retain(|i| !request.exclude.contains(&i.id));
     left_out.given = before - kept.len();
+    // What reads as an order to the agent is never given as one; people see it in `why`.
+    let before = kept.len();
+    kept.retain(|i| {
+        let alternatives = i.alternatives.iter().map(String::as_str);
+        let texts = [i.summary.as_str(), i.rationale.as_str()].into_iter();
+        sanitise::flag(texts.chain(alternatives)).is_none()
+    });
+    left_out.instructions = before - kept.len();
     // What was ruled out about the files at hand first, then what was decided about them.
     kept.sort_by_key(|i| at_hand(i, &files).unwrap_or(2));
 
@@ -835,10 +846,11 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
 
 /// The context a prompt or a file gets: the items through the template.
 fn render(template: &minijinja::Template<'_, '_>, items: &[Item], files: &[String]) -> String {
-    let ctx = minijinja::Value::from(minijinja::value::Serde(serde_json::json!({
-        "items": items,
-        "files": files,
-    })));
+    let ctx = sanitise::context(
+        &serde_json::json!({ "items": items, "files": files }),
+        Reader::Agent,
+    );
+    let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
     // The templates are part of the binary, and the tests render them.
     template.render(ctx).expect("the query templates render")
 }

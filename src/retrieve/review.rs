@@ -23,6 +23,7 @@ use crate::event::{Event, Kind};
 use crate::retrieve::diff::{self, FileDiff, Hunk};
 use crate::retrieve::index::lines::{LineHash, added_lines};
 use crate::retrieve::index::terms::terms;
+use crate::sanitise;
 use crate::store::graph::View;
 use crate::store::{self, Store, git_error, notes};
 
@@ -106,6 +107,10 @@ pub struct Reason {
     pub hunk: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<Superseded>,
+    /// Set when its text reads as an instruction to an agent (`sanitise::reads_as_instruction`):
+    /// what people are told of it. Agents are never given it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<&'static str>,
 }
 
 /// An alternative that was not taken.
@@ -774,6 +779,7 @@ fn reason(event: &Event, short: &str, superseded_by: Option<Superseded>) -> Reas
         files: Vec::new(),
         hunk: None,
         superseded_by,
+        flag: sanitise::flag(event.texts()),
     }
 }
 

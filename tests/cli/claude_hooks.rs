@@ -580,8 +580,9 @@ fn reads_and_searches_are_captured_once_with_the_extractors_ids() {
 fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
     let s = scenario::build();
     let repo = &s.repo;
+    // The user asks, in their own file: a clone's shared file may not (docs/security.md).
     fs::write(
-        repo.root.join(".agent-context.toml"),
+        repo.root.join(".git/agent-context/config.toml"),
         "[claude_md]\nrefresh = \"on\"\n",
     )
     .unwrap();
@@ -624,7 +625,7 @@ fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
     );
     assert!(log.contains("; CLAUDE.md unchanged"), "{log}");
     // SessionEnd does the same work; with refresh off (the default) CLAUDE.md is not touched.
-    fs::remove_file(repo.root.join(".agent-context.toml")).unwrap();
+    fs::remove_file(repo.root.join(".git/agent-context/config.toml")).unwrap();
     fs::remove_file(repo.root.join("CLAUDE.md")).unwrap();
     let mut end = payload(repo, "SessionEnd", &[]);
     end["session_id"] = TTL_SESSION.into();

@@ -348,7 +348,8 @@ const STEPS: &[Step] = &[
 ];
 
 /// An event of `kind` drawn from `source` in `session`.
-fn event(
+/// One event of `session` as a note holds it.
+pub fn event(
     (session, source, kind): (&str, &str, &str),
     summary: &str,
     timestamp: &str,

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use crate::event::Kind;
 use crate::retrieve::diff::{FileDiff, Status};
 use crate::retrieve::review::{CommitInfo, FileReview, LogEntry, Reason, Review};
+use crate::sanitise;
 
 /// How text is coloured: ANSI SGR codes, or none.
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +119,7 @@ pub fn review(review: &Review, p: Palette, out: &mut dyn Write) -> io::Result<()
         writeln!(
             out,
             "files without reasoning: {}",
-            one_line(&t.files_without_reasoning.join(", "))
+            sanitise::line(&t.files_without_reasoning.join(", "))
         )?;
     }
     if !review.sessions.is_empty() {
@@ -128,12 +129,12 @@ pub fn review(review: &Review, p: Palette, out: &mut dyn Write) -> io::Result<()
             let request = if s.request.is_empty() {
                 String::new()
             } else {
-                format!("  {}", one_line(&s.request))
+                format!("  {}", sanitise::line(&s.request))
             };
             writeln!(
                 out,
                 "  {}{request}  {}",
-                p.paint(MAGENTA, &one_line(&s.id)),
+                p.paint(MAGENTA, &sanitise::line(&s.id)),
                 p.paint(DIM, &format!("({})", s.commits.join(", ")))
             )?;
         }
@@ -163,7 +164,12 @@ pub fn log_entry(e: &LogEntry, p: Palette, out: &mut dyn Write) -> io::Result<()
         e.commit.subject
     )?;
     for r in &e.reasons {
-        write!(out, "    {}: {}", p.kind(r.kind), one_line(&r.summary))?;
+        write!(
+            out,
+            "    {}: {}",
+            p.kind(r.kind),
+            sanitise::line(&r.summary)
+        )?;
         superseded(r, p, out)?;
         writeln!(out)?;
         for c in &r.considered {
@@ -198,13 +204,13 @@ fn reasoning_overview(review: &Review, p: Palette, out: &mut dyn Write) -> io::R
         let request = if s.request.is_empty() {
             String::new()
         } else {
-            format!(": {}", one_line(&s.request))
+            format!(": {}", sanitise::line(&s.request))
         };
         writeln!(
             out,
             "{} {}{request}",
             p.paint(BOLD, "session"),
-            p.paint(MAGENTA, &one_line(&s.id))
+            p.paint(MAGENTA, &sanitise::line(&s.id))
         )?;
     }
     if review.totals.reasons == 0 {
@@ -366,23 +372,35 @@ fn reasons<'a>(
             let prompt = if r.prompt.is_empty() {
                 String::new()
             } else {
-                format!(" · prompt: {}", one_line(&r.prompt))
+                format!(" · prompt: {}", sanitise::line(&r.prompt))
             };
             writeln!(
                 out,
                 "{gutter}{}",
                 p.paint(
                     DIM,
-                    &format!("session {} · {}{prompt}", one_line(&r.session), r.commit)
+                    &format!(
+                        "session {} · {}{prompt}",
+                        sanitise::line(&r.session),
+                        r.commit
+                    )
                 )
             )?;
             last = Some(origin);
         }
-        write!(out, "{gutter}{}: {}", p.kind(r.kind), one_line(&r.summary))?;
+        write!(
+            out,
+            "{gutter}{}: {}",
+            p.kind(r.kind),
+            sanitise::line(&r.summary)
+        )?;
         superseded(r, p, out)?;
         writeln!(out)?;
         if !r.rationale.is_empty() {
-            writeln!(out, "{gutter}  why: {}", one_line(&r.rationale))?;
+            writeln!(out, "{gutter}  why: {}", sanitise::line(&r.rationale))?;
+        }
+        if let Some(flag) = r.flag {
+            writeln!(out, "{gutter}  {}", p.paint(RED, flag))?;
         }
         for c in &r.considered {
             writeln!(out, "{gutter}  {}", considered(c, p))?;
@@ -391,7 +409,7 @@ fn reasons<'a>(
             writeln!(
                 out,
                 "{gutter}  {}",
-                p.paint(DIM, &one_line(&r.files.join(", ")))
+                p.paint(DIM, &sanitise::line(&r.files.join(", ")))
             )?;
         }
     }
@@ -405,7 +423,11 @@ fn superseded(r: &Reason, p: Palette, out: &mut dyn Write) -> io::Result<()> {
             " {}",
             p.paint(
                 YELLOW,
-                &format!("[superseded by {}: {}]", s.commit, one_line(&s.summary))
+                &format!(
+                    "[superseded by {}: {}]",
+                    s.commit,
+                    sanitise::line(&s.summary)
+                )
             )
         )?;
     }
@@ -414,26 +436,15 @@ fn superseded(r: &Reason, p: Palette, out: &mut dyn Write) -> io::Result<()> {
 
 fn considered(c: &crate::retrieve::review::Considered, p: Palette) -> String {
     if c.rejected.is_empty() {
-        format!("considered {} — not taken", one_line(&c.option))
+        format!("considered {} — not taken", sanitise::line(&c.option))
     } else {
         format!(
             "considered {} — {} {}",
-            one_line(&c.option),
+            sanitise::line(&c.option),
             p.paint(RED, "rejected:"),
-            one_line(&c.rejected)
+            sanitise::line(&c.rejected)
         )
     }
-}
-
-/// Recorded text (what an agent wrote, a session id, a file name) as it may reach a terminal:
-/// on one line, so that it can never pass for a line of the diff, and without control
-/// characters, so that no escape sequence reaches the terminal.
-fn one_line(text: &str) -> String {
-    text.split_whitespace()
-        .map(|word| word.chars().filter(|c| !c.is_control()).collect::<String>())
-        .filter(|word| !word.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn count(n: usize, what: &str) -> String {
@@ -442,15 +453,7 @@ fn count(n: usize, what: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{one_line, quoted};
-
-    #[test]
-    fn recorded_text_stays_on_its_line_without_escapes() {
-        assert_eq!(
-            one_line("Fine\n+    rm -rf /\x1b[31m red\r\n\x07"),
-            "Fine + rm -rf /[31m red"
-        );
-    }
+    use super::quoted;
 
     #[test]
     fn paths_are_quoted_as_git_quotes_them() {
