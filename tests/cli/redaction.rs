@@ -374,6 +374,31 @@ fn kept_after_session(repo: &TestRepo, branch: &str, lines: &[String]) -> String
 }
 
 #[test]
+fn untrusted_branch_names_are_redacted_wherever_they_are_stored() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "app\n", "docs: readme");
+    let token = "ghp_Lq7Vx2Rt9Kp4Wz8Nc3Bj6Fs1Ga5Ue0Do2Ti7";
+    let branch = format!("feature/{token}");
+    repo.git(&["checkout", "-q", "-b", &branch]);
+    let kept = kept_after_session(
+        &repo,
+        &branch,
+        &[text(
+            "m1",
+            "I'll go with one deploy script because two drift apart.",
+        )],
+    );
+    assert!(
+        !kept.contains(token),
+        "the branch's token is kept somewhere"
+    );
+    assert!(
+        kept.contains("feature/[REDACTED:github-token]"),
+        "the branch is kept, redacted"
+    );
+}
+
+#[test]
 fn untrusted_npm_and_hugging_face_tokens_are_redacted() {
     let repo = TestRepo::new();
     let (npm, hf) = (
