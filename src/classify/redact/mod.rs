@@ -715,6 +715,10 @@ mod tests {
                 Just("credentials:\n  password: ".to_owned()),
                 Just("mysql -u root -p".to_owned()),
                 Just("\"Authorization\": \"Bearer ".to_owned()),
+                // Lines of an environment dump, next to one another or not.
+                Just("\nHOME=/home/u\n".to_owned()),
+                Just("MY_APP_THING=Zx9fK2pQ7vLm3RtY8wBn\n".to_owned()),
+                Just("redis-cli -a \"".to_owned()),
                 "[A-Za-z0-9_=:/+. -]{0,24}",
                 ".{0,8}",
             ];
