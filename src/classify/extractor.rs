@@ -343,7 +343,13 @@ impl<'w> Extractor<'w> {
         }
         update(&mut self.state.session_id, text(&entry.session_id));
         update(&mut self.state.meta.cwd, text(&entry.cwd));
-        update(&mut self.state.meta.branch, text(&entry.git_branch));
+        // A branch is named by whoever made it, a cloned repository's author included
+        // (`feature/ghp_…`): redacted as it enters, it is stored nowhere as it was, the saved
+        // state included.
+        if let Some(branch) = text(&entry.git_branch) {
+            let branch = self.clean(branch);
+            update(&mut self.state.meta.branch, Some(&branch));
+        }
         update(&mut self.state.meta.version, text(&entry.version));
         let side = entry.is_sidechain.0 == Some(true);
         if side {

@@ -330,3 +330,243 @@ fn what_a_session_saw_of_excluded_files_stays_out_whoever_reads_it() {
     );
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
+
+/// Extract a session of `lines` that ends in a commit on the current branch (named `branch`
+/// in the transcript, as Claude Code names it on every line); what git and the store keep
+/// after.
+fn kept_after_session(repo: &TestRepo, branch: &str, lines: &[String]) -> String {
+    let commit = repo.commit("app.py", "print(1)\n", "feat: the app");
+    let mut all = vec![prompt("p1", "Set up the deployment", AT)];
+    all.extend_from_slice(lines);
+    all.extend([
+        tool(
+            "c1",
+            "commit1",
+            "Bash",
+            json!({"command": "git commit -am 'feat: the app'"}),
+        ),
+        bash_result(
+            "commit1",
+            &format!("[{branch} {}] feat: the app\n 1 file changed", &commit[..7]),
+            AT,
+        ),
+        // A turn left open: its state is saved in `cursors/`.
+        prompt("p2", "Now the staging deployment", AT),
+        text("m-open", "I'll reuse what the production deployment chose."),
+    ]);
+    let root = repo.root.to_str().unwrap();
+    let transcript = repo.home.join("s-link.jsonl");
+    let stamped: String = all
+        .concat()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["gitBranch"] = json!(branch);
+            v["cwd"] = json!(root);
+            format!("{v}\n")
+        })
+        .collect();
+    fs::write(&transcript, stamped).unwrap();
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert!(
+        fs::read_dir(repo.root.join(".git/agent-context/cursors"))
+            .unwrap()
+            .next()
+            .is_some(),
+        "the extractor's state is saved"
+    );
+    everything_kept(repo)
+}
+
+#[test]
+fn untrusted_branch_names_are_redacted_wherever_they_are_stored() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "app\n", "docs: readme");
+    let token = "ghp_Lq7Vx2Rt9Kp4Wz8Nc3Bj6Fs1Ga5Ue0Do2Ti7";
+    let branch = format!("feature/{token}");
+    repo.git(&["checkout", "-q", "-b", &branch]);
+    let kept = kept_after_session(
+        &repo,
+        &branch,
+        &[text(
+            "m1",
+            "I'll go with one deploy script because two drift apart.",
+        )],
+    );
+    assert!(
+        !kept.contains(token),
+        "the branch's token is kept somewhere"
+    );
+    assert!(
+        kept.contains("feature/[REDACTED:github-token]"),
+        "the branch is kept, redacted"
+    );
+}
+
+#[test]
+fn untrusted_npm_and_hugging_face_tokens_are_redacted() {
+    let repo = TestRepo::new();
+    let (npm, hf) = (
+        "npm_R7vK2mQ9xLp4Wz8Nc3Bj6Fs1Ga5Ue0Do2Ti7",
+        "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",
+    );
+    let kept = kept_after_session(
+        &repo,
+        "main",
+        &[
+            tool("m1", "r1", "Read", json!({"file_path": "config/ci.yml"})),
+            bash_result("r1", &format!("publish: {npm}\nhub: {hf}\n"), AT),
+            text(
+                "m2",
+                &format!(
+                    "I'll go with {npm} for publishing instead of a new one, because the CI \
+                     already has it, and {hf} for the model hub."
+                ),
+            ),
+            tool(
+                "m3",
+                "b1",
+                "Bash",
+                json!({"command": format!("echo {npm} | npm login && python push.py --hub {hf}")}),
+            ),
+            bash_result("b1", "ok", AT),
+        ],
+    );
+    for secret in [npm, hf] {
+        assert!(!kept.contains(secret), "{secret} is kept somewhere");
+    }
+    assert!(kept.contains("[REDACTED:npm-token]") && kept.contains("[REDACTED:huggingface-token]"));
+}
+
+#[test]
+fn untrusted_azure_connection_strings_are_redacted() {
+    let repo = TestRepo::new();
+    let key = "Jd8Kp2Lm6Nq0Rs4Tv8Wx2Yz6Ab0Cd4Ef8Gh2Ij6Kl0Mn4Op8Qr2St6Uv0Wx4Yz8Ab2Cd6Ef0Gh4Ij8Kl2Mn6Op0Q+/==";
+    let sig = "Ht6Wm2Qz8Rv4Kx0Lb6Nc2%2BPd8Fs4Gj0%3D";
+    let connection = format!(
+        "DefaultEndpointsProtocol=https;AccountName=acmeprod;AccountKey={key};EndpointSuffix=core.windows.net"
+    );
+    let kept = kept_after_session(
+        &repo,
+        "main",
+        &[
+            tool(
+                "m1",
+                "b1",
+                "Bash",
+                json!({"command": format!("az storage blob upload --connection-string \"{connection}\" -f db.bak -c backups")}),
+            ),
+            bash_result("b1", "ok", AT),
+            text(
+                "m2",
+                &format!(
+                    "I'll go with the SAS URL https://acmeprod.blob.core.windows.net/backups/db.bak?sv=2022-11-02&sp=r&sig={sig} \
+                     instead of the account key of {connection}, because it expires."
+                ),
+            ),
+        ],
+    );
+    for secret in [key, sig] {
+        assert!(!kept.contains(secret), "{secret} is kept somewhere");
+    }
+    assert!(
+        kept.contains("AccountKey=[REDACTED:azure-key]")
+            && kept.contains("&sig=[REDACTED:azure-key]")
+    );
+}
+
+#[test]
+fn untrusted_redis_cli_passwords_are_redacted() {
+    let repo = TestRepo::new();
+    let (bare, quoted) = ("Vq4nRz8pTw2k", "blue fox 77 jumps");
+    let kept = kept_after_session(
+        &repo,
+        "main",
+        &[
+            tool(
+                "m1",
+                "b1",
+                "Bash",
+                json!({"command": format!("redis-cli -h cache.internal -a {bare} --no-auth-warning info")}),
+            ),
+            bash_result("b1", "# Server\nredis_version:7.2.4\n", AT),
+            tool(
+                "m2",
+                "b2",
+                "Bash",
+                json!({"command": format!("redis-cli -a \"{quoted}\" ping")}),
+            ),
+            bash_result("b2", "PONG\n", AT),
+            text(
+                "m3",
+                &format!(
+                    "I'll go with `redis-cli -a {bare}` in the runbook instead of the ACL user, \
+                     because the old replicas only know the default one."
+                ),
+            ),
+        ],
+    );
+    for secret in [bare, quoted] {
+        assert!(!kept.contains(secret), "{secret:?} is kept somewhere");
+    }
+    assert!(kept.contains("-a [REDACTED:command-line-secret]"));
+}
+
+#[test]
+fn untrusted_environment_dumps_keep_no_random_value() {
+    let repo = TestRepo::new();
+    let (thing, seed, hash) = (
+        "Zx9fK2pQ7vLm3RtY8wBn",
+        "Pq3Wn8Xt2Lk7Vb5Rz9Mc4Jd",
+        "5afb02e1c3d4e5f60718293a4b5c6d7e8f901234",
+    );
+    let dump = format!(
+        "HOME=/home/u\nPATH=/usr/local/bin:/usr/bin:/bin\nLANG=en_US.UTF-8\nSHELL=/bin/bash\n\
+         MY_APP_THING={thing}\nBUILD_REF={hash}\nTERM=xterm-256color\n"
+    );
+    let kept = kept_after_session(
+        &repo,
+        "main",
+        &[
+            tool("m1", "b1", "Bash", json!({"command": "env"})),
+            bash_result("b1", &dump, AT),
+            text(
+                "m2",
+                &format!(
+                    "I'll go with the variables the shell already has instead of a .env file, \
+                     because the deploy reads them:\n\n```\n{dump}```"
+                ),
+            ),
+            tool("m3", "b2", "Bash", json!({"command": "export -p"})),
+            bash_result(
+                "b2",
+                &format!("declare -x HOME=\"/home/u\"\ndeclare -x SYNC_SEED=\"{seed}\"\n"),
+                AT,
+            ),
+            say(
+                "m4",
+                AT,
+                json!([{"type": "thinking", "thinking": format!(
+                    "I'll keep the sync seed because the replicas share it:\n\
+                     declare -x HOME=\"/home/u\"\ndeclare -x SYNC_SEED=\"{seed}\"")}]),
+            ),
+            prompt(
+                "p3",
+                &format!("We decided to use this instead of the old one, from printenv:\n{dump}"),
+                AT,
+            ),
+        ],
+    );
+    for secret in [thing, seed, hash] {
+        assert!(!kept.contains(secret), "{secret} is kept somewhere");
+    }
+    assert!(
+        kept.contains("MY_APP_THING=[REDACTED:env-dump]"),
+        "the dump is kept, its random values redacted"
+    );
+    assert!(
+        kept.contains("PATH=/usr/local/bin:/usr/bin:/bin") && kept.contains("LANG=en_US.UTF-8"),
+        "the ordinary values stay"
+    );
+}

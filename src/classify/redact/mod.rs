@@ -453,6 +453,125 @@ mod tests {
         }
     }
 
+    #[test]
+    fn redacts_npm_hugging_face_azure_and_redis_secrets() {
+        let cases = [
+            (
+                "//registry.npmjs.org/:_authToken=npm_Xq8Lm2Vt9RkP4wZy7NcB3hJd6FsA1GuE5oTi",
+                "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]",
+            ),
+            (
+                "login with 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 then push",
+                "login with [REDACTED:huggingface-token] then push",
+            ),
+            (
+                "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=q8Hf3Lm9Vx2Rt7Kp4Wz1Nc6Bj0Ys5Ga+Ue/Do8Ti3Xr7Lm2Vq9Hf3Kp4Wz1Nc6Bj0Ys5GaUeDo8Ti3Xr7Lm2Vq9HfA==;EndpointSuffix=core.windows.net",
+                "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure-key];EndpointSuffix=core.windows.net",
+            ),
+            (
+                "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=Zk4Lp8Qr2Tv6Xy0Bc3Fg7Jm1Np5Rs9Uw3Yz7Ab2De=",
+                "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=[REDACTED:azure-key]",
+            ),
+            (
+                "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&sp=r&se=2026-01-01T00:00:00Z&sig=Wq3Rt8%2BYu1Io5Pa9Sd2Fg6Hj0Kl4Zx7Cv%3D",
+                "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&sp=r&se=2026-01-01T00:00:00Z&sig=[REDACTED:azure-key]",
+            ),
+            (
+                "redis-cli -h cache.internal -p 6379 -a Tq7mWx2kLp9v ping",
+                "redis-cli -h cache.internal -p 6379 -a [REDACTED:command-line-secret] ping",
+            ),
+            (
+                "redis-cli -a 'two words here' --no-auth-warning",
+                "redis-cli -a '[REDACTED:command-line-secret]' --no-auth-warning",
+            ),
+            (
+                "redis-cli --user app --pass Tq7mWx2kLp9v info",
+                "redis-cli --user app --pass [REDACTED:command-line-secret] info",
+            ),
+            (
+                "./deploy --password \"correct horse battery\" --env prod",
+                "./deploy --password \"[REDACTED:command-line-secret]\" --env prod",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact(input), want, "{input}");
+            assert_eq!(redact(want), want, "redaction is idempotent for {input}");
+        }
+        for text in [
+            "npm_config_cache=/home/u/.npm and npm_package_version",
+            "hf_hub_download(repo_id, filename)",
+            "use AccountName=acme;AccountKey=${AZURE_KEY}",
+            "redis-cli -a $REDIS_PASSWORD ping",
+            "redis-cli --askpass -h cache.internal",
+            "ls -a /tmp && grep -a pattern file.bin",
+            "let sig = sign(&key); let url = format!(\"{base}&sig={sig}\");",
+        ] {
+            assert_eq!(redact(text), text);
+        }
+    }
+
+    #[test]
+    fn redacts_random_values_in_environment_dumps_and_keeps_the_rest() {
+        let dump = "HOME=/home/u\n\
+                    PATH=/usr/local/bin:/usr/bin:/bin:~/.cargo/bin\n\
+                    LANG=en_US.UTF-8\n\
+                    SHELL=/bin/bash\n\
+                    PWD=/home/u/src\n\
+                    OLDPWD=/home/u\n\
+                    TERM=xterm-256color\n\
+                    MY_APP_THING=Zx9fK2pQ7vLm3RtY8wBn\n\
+                    LS_COLORS=rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01\n\
+                    CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu\n\
+                    DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus\n\
+                    HOSTNAME=ip-172-31-20-115.ec2.internal\n\
+                    WT_SESSION=f09d989d-c2d1-4016-89ee-21b62258d54a\n\
+                    EDITOR_URL=https://docs.example.com/guide/getting-started\n\
+                    BACKUP_BLOB=q8Hf3Lm9Vx2Rt7Kp4W/z1Nc6Bj0Ys5Ga+Ue/Do8Ti3X==\n\
+                    GITHUB_SHA=5afb02e1c3d4e5f60718293a4b5c6d7e8f901234\n\
+                    PS1=\\u@\\h:\\w\\$\n\
+                    _=/usr/bin/env";
+        let want = dump
+            .replace("Zx9fK2pQ7vLm3RtY8wBn", "[REDACTED:env-dump]")
+            .replace(
+                "q8Hf3Lm9Vx2Rt7Kp4W/z1Nc6Bj0Ys5Ga+Ue/Do8Ti3X==",
+                "[REDACTED:env-dump]",
+            )
+            .replace(
+                "5afb02e1c3d4e5f60718293a4b5c6d7e8f901234",
+                "[REDACTED:env-dump]",
+            );
+        assert_eq!(redact(dump), want);
+        assert_eq!(redact(&want), want, "redaction is idempotent");
+        // `export -p` in bash and in dash, and `set`: the quotes stay.
+        assert_eq!(
+            redact("declare -x HOME=\"/home/u\"\ndeclare -x MY_APP_THING=\"Zx9fK2pQ7vLm3RtY8wBn\""),
+            "declare -x HOME=\"/home/u\"\ndeclare -x MY_APP_THING=\"[REDACTED:env-dump]\""
+        );
+        assert_eq!(
+            redact("export HOME='/home/u'\r\nexport MY_APP_THING='Zx9fK2pQ7vLm3RtY8wBn'\r\n"),
+            "export HOME='/home/u'\r\nexport MY_APP_THING='[REDACTED:env-dump]'\r\n"
+        );
+        // One line is no dump: in prose or code, a value is judged by its name alone.
+        for text in [
+            "MY_APP_THING=Zx9fK2pQ7vLm3RtY8wBn",
+            "I set it with\nMY_APP_THING=Zx9fK2pQ7vLm3RtY8wBn\nand it worked",
+            "let x = 1;\nlet hash = \"5afb02e1c3d4e5f60718293a4b5c6d7e8f901234\";",
+        ] {
+            assert_eq!(redact(text), text);
+        }
+        assert_eq!(
+            redact("{\"user\": \"bob\", \"pwd\": \"hunter22\"}\nDB_PWD=hunter22"),
+            "{\"user\": \"bob\", \"pwd\": \"[REDACTED:secret-assignment]\"}\n\
+             DB_PWD=[REDACTED:secret-assignment]",
+            "only the shell's folders are let through"
+        );
+        // A value a rule names keeps that rule's name.
+        assert_eq!(
+            redact("HOME=/home/u\nGH=ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+            "HOME=/home/u\nGH=[REDACTED:github-token]"
+        );
+    }
+
     fn configured(rules: &[(&str, &str)], allow: &[&str], exclude: &[&str]) -> Redactor {
         let defaults = config::Redact::default();
         let settings = config::Redact {
@@ -596,6 +715,10 @@ mod tests {
                 Just("credentials:\n  password: ".to_owned()),
                 Just("mysql -u root -p".to_owned()),
                 Just("\"Authorization\": \"Bearer ".to_owned()),
+                // Lines of an environment dump, next to one another or not.
+                Just("\nHOME=/home/u\n".to_owned()),
+                Just("MY_APP_THING=Zx9fK2pQ7vLm3RtY8wBn\n".to_owned()),
+                Just("redis-cli -a \"".to_owned()),
                 "[A-Za-z0-9_=:/+. -]{0,24}",
                 ".{0,8}",
             ];

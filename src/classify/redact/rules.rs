@@ -4,7 +4,8 @@
 //! Zachary Rice; <https://github.com/gitleaks/gitleaks>), written anew as Rust regexes; the
 //! rules for values next to a secret's name (`secret-assignment`, `command-line-secret`,
 //! `generic-secret`) are ours, and judge the value: a literal is a secret, code that computes
-//! one (`form.get`, `env::var`, `Option<String>`, `$TOKEN`) is not.
+//! one (`form.get`, `env::var`, `Option<String>`, `$TOKEN`) is not; so is `env-dump`, for the
+//! values no name marks as secret.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -93,6 +94,16 @@ fn env_style(key: &str, op: &str) -> bool {
 /// `secret-assignment`: a quoted value (`q`, `r`, `g` in backticks) is a secret unless a placeholder; a bare one
 /// (`b`) unless it reads as code, or, in the `.env` style, whatever it is.
 fn assignment(haystack: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    let (key, op) = (&caps["key"], caps["op"].trim());
+    // The shell's working folders (`PWD=/home/u/src` in any environment dump), not a
+    // password's short name (`"pwd": "…"`, `DB_PWD=…` are).
+    let folder = ["q", "r", "b"]
+        .iter()
+        .find_map(|g| caps.name(g))
+        .is_some_and(|v| v.as_str().starts_with(['/', '~']));
+    if matches!(key, "PWD" | "OLDPWD") && op == "=" && folder {
+        return None;
+    }
     if let Some(quoted) = caps
         .name("q")
         .or_else(|| caps.name("r"))
@@ -101,7 +112,6 @@ fn assignment(haystack: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
         return (!placeholder(quoted.as_str())).then(|| quoted.range());
     }
     let bare = caps.name("b")?;
-    let (key, op) = (&caps["key"], caps["op"].trim());
     let value = bare.as_str();
     if placeholder(value) {
         return None;
@@ -123,9 +133,13 @@ fn authorization(haystack: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
     (literal && !placeholder(s.as_str())).then(|| s.range())
 }
 
-/// `command-line-secret`: the value of a password or token option, unless a placeholder.
+/// `command-line-secret`: the value of a password or token option, quoted (`q`, `r`: spaces
+/// and all) or bare (`s`), unless a placeholder.
 fn option_value(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
-    let s = caps.name("s")?;
+    let s = caps
+        .name("q")
+        .or_else(|| caps.name("r"))
+        .or_else(|| caps.name("s"))?;
     (!placeholder(s.as_str())).then(|| s.range())
 }
 
@@ -133,6 +147,79 @@ fn option_value(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
 fn random_word(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
     let s = caps.name("s")?;
     high_entropy(s.as_str()).then(|| s.range())
+}
+
+/// A line of an environment as `env`, `printenv`, `set` or `export -p` print it (bash's
+/// `declare -x NAME="value"`, dash's `export NAME='value'`), or as a `.env` file holds it.
+const ENV_LINE: &str = r"[ \t]*(?:(?:export|declare[ \t]+-[A-Za-z-]+|typeset[ \t]+-[A-Za-z-]+)[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=";
+
+static ENV_LINE_WHOLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!("^{ENV_LINE}")).expect("the line pattern compiles"));
+
+/// `env-dump`: the value of a line of an environment, when the line before or after is one too
+/// and the value looks random.
+///
+/// What is stored is what a session said — its reasoning, its prompts, its commands — never a
+/// command's output as such: a dump reaches a note when the agent or the user quotes it, far
+/// from the `env` that printed it. So the dump is known by its shape, two or more `NAME=value`
+/// lines in a row, not by the command; a single `NAME=value` in prose or code is left to the
+/// rules that read its name.
+fn dump_value(haystack: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    let v = caps.name("v")?;
+    let line_start = caps.get(0)?.start();
+    let before = haystack[..line_start]
+        .strip_suffix('\n')
+        .map(|b| b.rsplit('\n').next().unwrap_or(b));
+    let after = haystack[v.end()..]
+        .strip_prefix('\n')
+        .map(|a| a.split('\n').next().unwrap_or(a));
+    let in_dump = [before, after]
+        .into_iter()
+        .flatten()
+        .any(|line| ENV_LINE_WHOLE.is_match(line));
+    if !in_dump {
+        return None;
+    }
+    let raw = v.as_str().trim_end_matches('\r');
+    // `"…"` from bash's `export -p`, `'…'` from dash's and from `set`, `$'…'` for a value
+    // with control characters in it.
+    let (open, value) = [("\"", '"'), ("$'", '\''), ("'", '\'')]
+        .iter()
+        .find_map(|&(open, close)| {
+            let inner = raw.strip_prefix(open)?.strip_suffix(close)?;
+            Some((open.len(), inner))
+        })
+        .unwrap_or((0, raw));
+    let start = v.start() + open;
+    random_value(value).then(|| start..start + value.len())
+}
+
+/// An environment's value that may be a secret: 16 characters or more with a random-looking
+/// run of letters and digits in it. Kept: paths and lists of them (`PATH`, `HOME`, `SHELL`),
+/// words, versions, locales (`en_US.UTF-8`), UUIDs (runs of 12 at most), hosts, URLs whose
+/// every part is a word. A hash or a commit id is not kept: 40 or 32 hex digits are also
+/// what many keys are (GitHub's older OAuth tokens, Datadog's, Mailgun's), and a dump tells
+/// nothing apart.
+fn random_value(value: &str) -> bool {
+    if value.len() < 16 {
+        return false;
+    }
+    let paths = value
+        .split(':')
+        .all(|p| p.is_empty() || p.starts_with(['/', '~', '.']));
+    if paths {
+        return false;
+    }
+    // Base64 is judged whole: its `/` and `+` fall anywhere.
+    let base64 = value.trim_end_matches('=');
+    let encoded = base64.len() >= 20
+        && base64
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
+    (encoded && high_entropy(base64))
+        || value
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '+')
+            .any(|run| run.len() >= 16 && high_entropy(run))
 }
 
 /// What separates the lines of a key's body: line breaks, or their escapes in a string.
@@ -181,6 +268,15 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"\b(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
         ),
         rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+        rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+        // User tokens, and the older organisation tokens.
+        rule("huggingface-token", r"\b(?:hf_|api_org_)[A-Za-z]{34}\b"),
+        // A storage account's key and a Service Bus or Event Hubs key, in a connection string;
+        // the signature of a shared access signature (`…&sig=…`, URL-encoded base64).
+        rule(
+            "azure-key",
+            r"(?:\b(?i:AccountKey|SharedAccessKey)=|[?&;]sig=)(?P<s>[A-Za-z0-9+/%]{20,}=*)",
+        ),
         // Project and service keys carry dashes; the older ones are one run of letters and
         // digits (`sk-learn-…` is a package, not a key).
         rule(
@@ -207,7 +303,7 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             secret: option_value,
             ..rule(
                 "command-line-secret",
-                r#"(?:(?i:--(?:http-)?(?:password|passwd|pass|token|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key))(?:=|[ \t]+)|\bsshpass[ \t]+-p[ \t]*|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p|\bdocker[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+|\bcurl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user[= ])["']?[^\s:"']+:)["']?(?P<s>[^\s"']{3,})"#,
+                r#"(?:(?i:--(?:http-)?(?:password|passwd|pass|token|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key))(?:=|[ \t]+)|\bsshpass[ \t]+-p[ \t]*|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p|\bdocker[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+|\bcurl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user[= ])["']?[^\s:"']+:)(?:"(?P<q>[^"\n]{3,})"|'(?P<r>[^'\n]{3,})'|["']?(?P<s>[^\s"']{3,}))"#,
             )
         },
         Rule {
@@ -227,6 +323,11 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
                 "generic-secret",
                 r#"(?i)\b(?:api[ _-]?key|secret|token|password|passwd|passphrase)[ \t]+(?:(?:is|was|of|=|:)[ \t]*)?["'`]?(?P<s>[A-Za-z0-9_+/=.~-]{16,})"#,
             )
+        },
+        // Last: a value the rules above named keeps their name.
+        Rule {
+            secret: dump_value,
+            ..rule("env-dump", &format!(r"(?m)^{ENV_LINE}(?P<v>[^\n]*)"))
         },
     ]
 });
