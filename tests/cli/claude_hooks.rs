@@ -632,3 +632,35 @@ fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
     assert_eq!(injected(repo, "SessionEnd", &end), None);
     assert!(!repo.root.join("CLAUDE.md").exists());
 }
+
+#[test]
+fn a_transcript_that_is_a_named_pipe_holds_no_hook_up() {
+    let repo = TestRepo::new();
+    repo.ok(&["init"]);
+    // The session's transcript, where the payload says and where Claude Code keeps it, is a
+    // named pipe no one writes to: opening it would block.
+    let pipe = repo.project_dir().join(format!("{SESSION}.jsonl"));
+    fs::create_dir_all(pipe.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    assert!(made.unwrap().success(), "mkfifo {}", pipe.display());
+    for (fixture, event) in [
+        ("SessionStart-startup", "SessionStart"),
+        ("UserPromptSubmit", "UserPromptSubmit"),
+        ("PreCompact", "PreCompact"),
+        ("Stop", "Stop"),
+        ("SessionEnd", "SessionEnd"),
+    ] {
+        let input = repo.hook_payload(fixture, SESSION, &pipe, &[]);
+        let mut cmd = repo.cmd_in(&repo.root);
+        cmd.args(["hook", event]);
+        let (out, _) = run_within(
+            cmd,
+            input.to_string().as_bytes(),
+            false,
+            std::time::Duration::from_secs(10),
+        );
+        hook_answer(event, &out);
+        assert_eq!(stderr(&out), "", "{event}");
+    }
+    assert!(repo.pending().is_empty());
+}
