@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::{Error, Result, io_error, mode_of};
-use crate::deliver::hooks;
+use crate::deliver::{hooks, links};
 use crate::store::Store;
 use crate::store::write_atomic_with_mode;
 
@@ -68,8 +68,8 @@ pub enum Written {
 pub struct Settings {
     /// The path as named (for messages).
     path: PathBuf,
-    /// The file written: `path`, or the file it links to (a settings file kept in a dotfiles
-    /// repository stays a link).
+    /// The file written: `path`, or the file the links on the way to it lead to, inside the
+    /// scope's folder ([`links`]).
     target: PathBuf,
     existed: bool,
     indent: Vec<u8>,
@@ -78,14 +78,11 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Read the settings file at `path`; a missing (or blank) file is an empty object. A file
-    /// that is not a JSON object is an error.
-    pub fn read(path: &Path) -> Result<Settings> {
-        let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-        let target = match is_link {
-            true => fs::canonicalize(path).map_err(io_error("cannot follow the link", path))?,
-            false => path.to_owned(),
-        };
+    /// Read the settings file at `path`, in the scope's `folder` (not in `git_dir`); a missing
+    /// (or blank) file is an empty object. A file that is not a JSON object is an error, and so
+    /// is a link on the way to it that leads out of `folder` or into `git_dir`.
+    pub fn read(path: &Path, folder: &Path, git_dir: Option<&Path>) -> Result<Settings> {
+        let target = links::follow(path, folder, git_dir)?;
         let (existed, bytes) = match fs::read(&target) {
             Ok(bytes) => (true, bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, Vec::new()),
