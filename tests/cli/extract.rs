@@ -623,6 +623,16 @@ fn a_transcript_that_is_not_a_regular_file_is_refused_at_once() {
         );
         assert!(out.stdout.is_empty());
     }
+    // Where Claude Code keeps the repository's sessions, it is not a transcript either.
+    let dir = repo.project_dir();
+    fs::create_dir_all(&dir).unwrap();
+    fs::rename(&pipe, dir.join("9b1f0c2e.jsonl")).unwrap();
+    let mut cmd = repo.cmd_in(&repo.root);
+    cmd.args(["extract", "--json"]);
+    let (out, _) = run_within(cmd, b"", false, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["transcripts"], serde_json::json!([]), "{report}");
     assert!(repo.pending().is_empty());
 }
 
