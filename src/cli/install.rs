@@ -229,7 +229,7 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
             None,
         ),
     };
-    Settings::read(&folder.join(name), &folder, git_dir).map_err(failure)
+    Settings::read(&folder, Path::new(name), git_dir).map_err(failure)
 }
 
 /// The folder of the git hooks. One in the working tree (`core.hooksPath` naming a committed
@@ -237,10 +237,11 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
 fn hooks_folder(store: &Store) -> Result<PathBuf, Failure> {
     let folder = git_config::hooks_dir(store)?;
     match store.workdir() {
-        Some(top) if folder.starts_with(top) => {
-            links::follow(&folder, top, None).map_err(|e| Failure::Usage(e.into()))
-        }
-        _ => Ok(folder),
+        Some(top) => match folder.strip_prefix(top) {
+            Ok(name) => links::follow(top, name, None).map_err(|e| Failure::Usage(e.into())),
+            Err(_) => Ok(folder),
+        },
+        None => Ok(folder),
     }
 }
 

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::json;
@@ -84,7 +84,8 @@ pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed), String> {
         .workdir()
         .ok_or("this repository has no working tree, so no CLAUDE.md")?;
     let path = top.join(FILE);
-    let target = links::follow(&path, top, Some(store.common_dir())).map_err(|e| reason(&e))?;
+    let target =
+        links::follow(top, Path::new(FILE), Some(store.common_dir())).map_err(|e| reason(&e))?;
     let old = match fs::read(&target) {
         Ok(bytes) => Some(
             String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?,

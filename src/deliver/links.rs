@@ -38,9 +38,9 @@ pub enum Error {
     Unreadable { link: PathBuf, source: io::Error },
 }
 
-/// The file to read and write for `path`, a file in `folder`: `path` itself when no link is on
+/// The file to read and write for `name` in `folder`: `folder/name` itself when no link is on
 /// the way, else where the links lead, when that is inside `folder` and not inside `git_dir`.
-pub fn follow(path: &Path, folder: &Path, git_dir: Option<&Path>) -> Result<PathBuf, Error> {
+pub fn follow(folder: &Path, name: &Path, git_dir: Option<&Path>) -> Result<PathBuf, Error> {
     let unreadable = |link: &Path| {
         let link = link.to_owned();
         move |source| Error::Unreadable { link, source }
@@ -50,12 +50,10 @@ pub fn follow(path: &Path, folder: &Path, git_dir: Option<&Path>) -> Result<Path
         Some(dir) => Some(real(dir, HOPS_MAX).map_err(unreadable(dir))?),
         None => None,
     };
-    let (mut at, rest) = match path.strip_prefix(folder) {
-        Ok(rest) => (folder.to_owned(), rest),
-        Err(_) => (PathBuf::new(), path),
-    };
+    let path = folder.join(name);
+    let mut at = folder.to_owned();
     let mut linked = false;
-    for part in rest.components() {
+    for part in name.components() {
         at.push(part);
         if !fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
             continue;
@@ -78,8 +76,8 @@ pub fn follow(path: &Path, folder: &Path, git_dir: Option<&Path>) -> Result<Path
         }
     }
     match linked {
-        false => Ok(path.to_owned()),
-        true => real(path, HOPS_MAX).map_err(unreadable(path)),
+        false => Ok(path),
+        true => real(&path, HOPS_MAX).map_err(unreadable(&path)),
     }
 }
 
@@ -124,7 +122,7 @@ mod tests {
         fs::create_dir_all(&git).unwrap();
         fs::create_dir_all(base.join("away")).unwrap();
         fs::write(top.join("AGENTS.md"), "").unwrap();
-        let follow = |name: &str| follow(&top.join(name), &top, Some(&git));
+        let follow = |name: &str| follow(&top, Path::new(name), Some(&git));
 
         assert_eq!(follow("plain.md").unwrap(), top.join("plain.md"));
         symlink("AGENTS.md", top.join("CLAUDE.md")).unwrap();

@@ -78,30 +78,31 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Read the settings file at `path`, in the scope's `folder` (not in `git_dir`); a missing
-    /// (or blank) file is an empty object. A file that is not a JSON object is an error, and so
-    /// is a link on the way to it that leads out of `folder` or into `git_dir`.
-    pub fn read(path: &Path, folder: &Path, git_dir: Option<&Path>) -> Result<Settings> {
-        let target = links::follow(path, folder, git_dir)?;
+    /// Read the settings file `name` in the scope's `folder` (not in `git_dir`); a missing (or
+    /// blank) file is an empty object. A file that is not a JSON object is an error, and so is a
+    /// link on the way to it that leads out of `folder` or into `git_dir`.
+    pub fn read(folder: &Path, name: &Path, git_dir: Option<&Path>) -> Result<Settings> {
+        let target = links::follow(folder, name, git_dir)?;
+        let path = folder.join(name);
         let (existed, bytes) = match fs::read(&target) {
             Ok(bytes) => (true, bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, Vec::new()),
-            Err(e) => return Err(io_error("cannot read", path)(e)),
+            Err(e) => return Err(io_error("cannot read", &path)(e)),
         };
         let value = if bytes.trim_ascii().is_empty() {
             Map::new()
         } else {
             let parsed = serde_json::from_slice(&bytes).map_err(|source| Error::NotJson {
-                path: path.to_owned(),
+                path: path.clone(),
                 source,
             })?;
             match parsed {
                 Value::Object(map) => map,
-                _ => return Err(shape(path, "the top level is not a JSON object")),
+                _ => return Err(shape(&path, "the top level is not a JSON object")),
             }
         };
         Ok(Settings {
-            path: path.to_owned(),
+            path,
             target,
             existed,
             indent: indent_of(&bytes),
