@@ -233,10 +233,12 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
 }
 
 /// The folder of the git hooks. One in the working tree (`core.hooksPath` naming a committed
-/// folder) is written into only when no link on the way to it leads out of the tree.
+/// folder) is written into only when no link on the way to it leads out of the tree; the git
+/// directory is not cloned, so a link there (`.git/hooks` → a shared folder) is the user's.
 fn hooks_folder(store: &Store) -> Result<PathBuf, Failure> {
     let folder = git_config::hooks_dir(store)?;
     match store.workdir() {
+        _ if folder.starts_with(store.common_dir()) => Ok(folder),
         Some(top) => match folder.strip_prefix(top) {
             Ok(name) => links::follow(top, name, None).map_err(|e| Failure::Usage(e.into())),
             Err(_) => Ok(folder),

@@ -554,6 +554,16 @@ fn untrusted_a_hooks_folder_linked_out_of_the_working_tree_is_not_written_into()
     assert!(!repo.root.join(".git/agent-context").exists());
     let out = repo.run(&["uninstall"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+
+    // The git directory is not cloned: a link there is the user's own, and followed.
+    repo.git(&["config", "--unset", "core.hooksPath"]);
+    let shared = repo.home.join("shared-hooks");
+    fs::create_dir_all(&shared).unwrap();
+    fs::remove_dir_all(repo.root.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(&shared, repo.root.join(".git/hooks")).unwrap();
+    repo.ok(&["install", "--plugin"]);
+    assert!(shared.join("post-commit").is_file());
+    assert_eq!(fs::read_dir(&bin).unwrap().count(), 0);
 }
 
 #[test]
