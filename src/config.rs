@@ -35,6 +35,18 @@ const ENV_PREFIX: &str = "GIT_AGENT_CONTEXT_";
 pub const DEFAULT_HOOK_BUDGET_MS: i64 = 1000;
 pub const DEFAULT_EXTRACT_BUDGET_MS: i64 = 5000;
 
+/// The number `key` (`hook.budget_ms`, say) as its environment variable sets it, when it does
+/// with a valid value: what a hook is held to before the files are read.
+pub fn number_from_env(key: &str) -> Option<i64> {
+    let spec = SPECS.iter().find(|s| s.key() == key)?;
+    let raw = std::env::var_os(spec.env_var())?;
+    let n = raw.to_string_lossy().trim().parse().ok()?;
+    match spec.check_number(n)? {
+        Value::Number(n) => Some(n),
+        Value::Word(_) => None,
+    }
+}
+
 /// How `query` finds reasoning by default (README.md, `query` and `switch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

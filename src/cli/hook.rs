@@ -6,13 +6,15 @@
 //! Claude Code's JSON, or nothing. A Claude Code hook is held to its budget (`hook.budget_ms`;
 //! `hook.extract_budget_ms` for the hooks that extract a transcript) from the start of the process
 //! — reading its input, opening the repository and reading the configuration count, with the
-//! default budget until the configuration is read — and past it answers with nothing. A git hook is
-//! held to the default `hook.extract_budget_ms` while it opens the repository and reads the
-//! configuration, and past it does nothing. The events of an answer are recorded as given to the
-//! session only once the answer is written. What a hook did, or why it failed, goes to
-//! `$GIT_DIR/agent-context/log`; a failure also gives one line on stderr, the error with its
-//! causes. Outside a git repository it does nothing; a repository it cannot open (a bad
-//! configuration, a `.git/config` git cannot parse) is a failure like any other.
+//! environment's budget or else the default until the configuration is read — and past it
+//! answers with nothing, whether or not its input ever ends; an input over [`INPUT_MAX`] is bad
+//! input. A git hook is held to `hook.extract_budget_ms` as the environment sets it, or its
+//! default, while it opens the repository and reads the configuration, and past it does
+//! nothing. The events of an answer are recorded as given to the session only once the answer
+//! is written. What a hook did, or why it failed, goes to `$GIT_DIR/agent-context/log`; a failure
+//! also gives one line on stderr, the error with its causes. Outside a git repository it does
+//! nothing; a repository it cannot open (a bad configuration, a `.git/config` git cannot parse)
+//! is a failure like any other.
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -64,9 +66,10 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
             );
             caught(|| claude_hook(cwd, event, &watchdog, out)).map(|()| None)
         }
-        // A git hook holds up git: it is held to the extracting hooks' default budget while it
-        // opens the repository and its configuration (either may block, as a named pipe
-        // does); its work waits for other writers at most PATIENCE.
+        // A git hook holds up git: it is held to the extracting hooks' budget before the
+        // configuration (the environment's or the default) while it opens the repository and
+        // its configuration (either may block, as a named pipe does); its work waits for other
+        // writers at most PATIENCE.
         false => caught(|| {
             let watchdog = Watchdog::start(&what, budget(true, None), cwd, "did nothing");
             let store = open(cwd, &what);
@@ -147,19 +150,39 @@ fn caught<T, E: From<String>>(f: impl FnOnce() -> Result<T, E>) -> Result<T, E> 
     })
 }
 
-/// The budget of a hook that extracts a transcript or not, and its key: the configured one,
-/// or the default before the configuration is read.
+/// The budget of a hook that extracts a transcript or not, and its key: the configured one;
+/// before the configuration is read, the environment's or else the default.
 fn budget(extracting: bool, config: Option<&Config>) -> (Duration, &'static str) {
-    let ms = |default: i64| Duration::from_millis(default as u64);
+    let before = |key: &'static str, default: i64| {
+        let ms = config::number_from_env(key).unwrap_or(default);
+        (Duration::from_millis(ms as u64), key)
+    };
     match (extracting, config) {
         (true, Some(c)) => (c.hook_extract_budget(), "hook.extract_budget_ms"),
-        (true, None) => (
-            ms(config::DEFAULT_EXTRACT_BUDGET_MS),
-            "hook.extract_budget_ms",
-        ),
+        (true, None) => before("hook.extract_budget_ms", config::DEFAULT_EXTRACT_BUDGET_MS),
         (false, Some(c)) => (c.hook_budget(), "hook.budget_ms"),
-        (false, None) => (ms(config::DEFAULT_HOOK_BUDGET_MS), "hook.budget_ms"),
+        (false, None) => before("hook.budget_ms", config::DEFAULT_HOOK_BUDGET_MS),
     }
+}
+
+/// The most a Claude Code hook's input may hold: far more than Claude Code sends (a tool's
+/// output is cut well below it), and a bound on what an input that never ends (`/dev/zero`)
+/// makes the hook hold before its budget is spent.
+const INPUT_MAX: u64 = 32 << 20;
+
+/// A Claude Code hook's input, read whole (the watchdog ends the process when it does not end
+/// within the budget).
+fn read_payload() -> Result<Payload, String> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(INPUT_MAX + 1)
+        .read_to_end(&mut input)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    if input.len() as u64 > INPUT_MAX {
+        return Err(format!("bad input: more than {} MiB", INPUT_MAX >> 20));
+    }
+    serde_json::from_slice(&input).map_err(|e| format!("bad input: {e}"))
 }
 
 /// A Claude Code hook, within its budget: the answer written, the events in it recorded as
@@ -171,11 +194,7 @@ fn claude_hook(
     out: &mut dyn Write,
 ) -> Result<(), Failed> {
     let what = format!("hook {event}");
-    let mut input = String::new();
-    let payload: Result<Payload, String> = std::io::stdin()
-        .read_to_string(&mut input)
-        .map_err(|e| format!("cannot read stdin: {e}"))
-        .and_then(|_| serde_json::from_str(&input).map_err(|e| format!("bad input: {e}")));
+    let payload = read_payload();
     // The payload names the folder the hook is about.
     let here = match &payload {
         Ok(Payload { cwd: Some(dir), .. }) => dir.clone(),
@@ -243,7 +262,8 @@ fn write_answer(out: &mut dyn Write, event: &str, context: &str) -> std::io::Res
 
 /// Ends the process when a hook's budget is spent, answering with nothing; the work ends with
 /// it (every write it makes is atomic, or marked until done). It runs from the start of the
-/// process with the default budget, which the configuration replaces once read.
+/// process with the budget of the environment or the default, which the configuration replaces
+/// once read.
 struct Watchdog {
     shared: Arc<(Mutex<Watch>, Condvar)>,
 }

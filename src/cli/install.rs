@@ -13,6 +13,7 @@ use crate::cli::{CmdResult, Failure, claude_dir, display_path};
 use crate::deliver::install::git_hooks::{self, Action, Removal};
 use crate::deliver::install::settings::{self, ENTRIES, Settings, Written};
 use crate::deliver::install::{self as deliver_install};
+use crate::deliver::links;
 use crate::store::{Store, git_config, notes};
 
 /// The Claude Code settings file the hooks go in.
@@ -68,12 +69,12 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                      not be told from other tools' (to replace or uninstall them)"
                 )));
             }
-            let mut file = Settings::read(&settings_path(store, args.scope)?).map_err(failure)?;
+            let mut file = settings_file(store, args.scope)?;
             file.install(&command).map_err(failure)?;
             Some(file)
         }
     };
-    let steps = git_hooks::plan(&git_config::hooks_dir(store)?).map_err(failure)?;
+    let steps = git_hooks::plan(&hooks_folder(store)?).map_err(failure)?;
 
     let mut done = Vec::new();
     let mut in_place = Vec::new();
@@ -151,10 +152,10 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
 }
 
 pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> CmdResult {
-    let path = settings_path(store, args.scope)?;
-    let mut file = Settings::read(&path).map_err(failure)?;
+    let mut file = settings_file(store, args.scope)?;
     file.uninstall().map_err(failure)?;
-    let folder = git_config::hooks_dir(store)?;
+    let path = file.path().to_owned();
+    let folder = hooks_folder(store)?;
 
     let mut done = Vec::new();
     let name = shown(store, &path);
@@ -197,8 +198,9 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
     Ok(())
 }
 
-/// The settings file of `scope`.
-fn settings_path(store: &Store, scope: Scope) -> Result<PathBuf, Failure> {
+/// The settings file of `scope`, read. It is written only inside the scope's folder (the top
+/// of the working tree, or Claude Code's folder), never through a link that leads out of it.
+fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
     let top = || {
         store.workdir().ok_or_else(|| {
             Failure::Usage(anyhow!(
@@ -206,17 +208,43 @@ fn settings_path(store: &Store, scope: Scope) -> Result<PathBuf, Failure> {
             ))
         })
     };
-    Ok(match scope {
-        Scope::Project => top()?.join(".claude").join("settings.json"),
-        Scope::Local => top()?.join(".claude").join("settings.local.json"),
-        Scope::User => claude_dir()
-            .ok_or_else(|| {
+    let (folder, name, git_dir) = match scope {
+        Scope::Project => (
+            top()?.to_owned(),
+            ".claude/settings.json",
+            Some(store.common_dir()),
+        ),
+        Scope::Local => (
+            top()?.to_owned(),
+            ".claude/settings.local.json",
+            Some(store.common_dir()),
+        ),
+        Scope::User => (
+            claude_dir().ok_or_else(|| {
                 Failure::Usage(anyhow!(
                     "cannot find Claude Code's folder: neither CLAUDE_CONFIG_DIR nor HOME is set"
                 ))
-            })?
-            .join("settings.json"),
-    })
+            })?,
+            "settings.json",
+            None,
+        ),
+    };
+    Settings::read(&folder, Path::new(name), git_dir).map_err(failure)
+}
+
+/// The folder of the git hooks. One in the working tree (`core.hooksPath` naming a committed
+/// folder) is written into only when no link on the way to it leads out of the tree; the git
+/// directory is not cloned, so a link there (`.git/hooks` → a shared folder) is the user's.
+fn hooks_folder(store: &Store) -> Result<PathBuf, Failure> {
+    let folder = git_config::hooks_dir(store)?;
+    match store.workdir() {
+        _ if folder.starts_with(store.common_dir()) => Ok(folder),
+        Some(top) => match folder.strip_prefix(top) {
+            Ok(name) => links::follow(top, name, None).map_err(|e| Failure::Usage(e.into())),
+            Err(_) => Ok(folder),
+        },
+        None => Ok(folder),
+    }
 }
 
 /// This binary's absolute path, quoted for the shell Claude Code runs hooks with.

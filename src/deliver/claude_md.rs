@@ -11,13 +11,13 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::json;
 
-use crate::deliver::reason;
 use crate::deliver::templates::{self, CLAUDE_MD};
+use crate::deliver::{links, reason};
 use crate::store::graph::{self, View};
 use crate::store::{Store, write_atomic};
 
@@ -76,13 +76,17 @@ pub fn refresh_if_changed(store: &Store) -> Result<Refreshed, String> {
 }
 
 /// Regenerate the section in `<worktree>/CLAUDE.md`. Markers out of order or repeated are an
-/// error, and the file is left as it is.
+/// error, and the file is left as it is. A CLAUDE.md that is a link is followed only inside the
+/// working tree, outside its git directory ([`links`]): a committed link to a file of the
+/// user's is refused, neither read nor written.
 pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed), String> {
-    let path = store
+    let top = store
         .workdir()
-        .ok_or("this repository has no working tree, so no CLAUDE.md")?
-        .join(FILE);
-    let old = match fs::read(&path) {
+        .ok_or("this repository has no working tree, so no CLAUDE.md")?;
+    let path = top.join(FILE);
+    let target =
+        links::follow(top, Path::new(FILE), Some(store.common_dir())).map_err(|e| reason(&e))?;
+    let old = match fs::read(&target) {
         Ok(bytes) => Some(
             String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?,
         ),
@@ -95,7 +99,7 @@ pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed), String> {
     if old.as_deref() == Some(new.as_str()) {
         return Ok((path, Refreshed::Unchanged));
     }
-    write_atomic(&path, new.as_bytes()).map_err(|e| reason(&e))?;
+    write_atomic(&target, new.as_bytes()).map_err(|e| reason(&e))?;
     let done = if old.is_some() {
         Refreshed::Updated
     } else {

@@ -7,6 +7,7 @@ pub mod continuation;
 pub mod hooks;
 pub mod injected;
 pub mod install;
+pub mod links;
 pub mod review;
 pub mod templates;
 

@@ -98,10 +98,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         path: path.to_owned(),
         source,
     };
-    let mut file = File::open(path).map_err(read_error)?;
-    if file.metadata().map_err(read_error)?.is_dir() {
-        return Err(read_error(std::io::Error::other("it is a directory")));
-    }
+    let mut file = crate::transcript::open(path).map_err(read_error)?;
     let mut report = TranscriptReport {
         path: path.to_owned(),
         ..TranscriptReport::default()
@@ -146,7 +143,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     let start = cursor.offset;
     // The reader gets a handle of its own: a clone would share the file offset, which
     // checkpoints move when they re-read the file's head.
-    let mut lines = File::open(path).map_err(read_error)?;
+    let mut lines = crate::transcript::open(path).map_err(read_error)?;
     lines.seek(SeekFrom::Start(start)).map_err(read_error)?;
     let mut reader = LineReader::new(
         BufReader::with_capacity(1 << 16, lines),

@@ -206,7 +206,7 @@ fn first_field(
     field: impl for<'a> Fn(&'a Entry<'_>) -> Option<&'a str>,
 ) -> Option<String> {
     // The field is in the first lines; a huge first line is not read whole to find it.
-    let file = fs::File::open(path).ok()?.take(HEAD_BYTES_MAX);
+    let file = super::open(path).ok()?.take(HEAD_BYTES_MAX);
     BufReader::new(file)
         .split(b'\n')
         .take(100)

@@ -633,3 +633,94 @@ fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
     assert_eq!(injected(repo, "SessionEnd", &end), None);
     assert!(!repo.root.join("CLAUDE.md").exists());
 }
+
+#[test]
+fn a_transcript_that_is_a_named_pipe_holds_no_hook_up() {
+    let repo = TestRepo::new();
+    repo.ok(&["init"]);
+    // The session's transcript, where the payload says and where Claude Code keeps it, is a
+    // named pipe no one writes to: opening it would block.
+    let pipe = repo.project_dir().join(format!("{SESSION}.jsonl"));
+    fs::create_dir_all(pipe.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    assert!(made.unwrap().success(), "mkfifo {}", pipe.display());
+    for (fixture, event) in [
+        ("SessionStart-startup", "SessionStart"),
+        ("UserPromptSubmit", "UserPromptSubmit"),
+        ("PreCompact", "PreCompact"),
+        ("Stop", "Stop"),
+        ("SessionEnd", "SessionEnd"),
+    ] {
+        let input = repo.hook_payload(fixture, SESSION, &pipe, &[]);
+        let mut cmd = repo.cmd_in(&repo.root);
+        cmd.args(["hook", event]);
+        let (out, _) = run_within(
+            cmd,
+            input.to_string().as_bytes(),
+            false,
+            std::time::Duration::from_secs(10),
+        );
+        hook_answer(event, &out);
+        assert_eq!(stderr(&out), "", "{event}");
+    }
+    assert!(repo.pending().is_empty());
+}
+
+#[test]
+fn every_hook_answers_within_its_budget_whatever_its_input_does() {
+    let repo = TestRepo::new();
+    repo.ok(&["init"]);
+    let limit = std::time::Duration::from_secs(10);
+    let budgets = [
+        ("GIT_AGENT_CONTEXT_HOOK_BUDGET_MS", "200"),
+        ("GIT_AGENT_CONTEXT_HOOK_EXTRACT_BUDGET_MS", "300"),
+    ];
+    // Stdin kept open, with nothing on it or half a payload: the budget the environment sets
+    // holds before the configuration is read.
+    for event in git_agent_context::deliver::hooks::EVENTS {
+        let budget = match git_agent_context::deliver::hooks::EXTRACTING.contains(&event) {
+            true => "300 ms (hook.extract_budget_ms)",
+            false => "200 ms (hook.budget_ms)",
+        };
+        for input in [&b""[..], br#"{"session_id": "9b1f"#] {
+            let mut cmd = repo.cmd_in(&repo.root);
+            cmd.args(["hook", event]).envs(budgets);
+            let (out, _) = run_within(cmd, input, true, limit);
+            assert_eq!(hook_answer(event, &out), None);
+            assert_eq!(
+                stderr(&out),
+                format!(
+                    "git-agent-context: hook {event}: over its budget of {budget}: answered with \
+                     nothing\n"
+                )
+            );
+        }
+    }
+    // An input that never ends is cut at its bound, well before a budget far away.
+    for event in ["UserPromptSubmit", "Stop"] {
+        let mut cmd = repo.cmd_in(&repo.root);
+        cmd.args(["hook", event])
+            .envs([
+                ("GIT_AGENT_CONTEXT_HOOK_BUDGET_MS", "60000"),
+                ("GIT_AGENT_CONTEXT_HOOK_EXTRACT_BUDGET_MS", "60000"),
+            ])
+            .stdin(fs::File::open("/dev/zero").unwrap())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > limit {
+                child.kill().unwrap();
+                panic!("hook {event} still reading /dev/zero after {limit:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(hook_answer(event, &out), None);
+        assert_eq!(
+            stderr(&out),
+            format!("git-agent-context: hook {event}: bad input: more than 32 MiB\n")
+        );
+    }
+}

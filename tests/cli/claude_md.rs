@@ -126,3 +126,66 @@ fn markers_out_of_place_are_refused_and_the_file_is_kept() {
     assert!(text.starts_with(BEGIN), "{text}");
     assert!(text.contains("No decisions are recorded yet."), "{text}");
 }
+
+#[test]
+fn untrusted_a_claude_md_linked_out_of_the_working_tree_is_neither_read_nor_written() {
+    let repo = TestRepo::new();
+    let bashrc = repo.home.join(".bashrc");
+    let before = "export SECRET_TOKEN=do-not-copy\n";
+    fs::write(&bashrc, before).unwrap();
+    let path = repo.root.join("CLAUDE.md");
+    std::os::unix::fs::symlink(&bashrc, &path).unwrap();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "CLAUDE.md"]);
+    let out = repo.run(&["claude-md"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {} is a link to {}, outside {}: nothing is written through it\n",
+            path.display(),
+            bashrc.display(),
+            repo.root.display()
+        )
+    );
+    assert_eq!(fs::read_to_string(&bashrc).unwrap(), before);
+    assert_eq!(
+        fs::read_link(&path).unwrap(),
+        bashrc,
+        "the link is left as it is"
+    );
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_claude_md_linked_inside_the_working_tree_is_updated_where_it_leads() {
+    let repo = TestRepo::new();
+    let agents = repo.root.join("AGENTS.md");
+    fs::write(&agents, "# Agents\n").unwrap();
+    let path = repo.root.join("CLAUDE.md");
+    std::os::unix::fs::symlink("AGENTS.md", &path).unwrap();
+    let out = repo.ok(&["claude-md"]);
+    assert_eq!(out, format!("updated the section of {}\n", path.display()));
+    assert_eq!(
+        fs::read_link(&path).unwrap(),
+        std::path::Path::new("AGENTS.md")
+    );
+    let text = fs::read_to_string(&agents).unwrap();
+    assert!(
+        text.starts_with("# Agents\n") && text.contains(BEGIN),
+        "{text}"
+    );
+
+    // Nor into the git directory, inside the working tree as it is.
+    fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(".git/config", &path).unwrap();
+    let config = fs::read(repo.root.join(".git/config")).unwrap();
+    let out = repo.run(&["claude-md"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("inside the git directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(repo.root.join(".git/config")).unwrap(), config);
+}

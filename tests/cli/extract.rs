@@ -3,10 +3,11 @@
 use std::fs;
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::repo::{TestRepo, fixture, stderr};
+use crate::repo::{TestRepo, fixture, run_within, stderr};
 
 const ALL_FIXTURES: &[&str] = &[
     "claude-code-2.1.330/commit-one-file.jsonl",
@@ -599,6 +600,40 @@ fn a_missing_transcript_is_a_usage_error() {
         Some(2),
         "a directory is not a transcript"
     );
+}
+
+#[test]
+fn a_transcript_that_is_not_a_regular_file_is_refused_at_once() {
+    let repo = TestRepo::new();
+    // A named pipe no one writes to blocks whoever opens it; /dev/zero never ends.
+    let pipe = repo.home.join("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    assert!(made.unwrap().success(), "mkfifo {}", pipe.display());
+    for path in [pipe.as_path(), Path::new("/dev/zero")] {
+        let mut cmd = repo.cmd_in(&repo.root);
+        cmd.args(["extract", "--transcript", path.to_str().unwrap()]);
+        let (out, _) = run_within(cmd, b"", false, Duration::from_secs(10));
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: cannot read transcript {}: it is not a regular file\n",
+                path.display()
+            )
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // Where Claude Code keeps the repository's sessions, it is not a transcript either.
+    let dir = repo.project_dir();
+    fs::create_dir_all(&dir).unwrap();
+    fs::rename(&pipe, dir.join("9b1f0c2e.jsonl")).unwrap();
+    let mut cmd = repo.cmd_in(&repo.root);
+    cmd.args(["extract", "--json"]);
+    let (out, _) = run_within(cmd, b"", false, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["transcripts"], serde_json::json!([]), "{report}");
+    assert!(repo.pending().is_empty());
 }
 
 #[test]

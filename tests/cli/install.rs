@@ -444,6 +444,148 @@ fn settings_that_cannot_be_merged_are_refused_and_nothing_changes() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Run `args` and check that they were refused in one `error:` line naming `link` and where it
+/// leads, with nothing installed.
+fn refused_through(repo: &TestRepo, args: &[&str], link: &Path, to: &Path) {
+    let out = repo.run(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(
+        err.lines().collect::<Vec<_>>(),
+        [format!(
+            "error: {} is a link to {}, outside {}: nothing is written through it",
+            link.display(),
+            to.display(),
+            match args.contains(&"user") {
+                true => repo.home.join(".claude"),
+                false => repo.root.clone(),
+            }
+            .display()
+        )],
+        "{args:?}"
+    );
+    assert!(out.stdout.is_empty(), "{args:?}");
+    assert!(!hook_file(repo, "post-commit").exists());
+    assert!(!repo.root.join(".git/agent-context").exists());
+}
+
+#[test]
+fn untrusted_a_settings_file_linked_out_of_the_project_is_not_written_through() {
+    let repo = TestRepo::new();
+    // The user's own settings, which a committed link in the repository points at.
+    let global = repo.home.join(".claude/settings.json");
+    write_json(&global, &realistic_settings());
+    let before = fs::read(&global).unwrap();
+    fs::create_dir_all(repo.root.join(".claude")).unwrap();
+    for name in ["settings.local.json", "settings.json"] {
+        std::os::unix::fs::symlink(&global, repo.root.join(".claude").join(name)).unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "settings"]);
+    for (scope, name) in [
+        ("local", "settings.local.json"),
+        ("project", "settings.json"),
+    ] {
+        let link = repo.root.join(".claude").join(name);
+        for command in ["install", "uninstall"] {
+            refused_through(&repo, &[command, "--scope", scope], &link, &global);
+        }
+    }
+    assert_eq!(fs::read(&global).unwrap(), before);
+}
+
+#[test]
+fn untrusted_a_claude_folder_linked_out_of_the_project_is_not_written_into() {
+    let repo = TestRepo::new();
+    let global = repo.home.join(".claude");
+    write_json(&global.join("settings.json"), &realistic_settings());
+    let before = fs::read(global.join("settings.json")).unwrap();
+    let link = repo.root.join(".claude");
+    std::os::unix::fs::symlink(&global, &link).unwrap();
+    for scope in ["local", "project"] {
+        refused_through(&repo, &["install", "--scope", scope], &link, &global);
+    }
+    assert_eq!(fs::read(global.join("settings.json")).unwrap(), before);
+    let names: Vec<_> = fs::read_dir(&global)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        ["settings.json"],
+        "nothing new in the folder linked to"
+    );
+}
+
+#[test]
+fn untrusted_the_user_settings_linked_out_of_claudes_folder_are_not_written_through() {
+    let repo = TestRepo::new();
+    let elsewhere = repo.home.join("notes.json");
+    write_json(&elsewhere, &json!({"keep": "as it is"}));
+    let before = fs::read(&elsewhere).unwrap();
+    let link = repo.home.join(".claude/settings.json");
+    fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    refused_through(&repo, &["install", "--scope", "user"], &link, &elsewhere);
+    assert_eq!(fs::read(&elsewhere).unwrap(), before);
+}
+
+#[test]
+fn untrusted_a_hooks_folder_linked_out_of_the_working_tree_is_not_written_into() {
+    let repo = TestRepo::new();
+    // The repository keeps its hooks in a committed folder (as husky does), which is a link.
+    let bin = repo.home.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let link = repo.root.join(".githooks");
+    std::os::unix::fs::symlink(&bin, &link).unwrap();
+    repo.git(&["config", "core.hooksPath", ".githooks"]);
+    let out = repo.run(&["install", "--plugin"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {} is a link to {}, outside {}: nothing is written through it\n",
+            link.display(),
+            bin.display(),
+            repo.root.display()
+        )
+    );
+    assert_eq!(fs::read_dir(&bin).unwrap().count(), 0);
+    assert!(!repo.root.join(".git/agent-context").exists());
+    let out = repo.run(&["uninstall"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+
+    // The git directory is not cloned: a link there is the user's own, and followed.
+    repo.git(&["config", "--unset", "core.hooksPath"]);
+    let shared = repo.home.join("shared-hooks");
+    fs::create_dir_all(&shared).unwrap();
+    fs::remove_dir_all(repo.root.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(&shared, repo.root.join(".git/hooks")).unwrap();
+    repo.ok(&["install", "--plugin"]);
+    assert!(shared.join("post-commit").is_file());
+    assert_eq!(fs::read_dir(&bin).unwrap().count(), 0);
+}
+
+#[test]
+fn a_settings_link_that_stays_in_the_project_is_followed() {
+    let repo = TestRepo::new();
+    let kept = repo.root.join("config/claude-local.json");
+    write_json(&kept, &realistic_settings());
+    let link = local_settings(&repo);
+    fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("../config/claude-local.json", &link).unwrap();
+    repo.ok(&["install"]);
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(sorted(ours(&read_json(&kept), BIN)), sorted(table()));
+    repo.ok(&["uninstall"]);
+    assert_eq!(read_json(&kept), realistic_settings());
+}
+
 #[test]
 fn core_hooks_path_is_where_the_git_hooks_go() {
     let repo = TestRepo::new();

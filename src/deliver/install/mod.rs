@@ -37,13 +37,19 @@ pub enum Error {
         source: io::Error,
     },
     #[error(transparent)]
+    Link(#[from] crate::deliver::links::Error),
+    #[error(transparent)]
     Store(#[from] crate::store::Error),
 }
 
 impl Error {
-    /// Whether the fault is in the input (a file we were asked to edit), not in the machine.
+    /// Whether the fault is in the input (a file we were asked to edit, a link on the way to
+    /// it), not in the machine.
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, Error::NotJson { .. } | Error::Shape { .. })
+        matches!(
+            self,
+            Error::NotJson { .. } | Error::Shape { .. } | Error::Link(_)
+        )
     }
 }
 

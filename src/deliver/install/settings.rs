@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::{Error, Result, io_error, mode_of};
-use crate::deliver::hooks;
+use crate::deliver::{hooks, links};
 use crate::store::Store;
 use crate::store::write_atomic_with_mode;
 
@@ -68,8 +68,8 @@ pub enum Written {
 pub struct Settings {
     /// The path as named (for messages).
     path: PathBuf,
-    /// The file written: `path`, or the file it links to (a settings file kept in a dotfiles
-    /// repository stays a link).
+    /// The file written: `path`, or the file the links on the way to it lead to, inside the
+    /// scope's folder ([`links`]).
     target: PathBuf,
     existed: bool,
     indent: Vec<u8>,
@@ -78,33 +78,31 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Read the settings file at `path`; a missing (or blank) file is an empty object. A file
-    /// that is not a JSON object is an error.
-    pub fn read(path: &Path) -> Result<Settings> {
-        let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-        let target = match is_link {
-            true => fs::canonicalize(path).map_err(io_error("cannot follow the link", path))?,
-            false => path.to_owned(),
-        };
+    /// Read the settings file `name` in the scope's `folder` (not in `git_dir`); a missing (or
+    /// blank) file is an empty object. A file that is not a JSON object is an error, and so is a
+    /// link on the way to it that leads out of `folder` or into `git_dir`.
+    pub fn read(folder: &Path, name: &Path, git_dir: Option<&Path>) -> Result<Settings> {
+        let target = links::follow(folder, name, git_dir)?;
+        let path = folder.join(name);
         let (existed, bytes) = match fs::read(&target) {
             Ok(bytes) => (true, bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, Vec::new()),
-            Err(e) => return Err(io_error("cannot read", path)(e)),
+            Err(e) => return Err(io_error("cannot read", &path)(e)),
         };
         let value = if bytes.trim_ascii().is_empty() {
             Map::new()
         } else {
             let parsed = serde_json::from_slice(&bytes).map_err(|source| Error::NotJson {
-                path: path.to_owned(),
+                path: path.clone(),
                 source,
             })?;
             match parsed {
                 Value::Object(map) => map,
-                _ => return Err(shape(path, "the top level is not a JSON object")),
+                _ => return Err(shape(&path, "the top level is not a JSON object")),
             }
         };
         Ok(Settings {
-            path: path.to_owned(),
+            path,
             target,
             existed,
             indent: indent_of(&bytes),
