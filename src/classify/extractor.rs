@@ -461,12 +461,16 @@ impl<'w> Extractor<'w> {
         if let Some(path) = file_of(&input).filter(|_| self.state.root.is_none()) {
             self.state.root = self.roots.of(&self.state.meta.cwd, &path);
         }
-        let file = file_of(&input).map(|f| self.clean(&self.relative(&f)).into_owned());
+        let path = file_of(&input).map(|f| self.relative(&f));
         let excluded = match op {
             Op::Bash => text(&input.command)
                 .is_some_and(|c| self.redactor.names_excluded(c, |w| self.relative(w))),
-            _ => file.as_deref().is_some_and(|f| self.redactor.excluded(f)),
+            _ => path.as_deref().is_some_and(|f| self.redactor.excluded(f)),
         };
+        // A file outside the repository is never recorded; what it held is judged above.
+        let file = path
+            .filter(|p| root::inside_repository(p))
+            .map(|f| self.clean(&f).into_owned());
         if excluded {
             // What is written to such a file is its content too.
             let edits = input
@@ -523,8 +527,7 @@ impl<'w> Extractor<'w> {
             "Edit" | "MultiEdit" => self.edit(&id, file.as_deref(), &input, side, &timestamp),
             _ => {}
         }
-        // A file outside the working tree stays absolute: no operation is kept for it.
-        let inside = file.as_deref().filter(|f| !root::is_absolute(f));
+        let inside = file.as_deref();
         if let Some(event) = operation(
             &self.state.session_id,
             &name,
@@ -556,6 +559,8 @@ impl<'w> Extractor<'w> {
             .map(|c| self.clean(c).chars().take(COMMIT_COMMAND_MAX).collect());
         let input = if excluded && op == Op::Bash {
             "[REDACTED:excluded-file]".to_owned()
+        } else if file.is_none() && file_of(&input).is_some() {
+            OUTSIDE.to_owned()
         } else {
             compress_input(&name, &input, &self.cleaner())
         };
@@ -1290,6 +1295,9 @@ impl<'w> Extractor<'w> {
             .relative(self.state.root.as_deref(), &self.state.meta.cwd, path)
     }
 }
+
+/// What a call on a file outside the repository records of its input.
+const OUTSIDE: &str = "(a file outside the repository)";
 
 const REASONING: [Kind; 5] = [
     Kind::Decision,

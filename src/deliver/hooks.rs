@@ -33,7 +33,7 @@ use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::store::{self, Store, link, pending, sessions, taint};
 use crate::transcript::record::ToolInput;
-use crate::transcript::root::{is_absolute, relative_to};
+use crate::transcript::root::{inside_repository, relative_to};
 
 /// The hook events this command answers; any other is refused (and logged).
 pub const EVENTS: [&str; 8] = [
@@ -200,11 +200,10 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
     }
     let raw = input.to_string();
     let input: ToolInput<'_> = serde_json::from_str(&raw).unwrap_or_default();
-    // Named as the extractor names it; a file outside the working tree stays absolute and is
-    // not recorded.
+    // Named as the extractor names it; a file outside the working tree is not recorded.
     let file = crate::transcript::record::text(&input.file_path)
         .map(|path| relative_to(store.workdir(), path))
-        .filter(|f| !is_absolute(f));
+        .filter(|f| inside_repository(f));
     let now = rfc3339(time::now_seconds());
     let session = &payload.session_id;
     let redactor = store.config().redactor();

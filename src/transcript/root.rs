@@ -72,13 +72,15 @@ impl<'a> Roots<'a> {
 
     /// `path` as events name it, for a session whose root is `root` (`None`: not known yet,
     /// then the session's `cwd` stands in, or without one the worktree holding the path):
-    /// relative to the root when inside it, else cleaned up and absolute.
+    /// relative to the root when inside it, else cleaned up and absolute. A relative path is
+    /// read from the `cwd`.
     pub fn relative(&self, root: Option<&str>, cwd: &str, path: &str) -> String {
-        let cleaned = clean(path);
-        if !is_absolute(&cleaned) {
-            return cleaned;
-        }
         let cwd = clean(cwd);
+        let cleaned = match clean(path) {
+            p if is_absolute(&p) => p,
+            p if is_absolute(&cwd) => clean(&format!("{cwd}/{p}")),
+            p => return p,
+        };
         let root = match root {
             Some(root) => Some(root),
             None if !cwd.is_empty() => Some(cwd.as_str()),
@@ -99,11 +101,61 @@ pub fn relative_to(root: Option<&std::path::Path>, path: &str) -> String {
     inside(root.as_deref(), clean(path))
 }
 
-/// `path` (cleaned up) made relative to `root` when inside it.
+/// Whether `path`, as [`Roots::relative`] or [`relative_to`] give it, is inside the
+/// repository: relative, and not climbing out of it. Files outside are never recorded
+/// (docs/security.md).
+pub fn inside_repository(path: &str) -> bool {
+    !path.is_empty() && !is_absolute(path) && path != ".." && !path.starts_with("../")
+}
+
+/// `path` (cleaned up) made relative to `root` when inside it, the links on its way followed
+/// when `root` is a folder of this machine.
 fn inside(root: Option<&str>, path: String) -> String {
-    match root.and_then(|r| under(&path, r)) {
-        Some(rest) if !rest.is_empty() => rest.to_owned(),
+    match root.map(|r| (r, under(&path, r))) {
+        Some((root, Some(rest))) if !rest.is_empty() => follow_links(root, rest),
         _ => path,
+    }
+}
+
+/// `relative`, a path inside the folder `root`, with the links among its folders (and itself)
+/// followed, as the file system would: relative to `root` when it stays inside, else the
+/// absolute path it leads to. A link `vault -> secrets` makes `vault/prod.txt` the
+/// `secrets/prod.txt` an exclusion names. Unchanged when `root` is not a folder here (a
+/// teammate's transcript) or nothing on its way is a link.
+fn follow_links(root: &str, relative: &str) -> String {
+    use std::path::Path;
+    let Ok(real_root) = std::fs::canonicalize(root) else {
+        return relative.to_owned();
+    };
+    // The deepest part of the path that exists, followed; the rest appended as it is.
+    let mut existing = Path::new(root).join(relative);
+    let mut rest = Vec::new();
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            break real;
+        }
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(up)) => {
+                rest.push(name.to_string_lossy().into_owned());
+                existing = up.to_owned();
+            }
+            _ => return relative.to_owned(),
+        }
+    };
+    let rest = rest.iter().rev().map(String::as_str);
+    match real.strip_prefix(&real_root) {
+        Ok(inner) => {
+            let inner = inner.to_string_lossy();
+            let parts = inner.split('/').filter(|p| !p.is_empty()).chain(rest);
+            parts.collect::<Vec<_>>().join("/")
+        }
+        Err(_) => {
+            let real = real.to_string_lossy().into_owned();
+            std::iter::once(real.as_str())
+                .chain(rest)
+                .collect::<Vec<_>>()
+                .join("/")
+        }
     }
 }
 
@@ -208,6 +260,40 @@ mod tests {
     fn roots<'a>(worktrees: &[&str], files: &'a [&'a str]) -> Roots<'a> {
         let worktrees: Vec<PathBuf> = worktrees.iter().map(PathBuf::from).collect();
         Roots::new(&worktrees, move |p| files.contains(&p))
+    }
+
+    #[test]
+    fn links_inside_the_folder_are_followed_and_outside_paths_are_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("secrets")).unwrap();
+        std::os::unix::fs::symlink("secrets", root.join("vault")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
+        let root = root.to_str().unwrap();
+        assert_eq!(follow_links(root, "vault/prod.txt"), "secrets/prod.txt");
+        assert_eq!(follow_links(root, "vault"), "secrets");
+        assert_eq!(follow_links(root, "src/new.rs"), "src/new.rs");
+        let out = follow_links(root, "out/x.txt");
+        assert!(is_absolute(&out) && out.ends_with("/x.txt"), "{out}");
+        assert_eq!(follow_links("/no/such/folder", "vault/x"), "vault/x");
+        let roots = Roots::new(&[PathBuf::from(root)], |_| false);
+        let relative = |path: &str| roots.relative(Some(root), root, path);
+        assert_eq!(
+            relative(&format!("{root}/sub/../vault//prod.txt")),
+            "secrets/prod.txt"
+        );
+        assert_eq!(relative("sub/../vault/prod.txt"), "secrets/prod.txt");
+        for (path, inside) in [
+            ("src/a.rs", true),
+            ("../x", false),
+            ("..", false),
+            ("/etc/passwd", false),
+            ("C:/x", false),
+            ("..a/b", true),
+        ] {
+            assert_eq!(inside_repository(path), inside, "{path}");
+        }
+        assert!(!inside_repository(&relative("../../../root/.ssh/config")));
     }
 
     #[test]

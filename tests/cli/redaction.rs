@@ -570,3 +570,54 @@ fn untrusted_environment_dumps_keep_no_random_value() {
         "the ordinary values stay"
     );
 }
+
+/// Paths are normalised before anything is decided about them: `..`, `.`, `//` and links
+/// inside the repository cannot get around an exclusion, and what a session read or wrote
+/// outside the repository is not recorded at all (docs/security.md).
+#[test]
+fn untrusted_dot_dot_and_links_do_not_get_around_exclusions_and_outside_files_are_not_recorded() {
+    let repo = TestRepo::new();
+    let commit = repo.commit("app.py", "print(1)\n", "feat: the app");
+    fs::create_dir_all(repo.root.join("sub")).unwrap();
+    fs::create_dir_all(repo.root.join("secrets")).unwrap();
+    fs::write(repo.root.join("secrets/prod.txt"), "key: amber-moth-7777\n").unwrap();
+    std::os::unix::fs::symlink("secrets", repo.root.join("vault")).unwrap();
+    let root = repo.root.to_str().unwrap();
+    let lines = [
+        prompt("p1", "Wire the production token", AT),
+        tool("m1", "r1", "Read", json!({"file_path": format!("{root}/sub/../secrets/prod.txt")})),
+        bash_result("r1", "     1→token: teal-otter-8812\n", AT),
+        tool("m2", "b1", "Bash", json!({"command": "cat sub/../secrets//prod.txt"})),
+        bash_result("b1", "pass: violet-crab-1234\n", AT),
+        tool("m3", "r2", "Read", json!({"file_path": format!("{root}/./vault/prod.txt")})),
+        bash_result("r2", "     1→key: amber-moth-7777\n", AT),
+        tool("m4", "r3", "Read", json!({"file_path": format!("{root}/../../../root/.ssh/config")})),
+        bash_result("r3", "     1→Host prod-bastion-9\n", AT),
+        tool("m5", "w1", "Write", json!({"file_path": "/tmp/elsewhere-notes.txt", "content": "x\n"})),
+        bash_result("w1", "ok", AT),
+        text("m6", "I'll use teal-otter-8812 with violet-crab-1234 and amber-moth-7777 instead of a new token, because rotating logs everyone out."),
+        tool("c1", "commit1", "Bash", json!({"command": "git commit -am 'feat: the app'"})),
+        bash_result("commit1", &format!("[main {}] feat: the app\n 1 file changed", &commit[..7]), AT),
+    ]
+    .concat();
+    let dir = repo.project_dir();
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("s-link.jsonl"), lines).unwrap();
+    repo.json(&["extract"]);
+    let kept = everything_kept(&repo);
+    assert!(
+        kept.contains("instead of a new token"),
+        "the decision is kept"
+    );
+    for seen in ["teal-otter-8812", "violet-crab-1234", "amber-moth-7777"] {
+        assert!(!kept.contains(seen), "{seen} is kept somewhere");
+    }
+    for outside in [".ssh/config", "elsewhere-notes.txt"] {
+        let at = kept.find(outside).unwrap_or(0);
+        assert!(
+            !kept.contains(outside),
+            "{outside}, outside the repository, is recorded: {}",
+            &kept[at.saturating_sub(300)..(at + 100).min(kept.len())]
+        );
+    }
+}
