@@ -17,6 +17,7 @@ mod install;
 mod link;
 mod load;
 mod notes;
+mod ownership;
 mod pager;
 mod query;
 mod races;
