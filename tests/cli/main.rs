@@ -25,4 +25,5 @@ mod redaction;
 mod repo;
 mod review;
 mod scenario;
+mod shapes;
 mod why;
