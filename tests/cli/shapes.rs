@@ -54,3 +54,74 @@ fn sha256_repositories_are_read_and_written_as_git_does() {
     let log = repo.ok(&["log"]);
     assert!(log.contains(&with_reasoning[..7]), "{log}");
 }
+
+/// A shallow clone of a repository whose last commit has reasoning: that commit is the
+/// boundary, its parent not there. git shows it as a root commit (its whole tree added) and
+/// `git blame` gives it every line (`^`, the boundary): so do `show` and `why`.
+#[test]
+fn in_a_shallow_clone_the_boundary_commit_is_a_root_as_for_git() {
+    let origin = TestRepo::new();
+    origin.commit("README.md", "hello\n", "base");
+    origin.commit("cache.py", "a\nb\n", "first cache");
+    let with_reasoning = origin.commit("cache.py", "a\nb\nc\nd\n", "feat: TTL cache");
+    let transcript = crate::graph::session(
+        &origin,
+        "s-link",
+        0,
+        "Add a cache",
+        "I'll go with a TTL map instead of an LRU because entries expire by time.",
+        &with_reasoning,
+    );
+    origin.extract(&transcript);
+
+    let shallow = origin.clone_with(&["--depth", "1"]);
+    shallow.git(&[
+        "fetch",
+        "-q",
+        "origin",
+        "refs/notes/agent-context:refs/notes/agent-context",
+    ]);
+    assert_eq!(shallow.git(&["rev-parse", "HEAD"]), with_reasoning);
+    assert_eq!(shallow.git(&["rev-list", "--count", "HEAD"]), "1");
+    // git blame: every line is the boundary commit's.
+    let blamed = shallow.git(&["blame", "-s", "cache.py"]);
+    assert!(
+        blamed
+            .lines()
+            .all(|l| l.starts_with(&format!("^{}", &with_reasoning[..7]))),
+        "{blamed}"
+    );
+
+    // show: the commit's whole tree as added, as `git show` shows it.
+    let git_show = shallow.git(&["show", "--stat=200", "--format=", "HEAD"]);
+    assert!(
+        git_show.contains("README.md") && git_show.contains("cache.py"),
+        "{git_show}"
+    );
+    let shown = shallow.json(&["show", "HEAD"]);
+    let files: Vec<&str> = shown["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{shown}"))
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["README.md", "cache.py"], "{shown}");
+    let text = shallow.ok(&["show", "HEAD"]);
+    assert!(text.contains("TTL map instead of an LRU"), "{text}");
+
+    // why: the boundary commit owns every line, with its note, by blame and by the index.
+    for how in ["--exact", "--fast"] {
+        let json = shallow.json(&["why", "cache.py", how]);
+        let commits = json["commits"].as_array().unwrap();
+        assert_eq!(commits.len(), 1, "{how}: {json}");
+        assert_eq!(commits[0]["commit"], with_reasoning.as_str());
+        assert_eq!(
+            commits[0]["lines"],
+            serde_json::json!([{"start": 1, "end": 4}]),
+            "{how}"
+        );
+        assert_eq!(json["unexplained_lines"], 0, "{how}");
+    }
+    let log = shallow.ok(&["log"]);
+    assert!(log.contains(&with_reasoning[..7]), "{log}");
+}
