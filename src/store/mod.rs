@@ -568,12 +568,13 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 /// Whether git works in `repo`: one owned by another user only when `safe.directory` allows
-/// it, as git's `ensure_valid_ownership` decides (git-config(1), safe.directory). gix checks
-/// the ownership, and the `safe.directory` of the system and global files, when it opens the
+/// it, as git's `ensure_valid_ownership` decides (git-config(1), safe.directory), or when
+/// `GIT_DIR` names it (git checks only the repositories it discovers). gix checks the
+/// ownership, and the `safe.directory` of the system and global files, when it opens the
 /// repository: an untrusted one is opened with reduced trust. `git -c safe.directory=…`, read
 /// after the files as git reads it, is checked here.
 fn trusted(repo: &gix::Repository) -> bool {
-    if repo.git_dir_trust() == gix::sec::Trust::Full {
+    if repo.git_dir_trust() == gix::sec::Trust::Full || std::env::var_os("GIT_DIR").is_some() {
         return true;
     }
     let Some(params) = std::env::var_os("GIT_CONFIG_PARAMETERS") else {

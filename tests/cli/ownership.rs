@@ -167,6 +167,13 @@ fn safe_directory_in_the_users_configuration_lets_us_in() {
     let out = asked(repo, "session-3", &[("GIT_CONFIG_PARAMETERS", &params)]);
     assert!(hook_answer("UserPromptSubmit", &out).is_some());
 
+    // A repository named by GIT_DIR is the user's choice: git does not check its owner.
+    let git_dir = repo.root.join(".git");
+    let vars = [("GIT_DIR", git_dir.to_str().unwrap())];
+    assert!(git(repo, &["status"], &vars).status.success());
+    let out = repo.run_with_input(&repo.root, &["status"], b"", &vars);
+    assert!(out.status.success(), "{}", stderr(&out));
+
     // The user's global configuration.
     let global = repo.home.join(".gitconfig");
     fs::write(&global, format!("[safe]\n\tdirectory = {root}\n")).unwrap();
