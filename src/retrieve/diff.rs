@@ -82,7 +82,7 @@ impl Hunk {
 }
 
 /// The tree of `commit` and that of its first parent (`None` for a root commit, or one on a
-/// shallow clone's boundary: [`crate::store::history::parents`]).
+/// shallow clone's boundary, whose parents are not here: git takes it for a root).
 pub fn with_parent(
     repo: &gix::Repository,
     commit: ObjectId,
