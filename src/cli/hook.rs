@@ -13,8 +13,10 @@
 //! nothing. The events of an answer are recorded as given to the session only once the answer
 //! is written. What a hook did, or why it failed, goes to `$GIT_DIR/agent-context/log`; a failure
 //! also gives one line on stderr, the error with its causes. Outside a git repository it does
-//! nothing; a repository it cannot open (a bad configuration, a `.git/config` git cannot parse)
-//! is a failure like any other.
+//! nothing, and in one owned by another user that `safe.directory` does not allow (where git
+//! refuses to work) it does nothing and logs nothing, the log being in that repository; a
+//! repository it cannot open (a bad configuration, a `.git/config` git cannot parse) is a
+//! failure like any other.
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -127,6 +129,9 @@ fn open(here: &Path, what: &str) -> Option<Store> {
         Ok(store) => Some(store.with_patience(PATIENCE)),
         // In no repository, as for git (a linked worktree whose repository is gone).
         Err(store::Error::NotARepository { .. } | store::Error::BrokenGitLink { .. }) => None,
+        // Another user's repository that git refuses to work in: nothing is read from it or
+        // written to it, not even the log, which is in it.
+        Err(store::Error::DubiousOwnership { .. }) => None,
         Err(e) => {
             let why = reason(&e);
             say(what, &why);

@@ -158,6 +158,9 @@ fn report(e: anyhow::Error, code: u8) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     eprintln!("error: {e:#}");
+    if let Some(hint) = hint(&e) {
+        eprintln!("{hint}");
+    }
     ExitCode::from(code)
 }
 
@@ -188,11 +191,24 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
     }
 }
 
+/// What to do about an error, in git's words, when there is something to do.
+fn hint(e: &anyhow::Error) -> Option<String> {
+    e.chain()
+        .find_map(|c| match c.downcast_ref::<store::Error>() {
+            Some(store::Error::DubiousOwnership { path }) => Some(format!(
+                "To add an exception for this directory, call:\n\n\tgit config --global --add safe.directory {}",
+                path.display()
+            )),
+            _ => None,
+        })
+}
+
 /// The store of the repository at `cwd`; not being in a repository is a usage error.
 fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
     Store::discover(cwd).map_err(|e| match e {
         store::Error::NotARepository { .. }
         | store::Error::BrokenGitLink { .. }
+        | store::Error::DubiousOwnership { .. }
         | store::Error::Open { .. }
         | store::Error::Reftable { .. }
         | store::Error::Config(_) => Failure::Usage(e.into()),

@@ -7,14 +7,14 @@
 //! [`pager_command`] read the process's environment and the repository's config.
 //!
 //! gix does not read `GIT_CONFIG_PARAMETERS`, where git puts `git -c key=value`: it is parsed
-//! here, and wins over the config files as it does in git.
+//! by [`parameters`], and wins over the config files as it does in git.
 
 use std::ffi::OsStr;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::{Command, Stdio};
 
 use super::{CmdResult, Failure};
-use crate::store::Store;
+use crate::store::{Store, parameters};
 
 /// --color=<when>
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -128,7 +128,7 @@ fn pager_in_use(value: Option<&OsStr>) -> bool {
 /// `key`'s value as git would see it: `git -c` first, then the config files.
 fn config_string(repo: &gix::Repository, params: Option<&str>, key: &str) -> Option<String> {
     params
-        .and_then(|params| config_parameter(params, key))
+        .and_then(|params| parameters::last(params, key))
         .or_else(|| {
             repo.config_snapshot()
                 .string(key)
@@ -209,97 +209,6 @@ fn choose_pager(
     // The first one set wins even when empty: `GIT_PAGER=` turns paging off, as in git.
     let command = git_pager.or(core_pager).or(pager).unwrap_or("less").trim();
     (!command.is_empty() && command != "cat").then(|| command.to_owned())
-}
-
-/// The last value `GIT_CONFIG_PARAMETERS` gives `key`, matching section and name without
-/// regard to case. A key given without a value (`git -c color.ui`) is skipped, as gix skips
-/// one in a config file; a malformed variable is ignored as a whole.
-fn config_parameter(params: &str, key: &str) -> Option<String> {
-    parse_parameters(params)?
-        .into_iter()
-        .filter(|(name, _)| same_key(name, key))
-        .filter_map(|(_, value)| value)
-        .next_back()
-}
-
-/// The `key`, `value` pairs of `GIT_CONFIG_PARAMETERS`, as git's `parse_config_env_list` reads
-/// them: space-separated items, each `'key=value'` (older git) or `'key'='value'` (git 2.31
-/// and later, which also writes `'key'=` for a key without a value).
-fn parse_parameters(params: &str) -> Option<Vec<(String, Option<String>)>> {
-    let mut entries = Vec::new();
-    let mut rest = params.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    while !rest.is_empty() {
-        let (item, after) = sq_dequote_step(rest)?;
-        let ends_item = |s: &str| s.is_empty() || s.starts_with(|c: char| c.is_ascii_whitespace());
-        let after = if ends_item(after) {
-            entries.push(match item.split_once('=') {
-                Some((key, value)) => (key.trim().to_owned(), Some(value.to_owned())),
-                None => (item.trim().to_owned(), None),
-            });
-            after
-        } else {
-            let after = after.strip_prefix('=')?;
-            if after.starts_with('\'') {
-                let (value, after) = sq_dequote_step(after)?;
-                if !ends_item(after) {
-                    return None;
-                }
-                entries.push((item, Some(value)));
-                after
-            } else if ends_item(after) {
-                entries.push((item, None));
-                after
-            } else {
-                return None;
-            }
-        };
-        rest = after.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    }
-    Some(entries)
-}
-
-/// One single-quoted word at the start of `s`, and what follows it. git quotes `'` and `!` by
-/// leaving the quotes for a backslashed character: `it's` is written `'it'\''s'`.
-fn sq_dequote_step(s: &str) -> Option<(String, &str)> {
-    let mut rest = s.strip_prefix('\'')?;
-    let mut word = String::new();
-    loop {
-        let end = rest.find('\'')?;
-        word.push_str(&rest[..end]);
-        rest = &rest[end + 1..];
-        let escaped = rest
-            .strip_prefix("\\'\'")
-            .map(|r| ('\'', r))
-            .or_else(|| rest.strip_prefix("\\!'").map(|r| ('!', r)));
-        match escaped {
-            Some((c, after)) => {
-                word.push(c);
-                rest = after;
-            }
-            None => return Some((word, rest)),
-        }
-    }
-}
-
-/// Whether two config keys name the same variable: section and name are case-insensitive, a
-/// subsection (`remote.Origin.url`) is not.
-fn same_key(a: &str, b: &str) -> bool {
-    match (split_key(a), split_key(b)) {
-        (Some((section_a, sub_a, name_a)), Some((section_b, sub_b, name_b))) => {
-            section_a.eq_ignore_ascii_case(section_b)
-                && sub_a == sub_b
-                && name_a.eq_ignore_ascii_case(name_b)
-        }
-        _ => false,
-    }
-}
-
-fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
-    let (section, rest) = key.split_once('.')?;
-    Some(match rest.rsplit_once('.') {
-        Some((subsection, name)) => (section, Some(subsection), name),
-        None => (section, None, rest),
-    })
 }
 
 #[cfg(test)]
@@ -457,78 +366,6 @@ mod tests {
         assert!(!pager_in_use(None));
     }
 
-    #[test]
-    fn config_parameters_old_form() {
-        let params = "'color.ui=never' 'core.pager=less -S'";
-        assert_eq!(
-            config_parameter(params, "color.ui").as_deref(),
-            Some("never")
-        );
-        assert_eq!(
-            config_parameter(params, "core.pager").as_deref(),
-            Some("less -S")
-        );
-        assert_eq!(config_parameter(params, "core.editor"), None);
-        // The value keeps any further `=`.
-        assert_eq!(
-            config_parameter("'core.pager=LESS=S less'", "core.pager").as_deref(),
-            Some("LESS=S less")
-        );
-    }
-
-    #[test]
-    fn config_parameters_new_form_and_escapes() {
-        let params =
-            r"'alias.env'=''\!'printenv' 'color.ui'='never' 'x.y'='it'\''s a '\!'t' 'core.bare'=";
-        assert_eq!(
-            config_parameter(params, "color.ui").as_deref(),
-            Some("never")
-        );
-        assert_eq!(
-            config_parameter(params, "x.y").as_deref(),
-            Some("it's a !t")
-        );
-        assert_eq!(
-            config_parameter(params, "alias.env").as_deref(),
-            Some("!printenv")
-        );
-        assert_eq!(config_parameter(params, "core.bare"), None);
-    }
-
-    #[test]
-    fn config_parameters_last_wins_and_keys_ignore_case() {
-        let params = "'color.ui=always' 'COLOR.UI'='never' 'Color.Ui'";
-        assert_eq!(
-            config_parameter(params, "color.ui").as_deref(),
-            Some("never")
-        );
-        assert_eq!(
-            config_parameter(params, "Color.UI").as_deref(),
-            Some("never")
-        );
-        // A subsection keeps its case.
-        let params = "'remote.Origin.url=a'";
-        assert_eq!(
-            config_parameter(params, "REMOTE.Origin.URL").as_deref(),
-            Some("a")
-        );
-        assert_eq!(config_parameter(params, "remote.origin.url"), None);
-    }
-
-    #[test]
-    fn malformed_config_parameters_are_ignored() {
-        for params in [
-            "color.ui=never",
-            "'color.ui=never",
-            "'color.ui'='never'x",
-            "'color.ui'=never",
-            "'color.ui'x",
-        ] {
-            assert_eq!(config_parameter(params, "color.ui"), None, "{params}");
-        }
-        assert_eq!(config_parameter("", "color.ui"), None);
-    }
-
     fn git(dir: &Path, args: &[&str]) -> process::Output {
         let output = process::Command::new("git")
             .args(args)
@@ -539,35 +376,6 @@ mod tests {
             .unwrap();
         assert!(output.status.success(), "git {args:?}: {output:?}");
         output
-    }
-
-    #[test]
-    fn config_parameters_as_git_writes_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let output = git(
-            dir.path(),
-            &[
-                "-c",
-                "alias.params=!printenv GIT_CONFIG_PARAMETERS",
-                "-c",
-                "color.ui=always",
-                "-c",
-                "Color.UI=never",
-                "-c",
-                "core.pager=less -S 'it'\\''s' \"!x\"",
-                "params",
-            ],
-        );
-        let params = String::from_utf8(output.stdout).unwrap();
-        let params = params.trim_end_matches('\n');
-        assert_eq!(
-            config_parameter(params, "color.ui").as_deref(),
-            Some("never")
-        );
-        assert_eq!(
-            config_parameter(params, "core.pager").as_deref(),
-            Some("less -S 'it'\\''s' \"!x\"")
-        );
     }
 
     #[test]

@@ -81,7 +81,8 @@ impl Hunk {
     }
 }
 
-/// The tree of `commit` and that of its first parent (`None` for a root commit).
+/// The tree of `commit` and that of its first parent (`None` for a root commit, or one on a
+/// shallow clone's boundary, whose parents are not here: git takes it for a root).
 pub fn with_parent(
     repo: &gix::Repository,
     commit: ObjectId,
@@ -92,8 +93,8 @@ pub fn with_parent(
     let tree = c
         .tree()
         .map_err(git_error(format!("read the tree of {commit}")))?;
-    let parent = match c.parent_ids().next() {
-        Some(p) => Some(
+    let parent = match crate::store::history::parents(repo, &c).first() {
+        Some(&p) => Some(
             repo.find_commit(p)
                 .and_then(|p| p.tree())
                 .map_err(git_error(format!("read the parent of {commit}")))?,

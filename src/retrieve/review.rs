@@ -25,7 +25,7 @@ use crate::retrieve::index::lines::{LineHash, added_lines};
 use crate::retrieve::index::terms::terms;
 use crate::sanitise;
 use crate::store::graph::View;
-use crate::store::{self, Store, git_error, notes};
+use crate::store::{self, Store, git_error, history, notes};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -182,16 +182,15 @@ pub struct LogEntry {
     pub reasons: Vec<Reason>,
 }
 
-/// `show <rev>`: the commit against its first parent (the empty tree for a root commit).
+/// `show <rev>`: the commit against its first parent (the empty tree for a root commit, or
+/// one on a shallow clone's boundary, as `git show` shows it).
 pub fn show(store: &Store, rev: &str) -> Result<Review, Error> {
     let repo = store.repo();
     let commit = resolve(&repo, rev)?;
-    let base = repo
+    let c = repo
         .find_commit(commit)
-        .map_err(git_error(format!("read commit {commit}")))?
-        .parent_ids()
-        .next()
-        .map(|p| p.detach());
+        .map_err(git_error(format!("read commit {commit}")))?;
+    let base = history::parents(&repo, &c).first().copied();
     build(&repo, rev, base, commit, vec![commit])
 }
 
@@ -408,7 +407,10 @@ fn commit_info(repo: &gix::Repository, commit: ObjectId) -> Result<CommitInfo, E
     Ok(CommitInfo {
         id: commit.to_string(),
         short: short(&commit),
-        parents: c.parent_ids().map(|p| p.to_string()).collect(),
+        parents: history::parents(repo, &c)
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
         author: format!("{} <{}>", author.name, author.email),
         date: time.format_or_unix(gix::date::time::format::DEFAULT),
         timestamp: rfc3339(time.seconds),

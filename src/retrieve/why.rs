@@ -233,9 +233,8 @@ fn blamed(
         since,
         ..Default::default()
     };
-    let outcome = repo
-        .blame_file(path.into(), head, options)
-        .map_err(store::git_error(format!("blame {path}")))?;
+    let outcome =
+        blame(repo, head, path, options).map_err(store::git_error(format!("blame {path}")))?;
     let mut by_commit: BTreeMap<ObjectId, Vec<Lines>> = BTreeMap::new();
     for e in &outcome.entries {
         let first = e.start_in_blamed_file + 1;
@@ -245,6 +244,39 @@ fn blamed(
         });
     }
     Ok(by_commit)
+}
+
+/// gix's blame of `path` from `head`. In a shallow clone the walk stops at the boundary, whose
+/// commits own every line they reach, as `git blame` gives them (marked `^`): the boundary
+/// commits are read without their parents ([`history::Grafted`]), and the commit-graph, which
+/// git does not write for a shallow clone, is not used.
+fn blame(
+    repo: &gix::Repository,
+    head: ObjectId,
+    path: &str,
+    options: gix::repository::blame_file::Options,
+) -> gix::Result<gix::blame::Outcome> {
+    let Some(boundary) = repo.shallow_commits()? else {
+        return repo.blame_file(path.into(), head, options);
+    };
+    let options = gix::blame::Options {
+        diff_algorithm: match options.diff_algorithm {
+            Some(algorithm) => algorithm,
+            None => repo.diff_algorithm()?,
+        },
+        ranges: options.ranges,
+        since: options.since,
+        rewrites: options.rewrites,
+        debug_track_path: false,
+    };
+    gix::blame::file(
+        history::Grafted::new(repo, boundary.iter().copied().collect()),
+        gix::blame::Start::Commit(head),
+        None,
+        &mut repo.diff_resource_cache_for_tree_diff()?,
+        path.into(),
+        options,
+    )
 }
 
 /// The lines `start..=end` of `path` at HEAD (`head` holds them) by the annotated commit that

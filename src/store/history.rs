@@ -1,9 +1,26 @@
 //! Walking commit history back in time, bounded: the ancestry that linking (commits made during
-//! a session) and the graph (which work built on which) need.
+//! a session) and the graph (which work built on which) need. A commit whose parents are not
+//! here (a shallow clone's boundary) ends the walk along its line, as in git.
 
 use std::collections::HashSet;
 
 use gix::ObjectId;
+
+/// The parents of `commit` as git sees them: none for a commit on a shallow clone's boundary
+/// (listed in `$GIT_DIR/shallow`), whose parents are not in the repository, which git takes
+/// for a root commit (`git show` diffs it against the empty tree, `git blame` gives it every
+/// line it reaches).
+pub(crate) fn parents(repo: &gix::Repository, commit: &gix::Commit<'_>) -> Vec<ObjectId> {
+    let boundary = repo
+        .shallow_commits()
+        .ok()
+        .flatten()
+        .is_some_and(|shallow| shallow.contains(&commit.id));
+    if boundary {
+        return Vec::new();
+    }
+    commit.parent_ids().map(|p| p.detach()).collect()
+}
 
 /// `from` and the commits it descends from that were made at `since` or later, each with its
 /// commit time; at most `max` commits are visited. Commits whose time is earlier end the walk
@@ -135,4 +152,66 @@ fn walk_refs(repo: &gix::Repository, since: i64, most: usize) -> (Vec<Recent>, b
         }
     }
     (out, true)
+}
+
+/// The repository's objects as a history walk in a shallow clone must see them: the commits of
+/// the boundary read without their `parent` lines, which name commits that are not here (what
+/// git's shallow grafts do). Given to gix's blame, which would otherwise fail on the first
+/// missing parent.
+pub(crate) struct Grafted<'a> {
+    objects: &'a gix::OdbHandle,
+    boundary: Vec<ObjectId>,
+}
+
+impl<'a> Grafted<'a> {
+    pub(crate) fn new(repo: &'a gix::Repository, boundary: Vec<ObjectId>) -> Grafted<'a> {
+        Grafted {
+            objects: &repo.objects,
+            boundary,
+        }
+    }
+}
+
+impl gix::objs::Find for Grafted<'_> {
+    fn try_find<'b>(
+        &self,
+        id: &gix::oid,
+        buffer: &'b mut Vec<u8>,
+    ) -> gix::Result<Option<gix::objs::Data<'b>>> {
+        if !self.boundary.iter().any(|b| b.as_ref() == id) {
+            return self.objects.try_find(id, buffer);
+        }
+        let mut found = Vec::new();
+        let Some(data) = self.objects.try_find(id, &mut found)? else {
+            return Ok(None);
+        };
+        let (kind, object_hash, text) = (data.kind, data.object_hash, data.data);
+        buffer.clear();
+        if kind == gix::objs::Kind::Commit {
+            // The header ends at the first empty line; the message after it is kept as it is.
+            let header_end = text
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map_or(text.len(), |at| at + 1);
+            for line in text[..header_end].split_inclusive(|b| *b == b'\n') {
+                if !line.starts_with(b"parent ") {
+                    buffer.extend_from_slice(line);
+                }
+            }
+            buffer.extend_from_slice(&text[header_end..]);
+        } else {
+            buffer.extend_from_slice(text);
+        }
+        Ok(Some(gix::objs::Data {
+            kind,
+            object_hash,
+            data: buffer,
+        }))
+    }
+}
+
+impl gix::objs::FindHeader for Grafted<'_> {
+    fn try_header(&self, id: &gix::oid) -> gix::Result<Option<gix::objs::Header>> {
+        self.objects.try_header(id)
+    }
 }

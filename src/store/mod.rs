@@ -11,6 +11,7 @@ pub(crate) mod history;
 pub mod link;
 pub mod log;
 pub mod notes;
+pub mod parameters;
 pub mod pending;
 pub mod sessions;
 pub mod state;
@@ -36,6 +37,10 @@ pub enum Error {
     /// A `.git` git stops at that names no repository, inside a repository gix went on to.
     #[error("{} names {target}, which is not a git repository", dot_git.display())]
     BrokenGitLink { dot_git: PathBuf, target: String },
+    /// A repository owned by another user, which `safe.directory` does not allow: git refuses
+    /// to work in it, and so do we (its configuration and files are someone else's).
+    #[error("detected dubious ownership in repository at '{}'", path.display())]
+    DubiousOwnership { path: PathBuf },
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
     #[error(
@@ -177,6 +182,11 @@ impl Store {
                 }
             }
         })?;
+        if !trusted(&repo) {
+            return Err(Error::DubiousOwnership {
+                path: owned_path(&repo),
+            });
+        }
         if std::env::var_os("GIT_DIR").is_none()
             && let Some(dot_git) = broken_git_link(path, &repo)
         {
@@ -218,13 +228,16 @@ impl Store {
     /// logs why. `None` outside a repository, or when there is no store yet.
     pub fn existing_dir(path: &Path) -> Option<PathBuf> {
         let dir = match gix::discover_with_environment_overrides(path) {
-            Ok(repo) => absolute(repo.common_dir()).join(DIR),
+            Ok(repo) if trusted(&repo) => absolute(repo.common_dir()).join(DIR),
+            Ok(_) => return None,
             // A repository gix cannot open (its `.git/config` is bad, say): the usual layout,
-            // looked for by hand.
+            // looked for by hand, in a repository of ours.
             Err(_) => path
                 .ancestors()
-                .map(|p| p.join(".git").join(DIR))
-                .find(|d| d.is_dir())?,
+                .map(|p| p.join(".git"))
+                .find(|d| d.join(DIR).is_dir())
+                .filter(|d| gix::sec::identity::is_path_owned_by_current_user(d).unwrap_or(false))?
+                .join(DIR),
         };
         Some(dir).filter(|dir| dir.is_dir())
     }
@@ -552,6 +565,59 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Whether git works in `repo`: one owned by another user only when `safe.directory` allows
+/// it, as git's `ensure_valid_ownership` decides (git-config(1), safe.directory), or when
+/// `GIT_DIR` names it (git checks only the repositories it discovers). gix checks the
+/// ownership, and the `safe.directory` of the system and global files, when it opens the
+/// repository: an untrusted one is opened with reduced trust. `git -c safe.directory=…`, read
+/// after the files as git reads it, is checked here.
+fn trusted(repo: &gix::Repository) -> bool {
+    if repo.git_dir_trust() == gix::sec::Trust::Full || std::env::var_os("GIT_DIR").is_some() {
+        return true;
+    }
+    let Some(params) = std::env::var_os("GIT_CONFIG_PARAMETERS") else {
+        return false;
+    };
+    let path = owned_path(repo);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut safe = false;
+    for value in parameters::all(&params.to_string_lossy(), "safe.directory") {
+        let value = value.unwrap_or_default();
+        match value.as_str() {
+            "" => safe = false,
+            "*" => safe = true,
+            _ => safe |= allows(&value, &path, home.as_deref()),
+        }
+    }
+    safe
+}
+
+/// Whether the `safe.directory` entry `value` names `path` (a real path): the same real path,
+/// or a folder above it when the entry ends in `/*`. `~/` is the home folder; a relative entry
+/// other than `.` allows nothing.
+fn allows(value: &str, path: &Path, home: Option<&Path>) -> bool {
+    let entry = match (value.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(value),
+    };
+    if !entry.is_absolute() && value != "." {
+        return false;
+    }
+    match value.strip_suffix("/*") {
+        Some(_) => entry
+            .parent()
+            .and_then(|folder| fs::canonicalize(folder).ok())
+            .is_some_and(|folder| path != folder && path.starts_with(folder)),
+        None => fs::canonicalize(&entry).is_ok_and(|entry| entry == path),
+    }
+}
+
+/// The folder whose ownership git checks, and names when it refuses: the working tree, or the
+/// git directory of a bare repository.
+fn owned_path(repo: &gix::Repository) -> PathBuf {
+    absolute(repo.workdir().unwrap_or(repo.git_dir()))
 }
 
 fn absolute(path: &Path) -> PathBuf {

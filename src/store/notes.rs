@@ -23,10 +23,14 @@ const ATTEMPTS: usize = 100;
 
 /// The commit of this repository that a full or abbreviated hex id names, if exactly one.
 pub(crate) fn resolve_commit(repo: &gix::Repository, hex: &str) -> Option<ObjectId> {
-    let id = if hex.len() == repo.object_hash().len_in_hex() {
+    let width = repo.object_hash().len_in_hex();
+    let id = if hex.len() == width {
         ObjectId::from_hex(hex.as_bytes()).ok()?
     } else {
-        let prefix = gix::hash::Prefix::from_hex(hex).ok()?;
+        // A prefix of the repository's kind of id: `Prefix::from_hex` takes a short one for
+        // SHA-1, which a SHA-256 repository's objects never match.
+        let padded = ObjectId::from_hex(format!("{hex:0<width$}").as_bytes()).ok()?;
+        let prefix = gix::hash::Prefix::new(&padded, hex.len()).ok()?;
         repo.objects.lookup_prefix(prefix, None).ok()??.ok()?
     };
     repo.find_commit(id).ok().map(|c| c.id)

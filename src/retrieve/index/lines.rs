@@ -85,10 +85,11 @@ pub struct Added {
 /// parent, as git's blame sees it: what it brought in from a parent is that parent's.
 pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<Added>> {
     let (tree, parent_tree) = crate::retrieve::diff::with_parent(repo, commit)?;
-    let other_parents: Vec<gix::Tree<'_>> = repo
+    let c = repo
         .find_commit(commit)
-        .map_err(git_error(format!("read commit {commit}")))?
-        .parent_ids()
+        .map_err(git_error(format!("read commit {commit}")))?;
+    let other_parents: Vec<gix::Tree<'_>> = crate::store::history::parents(repo, &c)
+        .into_iter()
         .skip(1)
         .map(|p| {
             repo.find_commit(p)
