@@ -76,7 +76,7 @@ pub fn line(raw: &str) -> String {
     text(raw).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A recorded field on one line, as quoted data for an agent: [`line`], and what could pass for
+/// A recorded field on one line, as quoted data for an agent: [`line()`], and what could pass for
 /// the frame around it neutralised — tags
 /// that close or open a section of the model's context (`</system-reminder>`, `<user-prompt>`),
 /// turn markers (`Human:`, `Assistant:`) and Markdown block syntax at its start (a heading, a

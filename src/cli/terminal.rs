@@ -214,9 +214,9 @@ fn choose_pager(
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-    use std::process;
 
     use super::*;
+    use crate::store::parameters::tests::git;
 
     fn os(s: &str) -> Option<&OsStr> {
         Some(OsStr::new(s))
@@ -364,18 +364,6 @@ mod tests {
         assert!(!pager_in_use(os("false")));
         assert!(!pager_in_use(os("0")));
         assert!(!pager_in_use(None));
-    }
-
-    fn git(dir: &Path, args: &[&str]) -> process::Output {
-        let output = process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-        output
     }
 
     #[test]

@@ -102,7 +102,7 @@ fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::path::Path;
     use std::process;
 
@@ -156,7 +156,8 @@ mod tests {
         assert_eq!(last("", "color.ui"), None);
     }
 
-    fn git(dir: &Path, args: &[&str]) -> process::Output {
+    /// Run git in `dir` without the user's or the system's configuration.
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> process::Output {
         let output = process::Command::new("git")
             .args(args)
             .current_dir(dir)
