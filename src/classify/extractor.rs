@@ -33,7 +33,7 @@ use crate::transcript::root::{self, Roots};
 /// Reasoning text kept per assistant message (thinking and text each).
 const GROUP_TEXT_MAX: usize = 64 * 1024;
 const PROMPT_MAX: usize = 500;
-const RATIONALE_MAX: usize = 1500;
+pub const RATIONALE_MAX: usize = 1500;
 const PLAN_MAX: usize = 4000;
 const CALLS_PER_TURN_MAX: usize = 512;
 /// Past this many calls a turn is split at the next message (see [`Extractor::split_turn`]).

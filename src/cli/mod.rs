@@ -12,6 +12,7 @@ mod install;
 mod log;
 mod query;
 mod rebuild;
+mod record;
 mod repair;
 mod review;
 mod show;
@@ -69,6 +70,9 @@ enum Command {
     Review(review::Args),
     /// Commits, one line each, with their decisions, rejections and trade-offs underneath.
     Log(log::Args),
+    /// Record a decision, rejection, trade-off or constraint in your own words: for the
+    /// session's next commit (inside a Claude Code session) or on a commit.
+    Record(record::Args),
     /// Make the decision graph (refs/agent-context) again from the notes.
     Rebuild(rebuild::Args),
     /// Carry the notes of commits no branch reaches any more (squash or rebase merges,
@@ -157,7 +161,9 @@ fn report(e: anyhow::Error, code: u8) -> ExitCode {
     }) {
         return ExitCode::SUCCESS;
     }
-    eprintln!("error: {e:#}");
+    // An error may quote what a repository holds (a configuration value, a path): no escape
+    // sequence of its reaches the terminal.
+    eprintln!("error: {}", crate::sanitise::text(&format!("{e:#}")));
     if let Some(hint) = hint(&e) {
         eprintln!("{hint}");
     }
@@ -182,6 +188,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Show(args) => show::run(&open(&cwd)?, args, out),
         Command::Review(args) => review::run(&open(&cwd)?, args, out),
         Command::Log(args) => log::run(&open(&cwd)?, &cwd, args, out),
+        Command::Record(args) => record::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Repair(args) => repair::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),

@@ -131,6 +131,10 @@ pub enum Origin {
     Tasks,
     ToolSequence,
     Commit,
+    /// Recorded by the agent itself (`record`, in its session).
+    Agent,
+    /// Recorded by a person (`record`, outside any session).
+    Human,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

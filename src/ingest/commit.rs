@@ -207,7 +207,7 @@ pub fn post_rewrite(store: &Store, pairs: &[(ObjectId, ObjectId)]) -> Result<usi
 
 /// The sessions of each batch's events, each with the commits they are on: what the graph
 /// must update once they are there.
-pub(super) fn sessions_of(
+pub(crate) fn sessions_of(
     batches: &[(ObjectId, Vec<Event>)],
 ) -> BTreeMap<String, BTreeSet<ObjectId>> {
     let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();

@@ -578,6 +578,9 @@ fn given(event: &Event, found_by: &BTreeSet<&'static str>) -> bool {
 
 /// How much a kind of event is worth giving: what was ruled out first (the cheapest mistake to
 /// repeat), then what was decided.
+/// How much more a recorded event weighs than an extracted one of the same kind and match.
+const RECORDED_WEIGHT: f64 = 2.0;
+
 fn kind_weight(kind: Kind) -> f64 {
     match kind {
         Kind::Rejection => 1.0,
@@ -725,6 +728,11 @@ fn evaluate(
         evaluated += 1;
         let liveness = g.liveness(commit, &event);
         let mut score = (c.keyword + c.file + c.graph) * kind_weight(event.kind);
+        // What the agent or a person recorded in their own words before what extraction read
+        // out of a session's text.
+        if matches!(event.origin, Origin::Agent | Origin::Human) {
+            score *= RECORDED_WEIGHT;
+        }
         if liveness == Liveness::Stale {
             score *= 0.3;
         }

@@ -322,7 +322,7 @@ fn resolve_range(repo: &gix::Repository, spec: &str) -> Result<Ends, Error> {
 
 /// The commit `rev` names (peeling tags). The suffixes that name a range rather than a commit
 /// are refused: gix reads `A^!` as `A`.
-fn resolve(repo: &gix::Repository, rev: &str) -> Result<ObjectId, Error> {
+pub(crate) fn resolve(repo: &gix::Repository, rev: &str) -> Result<ObjectId, Error> {
     if ["^!", "^@", "^-"].iter().any(|s| rev.contains(s)) {
         return Err(Error::Unsupported(rev.to_owned()));
     }

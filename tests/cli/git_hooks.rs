@@ -15,7 +15,7 @@ use crate::repo::TestRepo;
 const SESSION: &str = "s-link";
 
 /// A repository with one commit, `init` run and the git hooks installed.
-fn hooked_repo() -> TestRepo {
+pub fn hooked_repo() -> TestRepo {
     let repo = TestRepo::new();
     repo.commit("README.md", "hello\n", "first");
     repo.ok(&["init"]);
@@ -24,7 +24,12 @@ fn hooked_repo() -> TestRepo {
 }
 
 /// Write `content` as the transcript of `session` in the project folder of `dir`.
-fn transcript_in(repo: &TestRepo, dir: &Path, session: &str, content: &str) -> std::path::PathBuf {
+pub fn transcript_in(
+    repo: &TestRepo,
+    dir: &Path,
+    session: &str,
+    content: &str,
+) -> std::path::PathBuf {
     let folder = repo.project_dir_for(dir);
     fs::create_dir_all(&folder).unwrap();
     let path = folder.join(format!("{session}.jsonl"));
@@ -33,7 +38,7 @@ fn transcript_in(repo: &TestRepo, dir: &Path, session: &str, content: &str) -> s
 }
 
 /// Change `file` and commit it with git, as the session `session` (if any) would.
-fn commit_as(
+pub fn commit_as(
     repo: &TestRepo,
     dir: &Path,
     session: Option<&str>,

@@ -21,6 +21,7 @@ mod ownership;
 mod pager;
 mod query;
 mod races;
+mod record;
 mod redaction;
 mod repo;
 mod review;

@@ -1,0 +1,195 @@
+//! `record`: reasoning in the words of whoever made it. Inside a session it waits for the
+//! session's commit like extracted events; a person records on a commit at once. Either way it
+//! is redacted, and it ranks above what extraction read out of the session's text.
+
+use git_agent_context::event::{Event, Origin};
+use git_agent_context::store::notes;
+use serde_json::Value;
+
+use crate::claude_hooks::payload;
+use crate::git_hooks::{commit_as, hooked_repo, transcript_in};
+use crate::link::{cache_turn, store};
+use crate::repo::{TestRepo, hook_answer, stderr};
+use crate::scenario;
+
+const SESSION: &str = "s-link";
+
+fn note(repo: &TestRepo, commit: &str) -> Vec<Event> {
+    notes::read(&store(repo), commit).unwrap()
+}
+
+#[test]
+fn the_agent_records_in_its_session_and_the_record_goes_to_its_commit_first() {
+    let repo = hooked_repo();
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    let out = repo
+        .cmd_in(&repo.root)
+        .args([
+            "record",
+            "decision",
+            "Keep the TTL at five minutes; the token ghp_R4nd0mT0k3nV4lu3Xy9Wq2Lm8Np5Kj7Hg3Fd stays out",
+            "--rejected",
+            "no TTL: prices go stale",
+            "--because",
+            "prices change hourly and a stale price costs a refund",
+            "--files",
+            "cache.py",
+        ])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("recorded decision ")
+            && said.contains("(pending, for the session's next commit)"),
+        "{said}"
+    );
+    let pending = repo.pending();
+    let recorded: Vec<&Value> = pending.iter().filter(|e| e["origin"] == "agent").collect();
+    assert_eq!(recorded.len(), 1, "{pending:#?}");
+    assert_eq!(recorded[0]["session_id"], SESSION);
+
+    let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    let events = note(&repo, &head);
+    let recorded = events
+        .iter()
+        .find(|e| e.origin == Origin::Agent)
+        .expect("the record is in the note");
+    assert!(
+        recorded
+            .summary
+            .starts_with("Keep the TTL at five minutes; the token [REDACTED:"),
+        "{}",
+        recorded.summary
+    );
+    assert_eq!(recorded.alternatives, ["no TTL: prices go stale"]);
+    assert_eq!(recorded.files_affected, ["cache.py"]);
+    assert!(recorded.rationale.contains("a stale price costs a refund"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e.origin != Origin::Agent && e.summary.contains("TTL map")),
+        "the extracted decision too"
+    );
+    assert!(
+        !repo.pending().iter().any(|e| e["origin"] == "agent"),
+        "the record left the queue"
+    );
+
+    let why = repo.ok(&["why", "cache.py"]);
+    assert!(
+        why.contains("decision: Keep the TTL at five minutes"),
+        "{why}"
+    );
+    // About to change the file, the agent gets its own record first.
+    let cache = repo.root.join("cache.py");
+    let write = payload(
+        &repo,
+        "PreToolUse-Write",
+        &[(
+            "tool_input",
+            serde_json::json!({"file_path": cache.to_str().unwrap(), "content": "x"}),
+        )],
+    );
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "PreToolUse"],
+        write.to_string().as_bytes(),
+        &[],
+    );
+    let given = hook_answer("PreToolUse", &out).expect("notes on cache.py");
+    let (record, extracted) = (given.find("Keep the TTL at five"), given.find("TTL map"));
+    assert!(
+        record.is_some() && extracted.is_some() && record < extracted,
+        "{given}"
+    );
+}
+
+#[test]
+fn a_person_records_on_a_commit_once_whatever_the_form() {
+    let repo = TestRepo::new();
+    repo.commit("src/pay.rs", "fn pay() {}\n", "first");
+    let head = repo.commit("src/pay.rs", "fn pay() { retry() }\n", "pay: retry");
+    let sub = repo.root.join("src");
+    let out = repo
+        .cmd_in(&sub)
+        .args([
+            "record",
+            "rejection",
+            "Retrying card payments client-side",
+            "--because",
+            "a retry can charge twice",
+            "--files",
+            "pay.rs",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("(on commit {})", &head[..7])));
+    // The same as JSON on stdin: the same event, once.
+    let json = r#"{"what": "rejection", "text": "Retrying card payments client-side", "because": "a retry can charge twice", "files": ["src/pay.rs"]}"#;
+    let out = repo.run_with_input(
+        &repo.root,
+        &["record", "--stdin", "--json"],
+        json.as_bytes(),
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["event"]["origin"], "human");
+    let events = note(&repo, &head);
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(
+        (events[0].origin, events[0].files_affected.as_slice()),
+        (Origin::Human, &["src/pay.rs".to_owned()][..])
+    );
+    let log = repo.ok(&["log"]);
+    assert!(
+        log.contains("rejected: Retrying card payments client-side"),
+        "{log}"
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+
+    // Bad input: one line, exit 2, nothing recorded.
+    for (args, input) in [
+        (&["record", "--stdin"][..], "{\"what\": \"decision\""),
+        (
+            &["record", "--stdin"][..],
+            "{\"what\": \"decision\", \"text\": \"x\", \"colour\": 1}",
+        ),
+        (&["record", "decision", "  "][..], ""),
+        (&["record", "decision", "x", "--commit", "nope"][..], ""),
+        (
+            &["record", "decision", "x", "--files", "../outside.rs"][..],
+            "",
+        ),
+    ] {
+        let out = repo.run_with_input(&repo.root, args, input.as_bytes(), &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("error: ") && err.trim_end().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(note(&repo, &head).len(), 1);
+}
+
+#[test]
+fn a_new_session_is_told_it_can_record() {
+    let s = scenario::build();
+    let start = payload(&s.repo, "SessionStart-startup", &[]);
+    let out = s.repo.run_with_input(
+        &s.repo.root,
+        &["hook", "SessionStart"],
+        start.to_string().as_bytes(),
+        &[],
+    );
+    let brief = hook_answer("SessionStart", &out).expect("a brief");
+    let second = brief.lines().next().unwrap();
+    assert!(
+        second.contains("`git agent-context record decision \"<choice>\""),
+        "{brief}"
+    );
+}
