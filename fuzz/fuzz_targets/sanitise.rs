@@ -6,7 +6,7 @@
 //! JSON context for the template. Checked beyond "no panic":
 //! - `text` leaves no control character but newline and tab, no bidi override, and is stable
 //!   (sanitising its output changes nothing); `line` and `field` hold no newline, `field` no
-//!   closing tag (`</name…>`) and no turn marker starting a word (`Human:`);
+//!   `</` and no turn marker starting a word (`Human:`, `user：`);
 //! - a template renders within its fuel and output cap, and its output passes `text` unchanged.
 #![no_main]
 
@@ -19,17 +19,10 @@ use libfuzzer_sys::fuzz_target;
 
 static REDACTOR: LazyLock<Redactor> = LazyLock::new(Redactor::default);
 
-/// Whether `text` holds `</name…>`.
-fn closing_tag(text: &str) -> bool {
-    text.match_indices("</").any(|(at, _)| {
-        let rest = &text[at + 2..];
-        rest.starts_with(char::is_alphabetic) && rest.split('<').next().is_some_and(|r| r.contains('>'))
-    })
-}
 
 /// Whether `text` holds a turn marker: `Human:` and the like, starting a word.
 fn turn_marker(text: &str) -> bool {
-    ["human", "assistant", "system"].iter().any(|marker| {
+    ["human", "assistant", "system", "user"].iter().any(|marker| {
         text.char_indices().any(|(at, _)| {
             let before = text[..at].chars().next_back();
             let rest = &text[at..];
@@ -37,7 +30,7 @@ fn turn_marker(text: &str) -> bool {
                 && rest.len() > marker.len()
                 && rest.is_char_boundary(marker.len())
                 && rest[..marker.len()].eq_ignore_ascii_case(marker)
-                && rest[marker.len()..].trim_start_matches(' ').starts_with(':')
+                && rest[marker.len()..].trim_start_matches(' ').starts_with([':', '：'])
         })
     })
 }
@@ -59,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
     let line = sanitise::line(&raw);
     assert!(!line.contains(['\n', '\r']), "{line:?}");
     let field = sanitise::field(&raw);
-    assert!(!field.contains('\n') && !closing_tag(&field) && !turn_marker(&field), "{field:?}");
+    assert!(!field.contains('\n') && !field.contains("</") && !turn_marker(&field), "{field:?}");
 
     let context: serde_json::Value = serde_json::from_slice(rest).unwrap_or_default();
     let _ = sanitise::context(&context, Reader::Agent);

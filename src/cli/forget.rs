@@ -511,12 +511,12 @@ fn report(outcome: &Outcome<'_>, json: bool, out: &mut dyn Write) -> CmdResult {
         write!(
             out,
             "  {id}  {}  {}  {}",
-            e.session,
+            crate::sanitise::line(&e.session),
             places(e, true).join(","),
             e.kind
         )?;
         if dry_run {
-            write!(out, "  {}", e.summary)?;
+            write!(out, "  {}", crate::sanitise::line(&e.summary))?;
         }
         writeln!(out)?;
     }

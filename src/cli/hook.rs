@@ -118,6 +118,7 @@ impl From<String> for Failed {
 /// One line on stderr, `git-agent-context: hook <Event>: <why>`, whether or not stderr takes
 /// it (`eprintln!` would panic on a closed or full stderr).
 fn say(what: &str, why: &str) {
+    let why = crate::sanitise::line(why);
     let _ = writeln!(std::io::stderr(), "git-agent-context: {what}: {why}");
 }
 

@@ -28,7 +28,7 @@ pub fn append_in(dir: &Path, what: &str, message: &str) -> Result<()> {
     let line = format!(
         "{} {what}: {}\n",
         rfc3339(now_seconds()),
-        message.replace('\n', " ")
+        crate::sanitise::line(message)
     );
     let mut file = OpenOptions::new()
         .create(true)

@@ -77,6 +77,8 @@ impl<'a> Roots<'a> {
     pub fn relative(&self, root: Option<&str>, cwd: &str, path: &str) -> String {
         let cwd = clean(cwd);
         let cleaned = match clean(path) {
+            // The home folder, never inside the repository.
+            p if p.starts_with('~') => return p,
             p if is_absolute(&p) => p,
             p if is_absolute(&cwd) => clean(&format!("{cwd}/{p}")),
             p => return p,
@@ -105,7 +107,11 @@ pub fn relative_to(root: Option<&std::path::Path>, path: &str) -> String {
 /// repository: relative, and not climbing out of it. Files outside are never recorded
 /// (docs/security.md).
 pub fn inside_repository(path: &str) -> bool {
-    !path.is_empty() && !is_absolute(path) && path != ".." && !path.starts_with("../")
+    !path.is_empty()
+        && !is_absolute(path)
+        && !path.starts_with('~')
+        && path != ".."
+        && !path.starts_with("../")
 }
 
 /// `path` (cleaned up) made relative to `root` when inside it, the links on its way followed
@@ -290,10 +296,12 @@ mod tests {
             ("/etc/passwd", false),
             ("C:/x", false),
             ("..a/b", true),
+            ("~/.ssh/config", false),
         ] {
             assert_eq!(inside_repository(path), inside, "{path}");
         }
         assert!(!inside_repository(&relative("../../../root/.ssh/config")));
+        assert!(!inside_repository(&relative("~/.ssh/config")));
     }
 
     #[test]

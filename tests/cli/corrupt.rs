@@ -71,6 +71,8 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
         "claude-md",
         "forget --session 0cf3db51 --dry-run",
         "forget --session 0cf3db51 --dry-run --json",
+        "record decision keep-the-format --files f.txt",
+        "record rejection a-second-format --json",
     ]
     .iter()
     .map(|c| c.split(' ').map(str::to_owned).collect())
@@ -417,6 +419,8 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
                 "switch file --json",
                 "forget --session 0cf3db51 --dry-run",
                 "forget --session 0cf3db51 --dry-run --json",
+                "record decision keep-the-format --files f.txt",
+                "record rejection a-second-format --json",
             ]
         ),
         "{failing:#?}"
@@ -756,6 +760,8 @@ fn store_files_of_the_wrong_kind_are_named_with_their_cause() {
                 "rebuild --json",
                 "switch session",
                 "switch file --json",
+                "record decision keep-the-format --files f.txt",
+                "record rejection a-second-format --json",
                 &format!("extract --transcript {}", transcript.display()),
             ]
         ),
@@ -841,6 +847,8 @@ fn a_repository_without_commits() {
                 "review HEAD~1 --json",
                 "log",
                 "log --json",
+                "record decision keep-the-format --files f.txt",
+                "record rejection a-second-format --json",
             ]
         ),
         "{failing:#?}"
@@ -948,6 +956,10 @@ fn a_bare_repository() {
             (
                 "uninstall",
                 "error: this repository has no working tree for a .claude folder; use --scope user"
+            ),
+            (
+                "record decision keep-the-format --files f.txt",
+                "error: this repository has no working tree to find f.txt in"
             ),
             (
                 "why f.txt",

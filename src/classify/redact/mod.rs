@@ -147,14 +147,41 @@ impl Redactor {
 
     /// Whether a shell command names a path whose content must not be captured (`cat .env`,
     /// `echo … >> secrets/prod.txt`, `git show HEAD:.env`); `relative` makes a word a path
-    /// from the top of the working tree (an absolute path inside it).
+    /// from the top of the working tree (an absolute path inside it). Quotes inside a word do
+    /// not split it (`cat 'secrets'/prod.txt`), and a `cd` moves where the words after it are
+    /// read from (`cd sub && cat ../secrets/prod.txt`).
     pub fn names_excluded(&self, command: &str, relative: impl Fn(&str) -> String) -> bool {
-        command
-            .split(separator)
-            .filter(|w| !w.is_empty() && !w.starts_with('-'))
-            .flat_map(|w| [Some(w), w.rsplit_once(':').map(|(_, path)| path)])
-            .flatten()
-            .any(|w| !w.is_empty() && self.excluded(&relative(w)))
+        // Where the command is, relative to where it started, after its `cd`s.
+        let mut here: Option<String> = None;
+        for part in command.split(['\n', ';', '&', '|']) {
+            let unquoted: String = part.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+            let mut words = unquoted
+                .split(separator)
+                .filter(|w| !w.is_empty())
+                .peekable();
+            if words.next_if_eq(&"cd").is_some() {
+                here = match (words.next(), here) {
+                    (Some(dir), _) if dir.starts_with(['/', '~']) => Some(dir.to_owned()),
+                    (Some(dir), Some(at)) => Some(format!("{at}/{dir}")),
+                    (Some(dir), None) => Some(dir.to_owned()),
+                    (None, _) => Some("~".to_owned()),
+                };
+                continue;
+            }
+            let from_here = |w: &str| match &here {
+                Some(at) if !w.starts_with(['/', '~']) => relative(&format!("{at}/{w}")),
+                _ => relative(w),
+            };
+            let named = words
+                .filter(|w| !w.starts_with('-'))
+                .flat_map(|w| [Some(w), w.rsplit_once(':').map(|(_, path)| path)])
+                .flatten()
+                .any(|w| !w.is_empty() && self.excluded(&from_here(w)));
+            if named {
+                return true;
+            }
+        }
+        false
     }
 
     /// `text` with every secret replaced by `[REDACTED:<rule>]`.
@@ -676,7 +703,8 @@ mod tests {
         }
         let names = |command: &str| {
             r.names_excluded(command, |w| {
-                w.strip_prefix("/work/repo/").unwrap_or(w).to_owned()
+                let w = crate::transcript::root::clean(w);
+                w.strip_prefix("/work/repo/").unwrap_or(&w).to_owned()
             })
         };
         assert!(names("cat .env"));
@@ -688,6 +716,10 @@ mod tests {
         assert!(!names("cargo test --env-file"));
         assert!(!names("git commit -m 'read env'"));
         assert!(!names("cat /elsewhere/secrets/prod.txt"));
+        assert!(names("cat 'secrets'/prod.txt"));
+        assert!(names("cd sub && cat ../secrets/prod.txt"));
+        assert!(names("cd /work/repo/secrets; cat prod.txt"));
+        assert!(!names("cd secrets/.. && cat README.md"));
     }
 
     mod properties {

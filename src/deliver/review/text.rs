@@ -143,7 +143,8 @@ pub fn review(review: &Review, p: Palette, out: &mut dyn Write) -> io::Result<()
         writeln!(out)?;
         writeln!(out, "{}", p.paint(BOLD, "commits"))?;
         for c in &review.commits {
-            writeln!(out, "  {} {}", p.paint(YELLOW, &c.short), c.subject)?;
+            let subject = sanitise::line(&c.subject);
+            writeln!(out, "  {} {subject}", p.paint(YELLOW, &c.short))?;
         }
     }
     writeln!(out)?;
@@ -161,7 +162,7 @@ pub fn log_entry(e: &LogEntry, p: Palette, out: &mut dyn Write) -> io::Result<()
         out,
         "{} {}",
         p.paint(YELLOW, &e.commit.short),
-        e.commit.subject
+        sanitise::line(&e.commit.subject)
     )?;
     for r in &e.reasons {
         write!(
@@ -185,10 +186,10 @@ fn commit_header(c: &CommitInfo, p: Palette, out: &mut dyn Write) -> io::Result<
         let shorts: Vec<&str> = c.parents.iter().map(|p| &p[..7]).collect();
         writeln!(out, "Merge: {}", shorts.join(" "))?;
     }
-    writeln!(out, "Author: {}", c.author)?;
+    writeln!(out, "Author: {}", sanitise::line(&c.author))?;
     writeln!(out, "Date:   {}", c.date)?;
     writeln!(out)?;
-    for line in c.message.lines() {
+    for line in sanitise::text(&c.message).lines() {
         if line.is_empty() {
             writeln!(out)?;
         } else {
