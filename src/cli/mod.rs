@@ -233,9 +233,19 @@ fn warn_unread(store: &Store) {
 
 /// Write a value as pretty JSON followed by a newline.
 fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> CmdResult {
+    let text = serde_json::to_string_pretty(value).map_err(io::Error::from)?;
+    // serde_json escapes the C0 controls only: DEL and the 8-bit controls (an 8-bit CSI) are
+    // escaped too, so that JSON read in a terminal drives it no more than text does. They can
+    // only be inside strings, where `\u00XX` means the same.
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{7f}'..='\u{9f}' => escaped.push_str(&format!("\\u{:04x}", c as u32)),
+            c => escaped.push(c),
+        }
+    }
     // As an io::Error, so that a closed pipe (`| head`) ends the command quietly.
-    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::from)?;
-    writeln!(out)?;
+    writeln!(out, "{escaped}")?;
     Ok(())
 }
 
@@ -304,5 +314,16 @@ mod tests {
             "{ours:?}"
         );
         assert!(!damaged(&ours.into()));
+    }
+
+    #[test]
+    fn json_output_escapes_8_bit_controls() {
+        let mut out = Vec::new();
+        let value = serde_json::json!({"summary": "a\u{9b}2Jb\u{7f}\u{1b}[m é"});
+        assert!(write_json(&mut out, &value).is_ok());
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r#""a\u009b2Jb\u007f\u001b[m é""#), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
     }
 }
