@@ -260,6 +260,9 @@ pub struct Event {
     /// For the session event in a commit's note: how the commit was found to be the session's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<Link>,
+    /// For a recorded decision: the ids of earlier decisions its maker said it replaces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<String>,
 }
 
 impl Event {
@@ -302,6 +305,7 @@ impl Event {
             files_affected: Vec::new(),
             commits: Vec::new(),
             tasks: Vec::new(),
+            supersedes: Vec::new(),
             session: SessionMeta::default(),
             lines: Vec::new(),
             link: None,

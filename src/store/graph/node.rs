@@ -79,6 +79,10 @@ pub struct DecisionNode {
     pub supersedes: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts_with: Vec<String>,
+    /// The earlier decisions its maker said it replaces (a recorded decision's `supersedes`):
+    /// it supersedes them whatever their subject or branch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<String>,
 }
 
 impl DecisionNode {
@@ -256,6 +260,7 @@ fn node(e: &Event, commits: &[&str], kind: &str) -> DecisionNode {
         session: e.session_id.clone(),
         timestamp: e.timestamp.clone(),
         files: e.files_affected.clone(),
+        replaces: e.supersedes.clone(),
         commits: {
             let mut commits: Vec<String> = commits.iter().map(|c| c.to_string()).collect();
             commits.sort();
@@ -304,6 +309,7 @@ fn same_subject(a: &DecisionNode, b: &DecisionNode) -> bool {
 }
 
 /// Draw the edges of `new` decisions against `known` ones (and among themselves):
+/// - a decision *supersedes* the earlier ones its maker said it replaces;
 /// - a later decision on the same subject *supersedes* an earlier one when the earlier one's
 ///   commit is an ancestor of the later one's (the later one was made knowing it), and
 ///   *conflicts with* it when neither commit descends from the other (parallel branches);
@@ -326,6 +332,10 @@ pub fn link_decisions(
             if other.id == d.id
                 || (other.timestamp.as_str(), &other.id) >= (d.timestamp.as_str(), &d.id)
             {
+                continue;
+            }
+            if d.replaces.contains(&other.id) {
+                push_capped(&mut d.supersedes, &other.id, EDGES_MAX);
                 continue;
             }
             let (Some(theirs), Some(ours)) = (other.commits.first(), d.commits.first()) else {
@@ -461,5 +471,14 @@ mod tests {
         assert_eq!(new[1].conflicts_with, ["d1", "d2"]);
         assert!(new[1].supersedes.is_empty());
         assert_eq!(new[2].depends_on, ["d2"]);
+        // Said to replace d1, on another subject and a parallel branch: it supersedes it.
+        let mut said = mk("d5", "s3", "t5", "Keep responses in Redis", "c3");
+        said.replaces = vec!["d1".to_owned()];
+        let mut new = [said];
+        link_decisions(&mut new, std::slice::from_ref(&old), &mut descends);
+        assert_eq!(
+            (new[0].supersedes.as_slice(), new[0].conflicts_with.len()),
+            (&["d1".to_owned()][..], 0)
+        );
     }
 }
