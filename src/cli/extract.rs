@@ -54,7 +54,35 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
     if args.json {
         return print_json(&reports, out);
     }
-    print_human(&reports, out)
+    print_human(&reports, out)?;
+    if reports.is_empty() && args.transcript.is_empty() && args.session.is_none() {
+        nothing_found(store, out)?;
+    }
+    Ok(())
+}
+
+/// Where a scan that found no transcript looked, and what to do.
+fn nothing_found(store: &Store, out: &mut dyn Write) -> CmdResult {
+    let Some(claude) = claude_dir() else {
+        return Ok(());
+    };
+    let looked: Vec<String> = store
+        .worktrees()
+        .iter()
+        .map(|w| display_path(&claude.join("projects").join(locate::project_dir_name(w))))
+        .collect();
+    writeln!(
+        out,
+        "no Claude Code session of this repository yet: looked in {}",
+        looked.join(", ")
+    )?;
+    writeln!(
+        out,
+        "run `git agent-context install` here, then work with Claude Code in this repository: \
+         its sessions are read as they happen (or `extract --transcript <file>` for a transcript \
+         kept elsewhere)"
+    )?;
+    Ok(())
 }
 
 fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, Failure> {

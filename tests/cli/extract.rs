@@ -175,6 +175,36 @@ fn every_real_fixture_is_read_whole_and_yields_well_formed_events() {
 }
 
 #[test]
+fn finding_nothing_says_where_it_looked_and_what_to_do() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hi\n", "first");
+    let said = repo.ok(&["extract"]);
+    let folder = format!(
+        "~/.claude/projects/{}",
+        repo.root.to_str().unwrap().replace(['/', '.'], "-")
+    );
+    assert!(
+        said.starts_with("0 new events from 0 transcripts\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "no Claude Code session of this repository yet: looked in {folder}\n"
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("run `git agent-context install` here"),
+        "{said}"
+    );
+    // Once there is one, the hint goes.
+    let transcript = repo.install_transcript("entireio-cli/e1/2c3e2b3f2a/0/full.jsonl", "s-one");
+    assert!(transcript.is_file());
+    let said = repo.ok(&["extract"]);
+    assert!(!said.contains("no Claude Code session"), "{said}");
+}
+
+#[test]
 fn re_extracting_an_unchanged_transcript_yields_nothing_new() {
     let repo = TestRepo::new();
     let path = fixture("entireio-cli/e1/2c3e2b3f2a/0/full.jsonl");
