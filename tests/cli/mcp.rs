@@ -275,3 +275,130 @@ fn a_decision_recorded_through_mcp_waits_for_the_sessions_commit_and_why_shows_i
     assert!(session.contains("feat: poll"), "{session}");
     assert_eq!(client.finish(), Some(0));
 }
+
+#[test]
+fn install_mcp_registers_the_server_beside_others_once_and_uninstall_takes_out_only_it() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "first");
+    let project = repo.root.join(".mcp.json");
+    let before = "{\n    \"mcpServers\": {\n        \"other\": {\n            \"command\": \"other-server\",\n            \"args\": [\n                \"--stdio\"\n            ]\n        }\n    },\n    \"note\": \"kept\"\n}\n";
+    std::fs::write(&project, before).unwrap();
+
+    let said = repo.ok(&[
+        "install",
+        "--mcp",
+        "--scope",
+        "project",
+        "--command",
+        "git-agent-context",
+    ]);
+    assert!(
+        said.contains("registered the MCP server agent-context in .mcp.json"),
+        "{said}"
+    );
+    let installed = std::fs::read_to_string(&project).unwrap();
+    let value: Value = serde_json::from_str(&installed).unwrap();
+    assert_eq!(value["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(value["note"], "kept");
+    assert_eq!(
+        value["mcpServers"]["agent-context"],
+        json!({"type": "stdio", "command": "git-agent-context", "args": ["mcp"]})
+    );
+    assert!(
+        installed.contains("\n    \"mcpServers\""),
+        "the file's indentation: {installed}"
+    );
+
+    let again = repo.ok(&[
+        "install",
+        "--mcp",
+        "--scope",
+        "project",
+        "--command",
+        "git-agent-context",
+    ]);
+    assert!(
+        again.starts_with("already installed:") && again.contains(".mcp.json"),
+        "{again}"
+    );
+    assert_eq!(std::fs::read_to_string(&project).unwrap(), installed);
+
+    // Local scope: Claude Code's ~/.claude.json, under this working tree's entry, beside what
+    // Claude Code keeps there.
+    let claude_json = repo.home.join(".claude.json");
+    std::fs::write(
+        &claude_json,
+        "{\"numStartups\": 3, \"mcpServers\": {\"mine\": {\"command\": \"m\"}}}\n",
+    )
+    .unwrap();
+    repo.ok(&["install", "--mcp", "--command", "git agent-context"]);
+    let value: Value =
+        serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+    let top = repo.root.to_str().unwrap();
+    assert_eq!(
+        value["projects"][top]["mcpServers"]["agent-context"],
+        json!({"type": "stdio", "command": "git", "args": ["agent-context", "mcp"]})
+    );
+    assert_eq!(value["numStartups"], 3);
+    assert_eq!(value["mcpServers"], json!({"mine": {"command": "m"}}));
+
+    let said = repo.ok(&["uninstall", "--scope", "project"]);
+    assert!(
+        said.contains("removed the MCP server agent-context from .mcp.json"),
+        "{said}"
+    );
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&project).unwrap()).unwrap();
+    assert_eq!(after, serde_json::from_str::<Value>(before).unwrap());
+    repo.ok(&["uninstall"]);
+    let value: Value =
+        serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+    assert_eq!(value["projects"][top]["mcpServers"], json!({}));
+    assert_eq!(value["mcpServers"], json!({"mine": {"command": "m"}}));
+}
+
+#[test]
+fn install_mcp_writes_through_no_link_leaving_the_working_tree_nor_over_another_server() {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "first");
+    let elsewhere = repo.outside().join("servers.json");
+    std::fs::write(&elsewhere, "{}\n").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, repo.root.join(".mcp.json")).unwrap();
+    let out = repo.run(&[
+        "install",
+        "--mcp",
+        "--scope",
+        "project",
+        "--command",
+        "git-agent-context",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = crate::repo::stderr(&out);
+    assert!(
+        err.starts_with("error: ") && err.contains("outside"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}\n");
+    assert!(
+        !repo.root.join(".claude/settings.json").exists(),
+        "nothing written"
+    );
+
+    std::fs::remove_file(repo.root.join(".mcp.json")).unwrap();
+    let taken = "{\"mcpServers\": {\"agent-context\": {\"command\": \"someone-else\"}}}\n";
+    std::fs::write(repo.root.join(".mcp.json"), taken).unwrap();
+    let out = repo.run(&[
+        "install",
+        "--mcp",
+        "--scope",
+        "project",
+        "--command",
+        "git-agent-context",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(crate::repo::stderr(&out).contains("runs another program"));
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join(".mcp.json")).unwrap(),
+        taken
+    );
+}
