@@ -1,6 +1,8 @@
 //! `mcp`: the MCP server driven over its stdin and stdout as a client drives it — one JSON-RPC
 //! message a line — in real repositories. Every bad input gets its error and the server goes
-//! on; the end of stdin ends it with 0.
+//! on; the end of stdin ends it with 0. `install --mcp` registers it where Claude Code reads it:
+//! the real Claude Code (see `claude_client`), started with nothing but the HOME `install`
+//! wrote to, runs it, and a scripted model's `record_decision` lands on the session's commit.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -9,9 +11,10 @@ use git_agent_context::event::Origin;
 use git_agent_context::store::notes;
 use serde_json::{Value, json};
 
+use crate::claude_client::{Claude, Kind, MockApi, Turn, claude_binary};
 use crate::git_hooks::{commit_as, hooked_repo};
 use crate::link::store;
-use crate::repo::TestRepo;
+use crate::repo::{BIN, TestRepo};
 
 const SESSION: &str = "mcp-session-1";
 
@@ -400,5 +403,87 @@ fn install_mcp_writes_through_no_link_leaving_the_working_tree_nor_over_another_
     assert_eq!(
         std::fs::read_to_string(repo.root.join(".mcp.json")).unwrap(),
         taken
+    );
+}
+
+#[test]
+fn claude_code_calls_record_decision_and_the_decision_lands_on_the_sessions_commit() {
+    let Some(bin) = claude_binary() else { return };
+    let repo = TestRepo::new();
+    repo.commit("README.md", "# service\n", "first");
+    // Local scope: the server goes in ~/.claude.json under this working tree, where Claude
+    // Code (with the same HOME) reads it.
+    let installed = repo.ok(&["install", "--mcp"]);
+    assert!(
+        installed.contains("registered the MCP server agent-context in ~/.claude.json"),
+        "{installed}"
+    );
+    let api = MockApi::main_loop([
+        Turn::new().text("Recording the decision.").tool_use(
+            "mcp__agent-context__record_decision",
+            json!({
+                "what": "decision",
+                "text": "Keep sessions in SQLite",
+                "rejected": ["a JSON file: two writers corrupt it"],
+                "because": "several workers write at once",
+                "files": ["store.py"],
+            }),
+        ),
+        Turn::new().text("Committing.").tool_use(
+            "Bash",
+            json!({
+                "command": "printf 'import sqlite3\\n' > store.py && git add store.py && git commit -q -m 'Add the session store'",
+                "description": "commit the store",
+            }),
+        ),
+        Turn::new().text("Done."),
+    ]);
+    let claude = Claude::new(&bin, &api, &repo.home)
+        .path_first(std::path::Path::new(BIN).parent().unwrap())
+        .env("GIT_AUTHOR_NAME", "Claude")
+        .env("GIT_AUTHOR_EMAIL", "claude@example.com")
+        .env("GIT_COMMITTER_NAME", "Claude")
+        .env("GIT_COMMITTER_EMAIL", "claude@example.com");
+    let run = claude
+        .run_args(
+            &repo.root,
+            "Add a store for sessions",
+            &["--allowedTools", "mcp__agent-context__record_decision"],
+        )
+        .assert_ok();
+    let session = run.session_id().to_owned();
+
+    // The tool's answer reached the model's next request.
+    let main = api.requests_of(Kind::Main);
+    assert_eq!(main.len(), 3, "three model calls");
+    let results = main[1].tool_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    let result = results[0].to_string();
+    assert!(
+        result.contains("recorded decision ")
+            && result.contains("pending, for the session's next commit"),
+        "{result}"
+    );
+    assert_ne!(results[0]["is_error"], true, "{result}");
+
+    // The server knew the session: the decision is in the note of the commit it made.
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s"]),
+        "Add the session store"
+    );
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let events = notes::read(&store(&repo), &head).unwrap();
+    let event = events
+        .iter()
+        .find(|e| e.origin == Origin::Agent)
+        .unwrap_or_else(|| panic!("the record is in the note: {events:#?}"));
+    assert_eq!(event.summary, "Keep sessions in SQLite");
+    assert_eq!(event.session_id, session);
+    assert_eq!(event.alternatives, ["a JSON file: two writers corrupt it"]);
+    let why = repo.ok(&["why", "store.py"]);
+    assert!(why.contains("decision: Keep sessions in SQLite"), "{why}");
+    assert!(
+        why.contains("not taken: a JSON file: two writers corrupt it"),
+        "{why}"
     );
 }
