@@ -123,14 +123,16 @@ pub fn list() -> Value {
 /// Call the tool `name`; `None` when there is no such tool.
 pub fn call(context: &Context<'_>, name: &str, arguments: Map<String, Value>) -> Option<Outcome> {
     let arguments = Value::Object(arguments);
-    Some(match name {
+    let outcome = match name {
         "record_decision" => parse(arguments).and_then(|a| record_decision(context, a)),
         "why" => parse(arguments).and_then(|a| why(context, a)),
         "recall" => parse(arguments).and_then(|a| recall(context, a)),
         "reconstruct_session" => parse(arguments).and_then(|a| reconstruct_session(context, a)),
         "session_summary" => parse(arguments).and_then(|a| session_summary(context, a)),
         _ => return None,
-    })
+    };
+    // What went wrong may quote the input or the repository: one line, no escapes.
+    Some(outcome.map_err(|e| sanitise::line(&e)))
 }
 
 /// The arguments as the tool's type, or what is wrong with them.
@@ -241,7 +243,7 @@ fn why(context: &Context<'_>, args: WhyArgs) -> Outcome {
     );
     let answer: Why = serde_json::from_value(safe).map_err(|e| shown_error(&e))?;
     let mut out = Vec::new();
-    super::super::why::print_human(&answer, &mut out)
+    crate::cli::why::print_human(&answer, &mut out)
         .map_err(|_| "cannot render the answer".to_owned())?;
     Ok(within(
         String::from_utf8_lossy(&out).into_owned(),
