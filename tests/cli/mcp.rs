@@ -222,6 +222,18 @@ fn a_client_lists_the_tools_calls_each_and_bad_input_gets_its_error() {
     let answer = client.read();
     assert_eq!(answer["error"]["code"], -32700, "{answer}");
     assert_eq!(answer["id"], Value::Null);
+    client.send_line(&json!([{"jsonrpc": "2.0", "id": 100, "method": "ping"}]).to_string());
+    let answer = client.read();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    client.send_line(&"x".repeat(5 << 20));
+    let answer = client.read();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    // A version we do not speak is answered with ours.
+    let answer = client.request("initialize", json!({"protocolVersion": "1999-01-01"}));
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-06-18",
+        "{answer}"
+    );
     // A notification gets no answer: the next line read is the ping's.
     client.send_line(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}).to_string(),
