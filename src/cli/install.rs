@@ -11,7 +11,7 @@ use anyhow::anyhow;
 
 use crate::cli::{CmdResult, Failure, claude_dir, display_path};
 use crate::deliver::install::git_hooks::{self, Action, Removal};
-use crate::deliver::install::settings::{self, ENTRIES, Settings, Written};
+use crate::deliver::install::settings::{self, ENTRIES, MCP_SERVER, Settings, Written};
 use crate::deliver::install::{self as deliver_install};
 use crate::deliver::links;
 use crate::store::{Store, git_config, notes};
@@ -46,6 +46,11 @@ pub struct Args {
     /// plugin. Installs the git hooks and the store only.
     #[arg(long, conflicts_with_all = ["scope", "command"])]
     plugin: bool,
+    /// Also register the MCP server (`git agent-context mcp`) for the scope: in .mcp.json at
+    /// the top of the working tree (project), or in Claude Code's ~/.claude.json, for this
+    /// working tree (local) or every project (user).
+    #[arg(long, conflicts_with = "plugin")]
+    mcp: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -59,7 +64,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let claude = match args.plugin {
         true => None,
         false => {
-            let command = match args.command {
+            let command = match args.command.clone() {
                 Some(command) => command,
                 None => this_binary()?,
             };
@@ -73,6 +78,20 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             file.install(&command).map_err(failure)?;
             Some(file)
         }
+    };
+    let mcp = match args.mcp && claude.is_some() {
+        true => {
+            let (mut file, at) = mcp_file(store, args.scope)?;
+            let (program, mut program_args) = match &args.command {
+                Some(command) => split_command(command)?,
+                None => (exe()?, Vec::new()),
+            };
+            program_args.push("mcp".to_owned());
+            file.install_mcp(&keys(&at), &program, &program_args)
+                .map_err(failure)?;
+            Some((file, at))
+        }
+        false => None,
     };
     let steps = git_hooks::plan(&hooks_folder(store)?).map_err(failure)?;
 
@@ -116,6 +135,16 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             ));
         }
     }
+    if let Some((file, at)) = &mcp {
+        let name = shown(store, file.path());
+        match file.write()? {
+            Written::Unchanged => in_place.push(name),
+            _ if file.had_our_server(&keys(at)) => {
+                done.push(format!("updated the MCP server {MCP_SERVER} in {name}"));
+            }
+            _ => done.push(format!("registered the MCP server {MCP_SERVER} in {name}")),
+        }
+    }
     for step in &steps {
         git_hooks::apply(step)?;
         let name = shown(store, &step.path);
@@ -156,6 +185,10 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
     file.uninstall().map_err(failure)?;
     let path = file.path().to_owned();
     let folder = hooks_folder(store)?;
+    let (mut mcp, at) = mcp_file(store, args.scope)?;
+    // `.mcp.json` holds MCP servers alone: an `mcpServers` left empty goes, and the file with it.
+    mcp.uninstall_mcp(&keys(&at), args.scope == Scope::Project)
+        .map_err(failure)?;
 
     let mut done = Vec::new();
     let name = shown(store, &path);
@@ -164,6 +197,17 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
         Written::Written => done.push(format!("removed the Claude Code hooks from {name}")),
         Written::Removed => done.push(format!(
             "removed the Claude Code hooks from {name}, and the file: they were all it held"
+        )),
+    }
+    let mcp_name = shown(store, mcp.path());
+    match mcp.write()? {
+        Written::Unchanged => {}
+        Written::Written => done.push(format!(
+            "removed the MCP server {MCP_SERVER} from {mcp_name}"
+        )),
+        Written::Removed => done.push(format!(
+            "removed the MCP server {MCP_SERVER} from {mcp_name}, and the file: it was all it \
+             held"
         )),
     }
     let mut left = Vec::new();
@@ -232,6 +276,67 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
     Settings::read(&folder, Path::new(name), git_dir).map_err(failure)
 }
 
+/// The file Claude Code reads the scope's MCP servers from, read, and the keys of the object
+/// in it whose `mcpServers` are the scope's: `.mcp.json` at the top of the working tree
+/// (project); `.claude.json` in `$CLAUDE_CONFIG_DIR` or the home folder, under
+/// `projects.<top of the working tree>` (local) or at its top level (user). It is written only
+/// inside that folder, never through a link that leads out of it.
+fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Failure> {
+    let top = || {
+        store.workdir().ok_or_else(|| {
+            Failure::Usage(anyhow!(
+                "this repository has no working tree for a project's MCP servers; use --scope \
+                 user"
+            ))
+        })
+    };
+    if scope == Scope::Project {
+        let file = Settings::read(top()?, Path::new(".mcp.json"), Some(store.common_dir()))
+            .map_err(failure)?;
+        return Ok((file, Vec::new()));
+    }
+    let folder = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()))
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            Failure::Usage(anyhow!(
+                "cannot find Claude Code's .claude.json: neither CLAUDE_CONFIG_DIR nor HOME is set"
+            ))
+        })?;
+    let at = match scope {
+        Scope::Local => {
+            let top = top()?;
+            let top = top.to_str().ok_or_else(|| {
+                Failure::Usage(anyhow!(
+                    "the working tree's path {} is not UTF-8, as a project of .claude.json must be",
+                    top.display()
+                ))
+            })?;
+            vec!["projects".to_owned(), top.to_owned()]
+        }
+        _ => Vec::new(),
+    };
+    let file = Settings::read(&folder, Path::new(".claude.json"), None).map_err(failure)?;
+    Ok((file, at))
+}
+
+fn keys(at: &[String]) -> Vec<&str> {
+    at.iter().map(String::as_str).collect()
+}
+
+/// A `--command` as the program an MCP client starts and its arguments: its words, their
+/// quotes aside.
+fn split_command(command: &str) -> Result<(String, Vec<String>), Failure> {
+    let mut words = command
+        .split_whitespace()
+        .map(|w| w.trim_matches(['\'', '"']).to_owned());
+    let program = words
+        .next()
+        .ok_or_else(|| Failure::Usage(anyhow!("--command is empty")))?;
+    Ok((program, words.collect()))
+}
+
 /// The folder of the git hooks. One in the working tree (`core.hooksPath` naming a committed
 /// folder) is written into only when no link on the way to it leads out of the tree; the git
 /// directory is not cloned, so a link there (`.git/hooks` → a shared folder) is the user's.
@@ -249,15 +354,19 @@ fn hooks_folder(store: &Store) -> Result<PathBuf, Failure> {
 
 /// This binary's absolute path, quoted for the shell Claude Code runs hooks with.
 fn this_binary() -> Result<String, Failure> {
+    Ok(shell_quote(&exe()?))
+}
+
+/// This binary's absolute path.
+fn exe() -> Result<String, Failure> {
     let path = std::env::current_exe()
         .map_err(|e| Failure::Usage(anyhow!("cannot find this binary ({e}); use --command")))?;
-    let path = path.to_str().ok_or_else(|| {
+    path.to_str().map(str::to_owned).ok_or_else(|| {
         Failure::Usage(anyhow!(
             "this binary's path {} is not UTF-8; use --command",
             path.display()
         ))
-    })?;
-    Ok(shell_quote(path))
+    })
 }
 
 /// `word` as one shell word: as it is when it is plain, else in single quotes.

@@ -10,6 +10,7 @@ mod hook;
 mod init;
 mod install;
 mod log;
+mod mcp;
 mod query;
 mod rebuild;
 mod record;
@@ -70,6 +71,9 @@ enum Command {
     Review(review::Args),
     /// Commits, one line each, with their decisions, rejections and trade-offs underneath.
     Log(log::Args),
+    /// Serve Model Context Protocol over stdio: tools for the agent to record decisions and
+    /// ask for the reasoning kept here (`install --mcp` registers it with Claude Code).
+    Mcp(mcp::Args),
     /// Record a decision, rejection, trade-off or constraint in your own words: for the
     /// session's next commit (inside a Claude Code session) or on a commit.
     Record(record::Args),
@@ -188,6 +192,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Show(args) => show::run(&open(&cwd)?, args, out),
         Command::Review(args) => review::run(&open(&cwd)?, args, out),
         Command::Log(args) => log::run(&open(&cwd)?, &cwd, args, out),
+        Command::Mcp(args) => mcp::run(&cwd, args, out),
         Command::Record(args) => record::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Repair(args) => repair::run(&open(&cwd)?, args, out),

@@ -15,28 +15,9 @@ use anyhow::anyhow;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::classify::extractor::RATIONALE_MAX;
 use crate::cli::{CmdResult, Failure, repo_path, write_json};
-use crate::event::time::{now_seconds, rfc3339};
-use crate::event::{Event, Kind, Origin, event_id, summarize, truncate_words};
-use crate::retrieve::review;
-use crate::store::{Store, graph, notes, pending};
-
-/// The session a person's events belong to: one for everyone who records by hand.
-pub const PEOPLE: &str = "recorded-by-people";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum What {
-    /// A choice made: what was chosen.
-    Decision,
-    /// An option ruled out: what was rejected (its reason with --because).
-    Rejection,
-    /// A trade-off accepted: what was given up for what.
-    Tradeoff,
-    /// A constraint the code must keep (kept as a decision).
-    Constraint,
-}
+use crate::ingest::record::{self, Place, Record, What};
+use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -121,71 +102,22 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         .clone()
         .or_else(|| std::env::var("CLAUDE_CODE_SESSION_ID").ok())
         .filter(|s| !s.trim().is_empty() && args.commit.is_none());
-    let origin = if session.is_some() {
-        Origin::Agent
-    } else {
-        Origin::Human
+    let place = match &session {
+        Some(session) => Place::Session(session),
+        None => Place::Commit(args.commit.as_deref().unwrap_or("HEAD")),
     };
-    let session_id = session.clone().unwrap_or_else(|| PEOPLE.to_owned());
-    let redactor = store.config().redactor();
-    let clean = |s: &str| redactor.redact(s).into_owned();
-    let kind = match what {
-        What::Decision | What::Constraint => Kind::Decision,
-        What::Rejection => Kind::Rejection,
-        What::Tradeoff => Kind::Tradeoff,
+    let recorded = Record {
+        what,
+        text: text.to_owned(),
+        rejected,
+        because,
+        files,
     };
-    let text = clean(text);
-    let summary = summarize(&text);
-    // The whole text when the summary had to cut it, then the reason.
-    let rationale = [
-        if summary.len() < text.len() {
-            text.as_str()
-        } else {
-            ""
-        },
-        because.trim(),
-    ]
-    .into_iter()
-    .filter(|s| !s.is_empty())
-    .collect::<Vec<_>>()
-    .join(" ");
-    let rationale = match rationale.is_empty() {
-        true => summary.clone(),
-        false => truncate_words(&clean(&rationale), RATIONALE_MAX),
-    };
-    // The same record made twice is one event.
-    let source = format!("record:{}", event_id(&summary, &rationale, kind));
-    let mut event = Event::new(
-        &session_id,
-        &source,
-        kind,
-        origin,
-        &summary,
-        &rfc3339(now_seconds()),
-    );
-    event.rationale = rationale;
-    event.alternatives = (rejected.iter())
-        .map(|r| summarize(&clean(r.trim())))
-        .filter(|r| !r.is_empty())
-        .collect();
-    event.files_affected = files;
-    let _lock = store.lock()?;
-    let placed = match session {
-        Some(_) => {
-            pending::append(store, &event)?;
-            "pending, for the session's next commit".to_owned()
-        }
-        None => {
-            let rev = args.commit.as_deref().unwrap_or("HEAD");
-            let commit =
-                review::resolve(&store.repo(), rev).map_err(|e| Failure::Usage(e.into()))?;
-            event.commits = vec![commit.to_string()];
-            let batch = [(commit, vec![event.clone()])];
-            notes::attach_all(store, &batch)?;
-            graph::update(store, &crate::ingest::commit::sessions_of(&batch))?;
-            format!("on commit {}", &commit.to_string()[..7])
-        }
-    };
+    // A store error as it is, for `damaged` to find in the chain.
+    let (event, placed) = record::record(store, &recorded, place).map_err(|e| match e {
+        record::Error::Store(e) => Failure::Failed(e.into()),
+        other => Failure::Usage(other.into()),
+    })?;
     if args.json {
         return write_json(out, &json!({ "event": event, "placed": placed }));
     }

@@ -63,7 +63,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
     print_human(&answer, out)
 }
 
-fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
+pub(super) fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
     let Lines { start, end } = answer.range;
     let asked = if (start, end) == (1, answer.lines) {
         format!(

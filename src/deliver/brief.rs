@@ -28,8 +28,10 @@ const QUEUES_READ: usize = 8;
 /// Tokens the brief is given at most.
 const TOKENS: usize = 1_500;
 
+/// A session as the brief shows it: the short form of what it was asked, completed and left
+/// open.
 #[derive(Debug, Serialize)]
-struct Session {
+pub struct Session {
     id: String,
     when: String,
     request: String,
@@ -66,6 +68,16 @@ pub fn brief(store: &Store, current: &str) -> Result<Option<String>, String> {
         &json!({"sessions": sessions, "decisions": decisions, "open": open}),
     )?;
     Ok(Some(within(text, TOKENS)))
+}
+
+/// The latest sessions with commits on the current branch (newest first), then the latest
+/// sessions whose events wait for a commit: the sessions a brief shows, without the decisions.
+pub fn latest(store: &Store) -> Result<Vec<Session>, String> {
+    let (mut sessions, _) = committed(store, "").map_err(|e| reason(&e))?;
+    let shown: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
+    let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+    sessions.extend(uncommitted(store, "", &shown)?);
+    Ok(sessions)
 }
 
 /// The latest sessions with commits on the current branch (newest first) and their standing

@@ -6,6 +6,7 @@
 //! Long transcripts are checkpointed every [`CHECKPOINT_EVENTS`] events so memory stays bounded.
 
 pub mod commit;
+pub mod record;
 pub mod repair;
 
 use std::collections::{BTreeSet, HashSet};

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gix::ObjectId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
@@ -45,23 +45,23 @@ pub enum Error {
 }
 
 /// A 1-based, inclusive line range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lines {
     pub start: u32,
     pub end: u32,
 }
 
 /// A session an explained commit came from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRef {
     pub id: String,
     /// Its first prompt, when known.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub request: String,
 }
 
 /// One commit that owns lines of the file, and its reasoning.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Owner {
     pub commit: String,
     pub date: String,
@@ -72,7 +72,7 @@ pub struct Owner {
     pub events: Vec<Event>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Why {
     pub path: String,
     /// Lines of the file at HEAD.
@@ -90,7 +90,7 @@ pub struct Why {
 
 /// Lines changed in the working tree and not committed, and the pending reasoning of the
 /// sessions that changed the file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Uncommitted {
     /// Lines of the working tree's file that are not in HEAD's.
     pub lines: u32,
@@ -374,7 +374,7 @@ fn merge_ranges(ranges: Vec<Lines>) -> Vec<Lines> {
 }
 
 /// A commit's date (committer, UTC), subject and time in seconds.
-fn describe(repo: &gix::Repository, commit: ObjectId) -> (String, String, i64) {
+pub(crate) fn describe(repo: &gix::Repository, commit: ObjectId) -> (String, String, i64) {
     let Ok(c) = repo.find_commit(commit) else {
         return (String::new(), String::new(), 0);
     };

@@ -16,6 +16,7 @@ mod graph;
 mod install;
 mod link;
 mod load;
+mod mcp;
 mod notes;
 mod ownership;
 mod pager;

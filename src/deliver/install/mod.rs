@@ -25,6 +25,8 @@ pub enum Error {
     },
     #[error("{path}: {what}, so there is no telling where hooks go; left untouched")]
     Shape { path: PathBuf, what: String },
+    #[error("{path}: {what}; left untouched")]
+    Conflict { path: PathBuf, what: String },
     #[error(
         "cannot keep the git hook {path} beside ours: {saved} exists already (from an earlier \
          install?); move one of them away"
@@ -48,7 +50,7 @@ impl Error {
     pub fn is_bad_input(&self) -> bool {
         matches!(
             self,
-            Error::NotJson { .. } | Error::Shape { .. } | Error::Link(_)
+            Error::NotJson { .. } | Error::Shape { .. } | Error::Conflict { .. } | Error::Link(_)
         )
     }
 }

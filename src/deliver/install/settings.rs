@@ -1,6 +1,7 @@
 //! Our entries in a Claude Code settings file (`.claude/settings.json`, `settings.local.json`,
 //! `~/.claude/settings.json`): one matcher group per event of [`ENTRIES`], each with one
-//! command handler, `<command> hook <Event>`.
+//! command handler, `<command> hook <Event>`. With `install --mcp`, our MCP server in the file
+//! Claude Code reads MCP servers from (`.mcp.json`, `~/.claude.json`): `mcpServers.agent-context`.
 //!
 //! A handler is ours when it is a command handler whose command ends with `hook <Event>` (an
 //! event `hook` answers) and names the binary — a word whose file name is `git-agent-context`,
@@ -209,6 +210,87 @@ impl Settings {
         Ok(())
     }
 
+    /// Put our MCP server in the `mcpServers` of the object at `at` (keys from the top level:
+    /// none in `.mcp.json` or for the user in `~/.claude.json`, `["projects", <folder>]` for one
+    /// project there), under [`MCP_SERVER`], started as `command` with `args`. An entry of that
+    /// name that is not ours is a conflict, left as it is.
+    pub fn install_mcp(&mut self, at: &[&str], command: &str, args: &[String]) -> Result<()> {
+        let Settings { path, value, .. } = self;
+        let path: &Path = path;
+        let mut object = value;
+        for key in at {
+            object = object
+                .entry(*key)
+                .or_insert_with(|| Value::Object(Map::new()))
+                .as_object_mut()
+                .ok_or_else(|| shape(path, format!("`{key}` is not an object")))?;
+        }
+        let servers = object
+            .entry("mcpServers")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .ok_or_else(|| shape(path, "`mcpServers` is not an object"))?;
+        if servers.get(MCP_SERVER).is_some_and(|s| !is_our_server(s)) {
+            return Err(Error::Conflict {
+                path: path.to_owned(),
+                what: format!("`mcpServers.{MCP_SERVER}` runs another program"),
+            });
+        }
+        let wanted = json!({"type": "stdio", "command": command, "args": args});
+        match servers.get_mut(MCP_SERVER) {
+            // What we wrote before keeps its place and whatever was added to it (`env`).
+            Some(Value::Object(ours)) => {
+                for (key, value) in wanted.as_object().into_iter().flatten() {
+                    ours.insert(key.clone(), value.clone());
+                }
+            }
+            _ => {
+                servers.insert(MCP_SERVER.to_owned(), wanted);
+            }
+        }
+        Ok(())
+    }
+
+    /// Take our MCP server out of the `mcpServers` of the object at `at`; with `prune`, the
+    /// `mcpServers` object too when it held nothing else.
+    pub fn uninstall_mcp(&mut self, at: &[&str], prune: bool) -> Result<()> {
+        let Settings { path, value, .. } = self;
+        let path: &Path = path;
+        let mut object = value;
+        for key in at {
+            match object.get_mut(*key) {
+                Some(Value::Object(inner)) => object = inner,
+                Some(_) => return Err(shape(path, format!("`{key}` is not an object"))),
+                None => return Ok(()),
+            }
+        }
+        let Some(servers) = object.get_mut("mcpServers") else {
+            return Ok(());
+        };
+        let servers = servers
+            .as_object_mut()
+            .ok_or_else(|| shape(path, "`mcpServers` is not an object"))?;
+        if servers.get(MCP_SERVER).is_some_and(is_our_server) {
+            servers.remove(MCP_SERVER);
+            if prune && servers.is_empty() {
+                object.remove("mcpServers");
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the file held our MCP server in the object at `at` when it was read.
+    pub fn had_our_server(&self, at: &[&str]) -> bool {
+        let mut object = Some(&self.before);
+        for key in at {
+            object = object.and_then(|o| o.get(*key)).and_then(Value::as_object);
+        }
+        object
+            .and_then(|o| o.get("mcpServers"))
+            .and_then(|s| s.get(MCP_SERVER))
+            .is_some_and(is_our_server)
+    }
+
     /// Whether the content differs from the file's.
     fn changed(&self) -> bool {
         self.value != self.before
@@ -256,6 +338,29 @@ pub fn ignore_locally(store: &Store, pattern: &str) -> Result<bool> {
     text.push('\n');
     write_atomic_with_mode(&path, text.as_bytes(), mode_of(&path))?;
     Ok(true)
+}
+
+/// The name our MCP server is registered under: its tools reach the model as
+/// `mcp__agent-context__<tool>`.
+pub const MCP_SERVER: &str = "agent-context";
+
+/// Whether an MCP server entry is ours: a program that [`names_us`], run with `mcp` last.
+fn is_our_server(server: &Value) -> bool {
+    let command = server.get("command").and_then(Value::as_str).unwrap_or("");
+    let args: Vec<&str> = (server
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .filter_map(Value::as_str)
+    .collect();
+    args.last() == Some(&"mcp")
+        && program_is_ours(
+            &std::iter::once(command)
+                .chain(args.iter().copied())
+                .map(|w| w.trim_matches(['\'', '"']))
+                .collect::<Vec<_>>(),
+        )
 }
 
 /// Whether a hook handler is one of ours (see the module's documentation).
