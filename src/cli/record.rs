@@ -37,6 +37,10 @@ pub struct Args {
     /// The files it bears on, from the current directory. Repeatable.
     #[arg(long, value_name = "path", num_args = 1..)]
     files: Vec<String>,
+    /// An earlier decision this one replaces: its event id, or 4 or more of its first hex digits
+    /// (`why --json` and `log --json` show them). Repeatable.
+    #[arg(long, value_name = "id")]
+    supersedes: Vec<String>,
     /// The session recording it; by default the one Claude Code names in
     /// `CLAUDE_CODE_SESSION_ID`.
     #[arg(long, value_name = "id", conflicts_with = "commit")]
@@ -45,7 +49,8 @@ pub struct Args {
     #[arg(long, value_name = "rev")]
     commit: Option<String>,
     /// Read the event from stdin as JSON: `{"what": "decision", "text": "…", "rejected":
-    /// ["…"], "because": "…", "files": ["…"]}`; the flags given fill what it leaves out.
+    /// ["…"], "because": "…", "files": ["…"], "supersedes": ["…"]}`; the flags given fill what
+    /// it leaves out.
     #[arg(long)]
     stdin: bool,
     /// Print the event recorded as JSON.
@@ -64,6 +69,8 @@ struct Given {
     because: Option<String>,
     #[serde(default)]
     files: Vec<String>,
+    #[serde(default)]
+    supersedes: Vec<String>,
 }
 
 pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
@@ -112,6 +119,11 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         rejected,
         because,
         files,
+        supersedes: given
+            .supersedes
+            .into_iter()
+            .chain(args.supersedes)
+            .collect(),
     };
     // A store error as it is, for `damaged` to find in the chain.
     let (event, placed) = record::record(store, &recorded, place).map_err(|e| match e {

@@ -39,6 +39,9 @@ pub struct Record {
     pub rejected: Vec<String>,
     pub because: String,
     pub files: Vec<String>,
+    /// Earlier decisions it replaces: their event ids, or prefixes of at least 4 hex digits
+    /// naming one decision of the graph each.
+    pub supersedes: Vec<String>,
 }
 
 /// Where the event goes.
@@ -54,6 +57,12 @@ pub enum Place<'a> {
 pub enum Error {
     #[error("the text of what is recorded is empty")]
     Empty,
+    #[error(
+        "{0:?} names no recorded decision (give its event id, or 4 or more of its first hex digits)"
+    )]
+    UnknownDecision(String),
+    #[error("{0:?} names several recorded decisions: give more of its id")]
+    AmbiguousDecision(String),
     #[error(transparent)]
     Revision(review::Error),
     #[error(transparent)]
@@ -113,6 +122,7 @@ pub fn record(store: &Store, record: &Record, place: Place<'_>) -> Result<(Event
         .filter(|r| !r.is_empty())
         .collect();
     event.files_affected = record.files.clone();
+    event.supersedes = decisions_named(store, &record.supersedes)?;
     let _lock = store.lock()?;
     let placed = match place {
         Place::Session(_) => {
@@ -129,4 +139,26 @@ pub fn record(store: &Store, record: &Record, place: Place<'_>) -> Result<(Event
         }
     };
     Ok((event, placed))
+}
+
+/// The ids of the graph's decisions that `given` (ids or prefixes) name, one each.
+fn decisions_named(store: &Store, given: &[String]) -> Result<Vec<String>, Error> {
+    if given.is_empty() {
+        return Ok(Vec::new());
+    }
+    let repo = store.repo();
+    let known = graph::View::open(&repo)?.decision_ids()?;
+    let mut ids = Vec::new();
+    for prefix in given {
+        let prefix = prefix.trim().to_ascii_lowercase();
+        let valid = prefix.len() >= 4 && prefix.bytes().all(|b| b.is_ascii_hexdigit());
+        let mut matching = known.iter().filter(|id| valid && id.starts_with(&prefix));
+        match (matching.next(), matching.next()) {
+            (Some(id), None) if !ids.contains(id) => ids.push(id.clone()),
+            (Some(_), None) => {}
+            (Some(_), Some(_)) => return Err(Error::AmbiguousDecision(prefix)),
+            (None, _) => return Err(Error::UnknownDecision(prefix)),
+        }
+    }
+    Ok(ids)
 }

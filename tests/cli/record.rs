@@ -193,3 +193,41 @@ fn a_new_session_is_told_it_can_record() {
         "{brief}"
     );
 }
+
+#[test]
+fn a_record_supersedes_the_decisions_it_names() {
+    let repo = TestRepo::new();
+    repo.commit("src/pay.rs", "fn pay() {}\n", "first");
+    let said = repo.json(&[
+        "record",
+        "decision",
+        "Charge cards synchronously in the request",
+        "--files",
+        "src/pay.rs",
+    ]);
+    let old = said["event"]["id"].as_str().unwrap().to_owned();
+    repo.commit("src/pay.rs", "fn pay() { queue() }\n", "pay: queue");
+    for bad in ["zz", "0000000000", &old[..3]] {
+        let out = repo.run(&["record", "decision", "x", "--supersedes", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    }
+    repo.ok(&[
+        "record",
+        "decision",
+        "Move card payments to a background queue",
+        "--because",
+        "the provider times out under load",
+        "--supersedes",
+        &old[..6],
+    ]);
+    let section = repo.ok(&["claude-md", "--print"]);
+    assert!(
+        section.contains("Move card payments to a background queue"),
+        "{section}"
+    );
+    assert!(
+        !section.contains("Charge cards synchronously"),
+        "the replaced decision stands no more: {section}"
+    );
+}

@@ -61,6 +61,7 @@ pub fn list() -> Value {
                     "rejected": strings("Alternatives ruled out, each with its reason after a colon: \"an LRU: entries expire by time\"."),
                     "because": {"type": "string", "maxLength": TEXT_MAX, "description": "Why."},
                     "files": strings("The files it bears on, relative to the repository's top folder."),
+                    "supersedes": strings("Earlier decisions this one replaces: their event ids (as `why` and `recall` show them), or 4 or more of their first hex digits."),
                 },
                 "required": ["what", "text"],
                 "additionalProperties": false,
@@ -175,6 +176,8 @@ struct RecordArgs {
     because: String,
     #[serde(default)]
     files: Vec<String>,
+    #[serde(default)]
+    supersedes: Vec<String>,
 }
 
 fn record_decision(context: &Context<'_>, args: RecordArgs) -> Outcome {
@@ -182,6 +185,7 @@ fn record_decision(context: &Context<'_>, args: RecordArgs) -> Outcome {
     fits("because", &args.because, TEXT_MAX)?;
     list_fits("rejected", &args.rejected, TEXT_MAX)?;
     list_fits("files", &args.files, NAME_MAX)?;
+    list_fits("supersedes", &args.supersedes, NAME_MAX)?;
     let store = open(context)?;
     let mut files = Vec::new();
     for file in &args.files {
@@ -196,6 +200,7 @@ fn record_decision(context: &Context<'_>, args: RecordArgs) -> Outcome {
         rejected: args.rejected,
         because: args.because,
         files,
+        supersedes: args.supersedes,
     };
     let place = match context.session {
         Some(session) => Place::Session(session),
