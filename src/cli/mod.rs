@@ -192,7 +192,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Show(args) => show::run(&open(&cwd)?, args, out),
         Command::Review(args) => review::run(&open(&cwd)?, args, out),
         Command::Log(args) => log::run(&open(&cwd)?, &cwd, args, out),
-        Command::Mcp(args) => mcp::run(&cwd, args, out),
+        // Each call opens the repository afresh; one that cannot be opened at all is said at
+        // once, as for every command, so that Claude Code shows the server as failed.
+        Command::Mcp(args) => open(&cwd).and_then(|_| mcp::run(&cwd, args, out)),
         Command::Record(args) => record::run(&open(&cwd)?, &cwd, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Repair(args) => repair::run(&open(&cwd)?, args, out),

@@ -73,6 +73,7 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
         "forget --session 0cf3db51 --dry-run --json",
         "record decision keep-the-format --files f.txt",
         "record rejection a-second-format --json",
+        "mcp",
     ]
     .iter()
     .map(|c| c.split(' ').map(str::to_owned).collect())
