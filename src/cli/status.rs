@@ -100,9 +100,10 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             })).collect::<Vec<_>>(),
             "config": store.config().settings().iter().map(|c| json!({
                 "key": c.key,
-                "value": match c.value {
+                "value": match &c.value {
                     config::Value::Word(w) => json!(w),
                     config::Value::Number(n) => json!(n),
+                    config::Value::Text(t) => json!(t),
                 },
                 "source": match &c.source {
                     config::Source::Default => json!("default"),
