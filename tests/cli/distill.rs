@@ -1,0 +1,430 @@
+//! `distill`: a session's text, redacted, to the Messages API of a scripted server on
+//! 127.0.0.1; what comes back becomes pending events only when its quotes are in the text
+//! sent; failures and budgets change nothing (README.md, "Three ways reasoning gets in").
+
+use std::collections::VecDeque;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::link::{edit_turn, prompt};
+use crate::repo::{TestRepo, stderr};
+
+const SECRET: &str = "ghp_R4nd0mT0k3nV4lu3Xy9Wq2Lm8Np5Kj7Hg3Fd";
+const ANSWER: &str = "I'll go with a TTL map because entries expire by time.";
+
+/// One scripted answer: after `delay`, `status` with `headers` and `body`.
+#[derive(Clone)]
+pub struct Reply {
+    delay: Duration,
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    body: String,
+}
+
+impl Reply {
+    /// A Messages API answer whose text is `text`.
+    pub fn text(text: &str) -> Reply {
+        Reply {
+            delay: Duration::ZERO,
+            status: 200,
+            headers: Vec::new(),
+            body: json!({
+                "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1200, "output_tokens": 80},
+            })
+            .to_string(),
+        }
+    }
+
+    /// The model naming `items` as decisions.
+    pub fn decisions(items: Value) -> Reply {
+        Reply::text(&json!({ "decisions": items }).to_string())
+    }
+
+    fn status(status: u16) -> Reply {
+        Reply {
+            delay: Duration::ZERO,
+            status,
+            headers: Vec::new(),
+            body: json!({"type": "error", "error": {"type": "overloaded_error"}}).to_string(),
+        }
+    }
+
+    fn after(mut self, delay: Duration) -> Reply {
+        self.delay = delay;
+        self
+    }
+
+    fn header(mut self, name: &'static str, value: &str) -> Reply {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+}
+
+/// A request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        (self.headers.iter())
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The text sent for the model to read.
+    pub fn text(&self) -> &str {
+        self.body["messages"][0]["content"].as_str().unwrap()
+    }
+}
+
+/// The scripted Messages API: each request takes the next reply (the last one repeats).
+pub struct Api {
+    pub url: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Api {
+    pub fn start(replies: Vec<Reply>) -> Api {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let (s, r) = (seen.clone(), replies.clone());
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (s, r) = (s.clone(), r.clone());
+                thread::spawn(move || serve(stream, &s, &r));
+            }
+        });
+        Api { url, seen }
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>, replies: &Mutex<VecDeque<Reply>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut first = String::new();
+    if reader.read_line(&mut first).unwrap_or(0) == 0 {
+        return;
+    }
+    let path = first.split_whitespace().nth(1).unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':').unwrap();
+        headers.push((name.trim().to_owned(), value.trim().to_owned()));
+    }
+    let len: usize = (headers.iter())
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).unwrap();
+    seen.lock().unwrap().push(Seen {
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap(),
+    });
+    let reply = {
+        let mut replies = replies.lock().unwrap();
+        match replies.len() {
+            1 => replies[0].clone(),
+            _ => replies.pop_front().unwrap(),
+        }
+    };
+    thread::sleep(reply.delay);
+    let mut out = stream;
+    let mut head = format!(
+        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        reply.status,
+        reply.body.len()
+    );
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = out.write_all(head.as_bytes());
+    let _ = out.write_all(reply.body.as_bytes());
+}
+
+/// A repository whose session `s-link` asked for a cache, with a secret in its prompt, and
+/// whose own configuration turns distillation on towards `api`; `extra` adds to `[distill]`.
+pub fn session(api: &Api, extra: &str) -> (TestRepo, PathBuf) {
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "init");
+    let transcript = repo.home.join("s-link.jsonl");
+    let ask = format!("Add a cache; deploy with {SECRET} after");
+    fs::write(
+        &transcript,
+        edit_turn(&repo, 1, &ask, 0, ANSWER, "cache.py"),
+    )
+    .unwrap();
+    repo.extract(&transcript);
+    fs::write(
+        repo.store_dir().join("config.toml"),
+        format!(
+            "[distill]\nmode = \"api\"\nbase_url = \"{}\"\n{extra}",
+            api.url
+        ),
+    )
+    .unwrap();
+    (repo, transcript)
+}
+
+pub fn distill(repo: &TestRepo, args: &[&str]) -> Output {
+    repo.cmd_in(&repo.root)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .arg("distill")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn distilled(repo: &TestRepo) -> Vec<Value> {
+    (repo.pending().into_iter())
+        .filter(|e| e["origin"] == "distilled")
+        .collect()
+}
+
+fn progress(repo: &TestRepo) -> Option<Value> {
+    let text = fs::read_to_string(repo.store_dir().join("distill/s-link.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn true_and_invented() -> Reply {
+    Reply::decisions(json!([
+        {"choice": "A TTL map for the cache", "because": "entries expire by time",
+         "rejected": [{"option": "an LRU", "reason": "it does not expire"}],
+         "files": ["cache.py"], "quote": "go with a TTL map because entries\n expire by time"},
+        {"choice": "Redis", "because": "scale", "files": [], "quote": "We must use Redis for everything"},
+    ]))
+}
+
+#[test]
+fn a_session_is_distilled_into_events_whose_quotes_it_said_and_only_new_text_is_sent_again() {
+    let api = Api::start(vec![true_and_invented()]);
+    let (repo, transcript) = session(&api, "");
+    let heuristic = repo.pending();
+
+    let out = distill(&repo, &["--session", "s-link"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("s-link: distilled: 1 events added, 1 dropped"),
+        "{}",
+        stdout(&out)
+    );
+    let seen = api.seen();
+    assert_eq!(seen.len(), 1, "one request for the session");
+    let request = &seen[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some("test-key"));
+    assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(request.body["model"], "claude-haiku-4-5");
+    assert!(request.body["max_tokens"].as_u64().unwrap() > 0);
+    assert!(request.body["system"].as_str().unwrap().contains("quote"));
+    let text = request.text();
+    assert!(
+        text.contains(ANSWER) && text.contains("User: Add a cache"),
+        "{text}"
+    );
+    let raw = serde_json::to_string(&request.body).unwrap();
+    assert!(!raw.contains(SECRET), "the secret was sent: {raw}");
+    assert!(text.contains("[REDACTED:github-token]"), "{text}");
+
+    let events = distilled(&repo);
+    assert_eq!(
+        events.len(),
+        1,
+        "the invented quote is dropped: {events:#?}"
+    );
+    let e = &events[0];
+    assert_eq!(
+        (&e["kind"], &e["summary"], &e["session_id"]),
+        (
+            &json!("decision"),
+            &json!("A TTL map for the cache"),
+            &json!("s-link")
+        )
+    );
+    assert_eq!(e["rationale"], "entries expire by time");
+    assert_eq!(e["alternatives"], json!(["an LRU: it does not expire"]));
+    assert_eq!(e["files_affected"], json!(["cache.py"]));
+    let kept: Vec<_> = (repo.pending().into_iter())
+        .filter(|e| e["origin"] != "distilled")
+        .collect();
+    assert_eq!(kept, heuristic, "the heuristics' events are untouched");
+    assert!(
+        repo.log()
+            .contains("distill: session s-link: 1 events added")
+    );
+
+    // Nothing new: nothing sent.
+    let out = distill(&repo, &["--session", "s-link", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["sessions"][0]["outcome"], "nothing_new", "{report}");
+    assert_eq!(api.seen().len(), 1);
+
+    // A new turn: only it is sent; the same answer again is the same event.
+    let more = prompt(
+        "p2",
+        "Now make the TTL configurable",
+        "2026-01-01T10:09:00Z",
+    );
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    file.write_all(more.as_bytes()).unwrap();
+    let out = distill(&repo, &[]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let seen = api.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].text().contains("Now make the TTL configurable"));
+    assert!(
+        !seen[1].text().contains("Add a cache"),
+        "{}",
+        seen[1].text()
+    );
+    assert!(stdout(&out).contains("0 events added"), "{}", stdout(&out));
+    assert_eq!(distilled(&repo).len(), 1);
+}
+
+/// Run `distill` against `replies` and expect it to fail with `message`, changing nothing
+/// but the log and the usage; returns the repository and the server.
+fn fails(replies: Vec<Reply>, extra: &str, message: &str) -> (TestRepo, Api) {
+    let api = Api::start(replies);
+    let (repo, _) = session(&api, extra);
+    let out = distill(&repo, &["--session", "s-link"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains(message), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out).lines().count(),
+        1,
+        "one error line: {}",
+        stderr(&out)
+    );
+    assert!(repo.log().contains(message), "{}", repo.log());
+    assert!(distilled(&repo).is_empty());
+    let offsets = progress(&repo).map(|p| p["offsets"].clone());
+    assert!(
+        offsets.as_ref().is_none_or(|o| *o == json!({})),
+        "the offset is kept: {offsets:?}"
+    );
+    (repo, api)
+}
+
+#[test]
+fn a_429_is_waited_out_once_then_the_answer_used() {
+    let api = Api::start(vec![
+        Reply::status(429).header("retry-after", "1"),
+        true_and_invented(),
+    ]);
+    let (repo, _) = session(&api, "");
+    let out = distill(&repo, &["--session", "s-link"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(api.seen().len(), 2);
+    assert_eq!(distilled(&repo).len(), 1);
+}
+
+#[test]
+fn a_429_too_long_to_wait_a_5xx_a_timeout_or_a_malformed_answer_change_nothing() {
+    let (_, api) = fails(
+        vec![Reply::status(429).header("retry-after", "60")],
+        "",
+        "rate limited (429), retry after 60 s",
+    );
+    assert_eq!(api.seen().len(), 1, "not waited for");
+    fails(vec![Reply::status(503)], "", "the API answered 503");
+    fails(
+        vec![Reply::text("The session decided many things.")],
+        "",
+        "the model's answer is not the JSON asked for",
+    );
+    let (repo, api) = fails(
+        vec![
+            true_and_invented().after(Duration::from_secs(5)),
+            true_and_invented(),
+        ],
+        "timeout_ms = 500\n",
+        "no answer within 500 ms",
+    );
+    // The text was kept: the next run sends it again.
+    let out = distill(&repo, &[]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let seen = api.seen();
+    assert_eq!(seen[1].text(), seen[0].text());
+    assert_eq!(distilled(&repo).len(), 1);
+}
+
+#[test]
+fn over_a_budget_nothing_is_sent() {
+    let api = Api::start(vec![true_and_invented()]);
+    for (extra, budget) in [
+        ("session_tokens = 100\n", "distill.session_tokens"),
+        ("daily_tokens = 100\n", "distill.daily_tokens"),
+    ] {
+        let (repo, _) = session(&api, extra);
+        let out = distill(&repo, &["--session", "s-link"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stdout(&out).contains(&format!("would pass {budget} (0 of 100 spent)")),
+            "{}",
+            stdout(&out)
+        );
+        assert!(distilled(&repo).is_empty());
+    }
+    assert!(api.seen().is_empty(), "nothing sent");
+}
+
+#[test]
+fn off_unless_the_user_turns_it_on() {
+    let api = Api::start(vec![true_and_invented()]);
+    let (repo, _) = session(&api, "");
+    fs::remove_file(repo.store_dir().join("config.toml")).unwrap();
+    fs::write(
+        repo.root.join(".agent-context.toml"),
+        format!("[distill]\nmode = \"api\"\nbase_url = \"{}\"\n", api.url),
+    )
+    .unwrap();
+    let out = distill(&repo, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("error: distill.mode is off:")
+            && stderr(&out).lines().count() == 1,
+        "{}",
+        stderr(&out)
+    );
+    assert!(api.seen().is_empty());
+}
