@@ -1,6 +1,7 @@
 //! `distill`: have a small model read what sessions said since the last time and turn their
 //! decisions, rejections, trade-offs and constraints into pending events (`crate::distill`).
-//! Exit 1 when a session could not be distilled: a failure, a budget, no transcript.
+//! Exit 1 when a session could not be distilled: a failure, a budget, no transcript. With
+//! `distill.mode` off it says so and sends nothing.
 
 use std::io::Write;
 
@@ -25,10 +26,19 @@ pub struct Args {
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let config = store.config();
     if !config.distill_on() {
-        return Err(Failure::Usage(anyhow!(
-            "distill.mode is {}: set `[distill] mode = \"api\"` in $GIT_DIR/agent-context/config.toml to distill",
+        if args.json {
+            return write_json(
+                out,
+                &json!({ "schema_version": 1, "mode": config.distill_mode(), "sessions": [] }),
+            );
+        }
+        writeln!(
+            out,
+            "distillation is off (distill.mode = {}): nothing sent; set `[distill] mode = \"api\"` \
+             in $GIT_DIR/agent-context/config.toml to turn it on",
             config.distill_mode()
-        )));
+        )?;
+        return Ok(());
     }
     let ids = match args.session {
         Some(id) if id.trim().is_empty() => {
@@ -61,7 +71,11 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 value
             })
             .collect();
-        write_json(out, &json!({ "schema_version": 1, "sessions": sessions }))?;
+        let mode = config.distill_mode();
+        write_json(
+            out,
+            &json!({ "schema_version": 1, "mode": mode, "sessions": sessions }),
+        )?;
     } else {
         for (id, outcome) in &results {
             writeln!(out, "{id}: {}", describe(outcome))?;

@@ -252,8 +252,8 @@ fn store_io<'a>(
     }
 }
 
-/// Today, UTC, as `YYYY-MM-DD`.
-fn today() -> String {
+/// Today, UTC, as `YYYY-MM-DD`: the day `distill.daily_tokens` counts.
+pub fn today() -> String {
     rfc3339(now_seconds())[..10].to_owned()
 }
 

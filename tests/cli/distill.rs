@@ -283,6 +283,30 @@ fn a_session_is_distilled_into_events_whose_quotes_it_said_and_only_new_text_is_
         repo.log()
             .contains("distill: session s-link: 1 events added")
     );
+    let status = repo.json(&["status"]);
+    let spent = &status["distill"];
+    assert_eq!(spent["mode"], "api");
+    for when in ["today", "total"] {
+        assert_eq!(
+            (
+                &spent[when]["calls"],
+                &spent[when]["input_tokens"],
+                &spent[when]["output_tokens"]
+            ),
+            (&json!(1), &json!(1200), &json!(80)),
+            "{status:#}"
+        );
+        // $1 and $5 a million input and output tokens.
+        let cost = spent[when]["cost_usd"].as_f64().unwrap();
+        assert!((cost - 0.0016).abs() < 1e-9, "{cost}");
+    }
+    assert_eq!(spent["last_failure"], Value::Null);
+    assert!(
+        repo.ok(&["status"])
+            .contains("distill: api; today 1 calls, 1280 tokens, $0.0016; in all 1 calls"),
+        "{}",
+        repo.ok(&["status"])
+    );
 
     // Nothing new: nothing sent.
     let out = distill(&repo, &["--session", "s-link", "--json"]);
@@ -404,6 +428,21 @@ fn over_a_budget_nothing_is_sent() {
             stdout(&out)
         );
         assert!(distilled(&repo).is_empty());
+        let status = repo.json(&["status"]);
+        let failure = &status["distill"]["last_failure"];
+        assert_eq!(failure["session_id"], "s-link");
+        assert!(
+            failure["message"].as_str().unwrap().contains(budget),
+            "{failure}"
+        );
+        assert_eq!(status["distill"]["total"]["calls"], 0);
+        let human = repo.ok(&["status"]);
+        assert!(
+            human.contains("distill: api; today 0 calls, 0 tokens, $0.0000")
+                && human.contains("  last failure, ")
+                && human.contains("session s-link: not sent: about "),
+            "{human}"
+        );
     }
     assert!(api.seen().is_empty(), "nothing sent");
 }
@@ -419,12 +458,22 @@ fn off_unless_the_user_turns_it_on() {
     )
     .unwrap();
     let out = distill(&repo, &[]);
-    assert_eq!(out.status.code(), Some(2));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stderr(&out).starts_with("error: distill.mode is off:")
-            && stderr(&out).lines().count() == 1,
+        stdout(&out).starts_with("distillation is off (distill.mode = off): nothing sent"),
         "{}",
-        stderr(&out)
+        stdout(&out)
+    );
+    let report: Value = serde_json::from_slice(&distill(&repo, &["--json"]).stdout).unwrap();
+    assert_eq!(
+        report,
+        json!({"schema_version": 1, "mode": "off", "sessions": []})
     );
     assert!(api.seen().is_empty());
+    let status = repo.json(&["status"]);
+    assert_eq!(status["distill"]["mode"], "off");
+    let refused: Vec<_> = (status["refused"].as_array().unwrap().iter())
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(refused, ["distill.mode", "distill.base_url"]);
 }
