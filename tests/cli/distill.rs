@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -476,4 +476,68 @@ fn off_unless_the_user_turns_it_on() {
         .map(|r| r["key"].as_str().unwrap())
         .collect();
     assert_eq!(refused, ["distill.mode", "distill.base_url"]);
+}
+
+#[test]
+fn the_stop_hook_starts_distill_and_returns_at_once() {
+    // The model takes its time: the hook must not wait for it.
+    let api = Api::start(vec![true_and_invented().after(Duration::from_secs(6))]);
+    let (repo, transcript) = session(&api, "");
+    let stop = repo.hook_payload("Stop", "s-link", &transcript, &[]);
+    let start = Instant::now();
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "Stop"],
+        stop.to_string().as_bytes(),
+        &[("ANTHROPIC_API_KEY", "test-key")],
+    );
+    let took = start.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert!(took < Duration::from_secs(4), "the hook waited: {took:?}");
+    assert!(repo.log().contains("hook Stop: distill started (process "));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while distilled(&repo).is_empty() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(distilled(&repo).len(), 1, "{}", repo.log());
+    assert_eq!(api.seen().len(), 1);
+}
+
+#[test]
+fn the_stop_hook_starts_nothing_while_distillation_is_off() {
+    let api = Api::start(vec![true_and_invented()]);
+    let (repo, transcript) = session(&api, "");
+    fs::write(repo.store_dir().join("config.toml"), "").unwrap();
+    let stop = repo.hook_payload("Stop", "s-link", &transcript, &[]);
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "Stop"],
+        stop.to_string().as_bytes(),
+        &[],
+    );
+    assert!(out.status.success());
+    assert!(!repo.log().contains("distill"), "{}", repo.log());
+}
+
+#[test]
+fn one_distillation_of_a_session_at_a_time() {
+    let api = Api::start(vec![true_and_invented().after(Duration::from_secs(4))]);
+    let (repo, _) = session(&api, "");
+    let mut first = repo.cmd_in(&repo.root);
+    first
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .args(["distill", "--session", "s-link"])
+        .stdout(std::process::Stdio::null());
+    let mut first = first.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while api.seen().is_empty() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let out = distill(&repo, &["--session", "s-link"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "s-link: being distilled by another run\n");
+    assert!(first.wait().unwrap().success());
+    assert_eq!(api.seen().len(), 1);
+    assert_eq!(distilled(&repo).len(), 1);
 }
