@@ -4,7 +4,8 @@
 //! (`distill.mode`, which a cloned repository cannot set: docs/security.md).
 //!
 //! Invariants:
-//! - what is sent is redacted first, and what comes back is redacted again;
+//! - what is sent is redacted first (and scrubbed of what extraction learnt the session saw of
+//!   excluded files), and what comes back is redacted again;
 //! - an item is kept only if its `quote` is in the text sent (whitespace folded): the model may
 //!   only point at what the session said, not invent it;
 //! - one request per session and run, sent only if its estimate fits both budgets
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{RATIONALE_MAX, prompt_text};
+use crate::classify::redact::Taint;
 use crate::event::time::{now_seconds, rfc3339};
 use crate::event::{Event, Kind, Origin, summarize, truncate_words};
 use crate::ingest::commit::{Environment, session_transcripts};
@@ -130,9 +132,12 @@ pub fn session(
     }
     let mut progress = progress_store::progress(store, session);
     let redactor = store.config().redactor();
+    // What extraction learnt the session saw of excluded files (`.env`…) is scrubbed too.
+    let mut taint = Taint::default();
+    taint.extend(store::taint::load(store, session)?);
     let (pieces, offsets) = gather(&transcripts, &progress);
     let sent: Vec<String> = (pieces.iter())
-        .map(|p| redactor.redact(p).into_owned())
+        .map(|p| taint.scrub(&redactor.redact(p)).into_owned())
         .collect();
     let sent = sent.join("\n\n");
     if sent.trim().is_empty() {
@@ -216,8 +221,9 @@ pub fn session(
             return Ok(Outcome::Failed { message });
         }
     };
-    let (events, dropped) =
-        verified_events(session, &items, &sent, |s| redactor.redact(s).into_owned());
+    let (events, dropped) = verified_events(session, &items, &sent, |s| {
+        taint.scrub(&redactor.redact(s)).into_owned()
+    });
     let added = {
         let _lock = store.lock()?;
         pending::upsert(store, events)?.added

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::link::{edit_turn, prompt};
+use crate::link::{bash_result, edit_turn, prompt, say};
 use crate::repo::{TestRepo, stderr};
 
 const SECRET: &str = "ghp_R4nd0mT0k3nV4lu3Xy9Wq2Lm8Np5Kj7Hg3Fd";
@@ -391,10 +391,15 @@ fn a_429_too_long_to_wait_a_5xx_a_timeout_or_a_malformed_answer_change_nothing()
     );
     assert_eq!(api.seen().len(), 1, "not waited for");
     fails(vec![Reply::status(503)], "", "the API answered 503");
-    fails(
+    let (repo, _) = fails(
         vec![Reply::text("The session decided many things.")],
         "",
         "the model's answer is not the JSON asked for",
+    );
+    let status = repo.json(&["status"]);
+    assert_eq!(
+        status["distill"]["total"]["calls"], 1,
+        "the tokens were spent all the same"
     );
     let (repo, api) = fails(
         vec![
@@ -540,4 +545,41 @@ fn one_distillation_of_a_session_at_a_time() {
     assert!(first.wait().unwrap().success());
     assert_eq!(api.seen().len(), 1);
     assert_eq!(distilled(&repo).len(), 1);
+}
+
+#[test]
+fn what_the_session_saw_of_an_excluded_file_is_not_sent() {
+    let api = Api::start(vec![true_and_invented()]);
+    let (repo, transcript) = session(&api, "");
+    let root = repo.root.to_str().unwrap();
+    let at = "2026-01-01T10:07:00Z";
+    let more = [
+        say(
+            "r1",
+            at,
+            json!([{"type": "tool_use", "id": "read1", "name": "Read",
+            "input": {"file_path": format!("{root}/.env")}}]),
+        ),
+        bash_result("read1", "     1→FLAG=blue-kiwi-42\n", at),
+        say(
+            "r2",
+            at,
+            json!([{"type": "text", "text": "I'll keep FLAG=blue-kiwi-42 as it is."}]),
+        ),
+    ]
+    .concat();
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    file.write_all(more.as_bytes()).unwrap();
+    repo.extract(&transcript);
+    let out = distill(&repo, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = api.seen()[0].text().to_owned();
+    assert!(
+        text.contains("I'll keep FLAG=[REDACTED:excluded-file] as it is."),
+        "{text}"
+    );
+    assert!(!text.contains("blue-kiwi-42"), "{text}");
 }
