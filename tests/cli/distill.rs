@@ -418,6 +418,41 @@ fn a_429_too_long_to_wait_a_5xx_a_timeout_or_a_malformed_answer_change_nothing()
 }
 
 #[test]
+fn a_budget_spent_mid_session_stops_the_next_request_and_keeps_its_text() {
+    let api = Api::start(vec![true_and_invented()]);
+    let (repo, transcript) = session(&api, "");
+    assert!(distill(&repo, &[]).status.success());
+    // What the session spent, and room for less than another request.
+    let config = repo.store_dir().join("config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(&config, format!("{text}session_tokens = 1380\n")).unwrap();
+    let more = prompt(
+        "p2",
+        "Now make the TTL configurable",
+        "2026-01-01T10:09:00Z",
+    );
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    file.write_all(more.as_bytes()).unwrap();
+    let out = distill(&repo, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("would pass distill.session_tokens (1280 of 1380 spent)"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(api.seen().len(), 1, "not sent");
+    // With room again, the text kept goes.
+    fs::write(&config, format!("{text}session_tokens = 100000\n")).unwrap();
+    assert!(distill(&repo, &[]).status.success());
+    let seen = api.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].text().contains("Now make the TTL configurable"));
+}
+
+#[test]
 fn over_a_budget_nothing_is_sent() {
     let api = Api::start(vec![true_and_invented()]);
     for (extra, budget) in [
