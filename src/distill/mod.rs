@@ -1,5 +1,6 @@
 //! Distillation: a small model reads what a session said — the user's prompts, the assistant's
-//! text and thinking — and names its decisions, rejections, trade-offs and constraints
+//! text and thinking — and names its decisions, rejections, trade-offs and constraints, and
+//! what it investigated and learned
 //! (README.md, "Three ways reasoning gets in"). Off unless the user turns it on
 //! (`distill.mode`, which a cloned repository cannot set: docs/security.md).
 //!
@@ -55,7 +56,9 @@ not taken\", \"reason\": \"why not\"}], \"because\": \"why\", \"files\": [\"path
 \"quote\": \"...\"}], \
 \"rejections\": [{\"option\": \"what was ruled out\", \"reason\": \"why\", \"files\": [], \"quote\": \"...\"}], \
 \"tradeoffs\": [{\"tradeoff\": \"what was given up for what\", \"because\": \"why\", \"files\": [], \"quote\": \"...\"}], \
-\"constraints\": [{\"constraint\": \"what the code must keep to\", \"because\": \"why\", \"files\": [], \"quote\": \"...\"}]}. \
+\"constraints\": [{\"constraint\": \"what the code must keep to\", \"because\": \"why\", \"files\": [], \"quote\": \"...\"}], \
+\"summary\": {\"investigated\": [{\"text\": \"what the session looked into\", \"files\": [], \"quote\": \"...\"}], \
+\"learned\": [{\"text\": \"a fact about the code it found\", \"files\": [], \"quote\": \"...\"}]}}. \
 Every item's quote is a sentence copied exactly, character for character, from the transcript, \
 that shows the item; an item without such a quote is discarded. List only what the session \
 decided, rejected, traded or was constrained by; nothing it merely considered. Empty lists are \
@@ -362,6 +365,17 @@ struct Answer {
     tradeoffs: Vec<Item>,
     #[serde(default)]
     constraints: Vec<Item>,
+    #[serde(default)]
+    summary: Findings,
+}
+
+/// What the session investigated and learned: explorations and discoveries, which the
+/// session's summary and continuation show (`crate::event::summary`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Findings {
+    investigated: Vec<Item>,
+    learned: Vec<Item>,
 }
 
 /// One item of any list: each list fills the fields [`SYSTEM`] names for it.
@@ -372,6 +386,7 @@ struct Item {
     option: String,
     tradeoff: String,
     constraint: String,
+    text: String,
     reason: String,
     because: String,
     rejected: Vec<Alternative>,
@@ -416,15 +431,23 @@ fn verified_events(
         (Kind::Rejection, &answer.rejections),
         (Kind::Tradeoff, &answer.tradeoffs),
         (Kind::Decision, &answer.constraints),
+        (Kind::Exploration, &answer.summary.investigated),
+        (Kind::Discovery, &answer.summary.learned),
     ];
     let (mut events, mut dropped) = (Vec::new(), 0);
     for (kind, items) in lists {
         for item in items {
             let quote = fold(&item.quote);
-            let what = [&item.choice, &item.option, &item.tradeoff, &item.constraint]
-                .into_iter()
-                .map(|s| s.trim())
-                .find(|s| !s.is_empty());
+            let what = [
+                &item.choice,
+                &item.option,
+                &item.tradeoff,
+                &item.constraint,
+                &item.text,
+            ]
+            .into_iter()
+            .map(|s| s.trim())
+            .find(|s| !s.is_empty());
             let (Some(what), true) = (
                 what,
                 quote.chars().count() >= MIN_QUOTE && sent.contains(&quote),
@@ -477,12 +500,17 @@ mod tests {
              {\"choice\": \"TTL map\", \"because\": \"entries expire\", \"quote\": \"use a TTL map because entries expire\", \"files\": [\"cache.py\", \"/etc/passwd\"],\
               \"rejected\": [{\"option\": \"an LRU\", \"reason\": \"no expiry\"}]},\
              {\"choice\": \"Redis\", \"quote\": \"we will use Redis for everything\"}],\
-             \"constraints\": [{\"constraint\": \"short\", \"quote\": \"cache\"}]}\n```",
+             \"constraints\": [{\"constraint\": \"short\", \"quote\": \"cache\"}],\
+             \"summary\": {\"learned\": [{\"text\": \"Entries expire by time\", \"quote\": \"entries expire.\"}]}}\n```",
         )
         .unwrap();
         let (events, dropped) = verified_events("s1", &answer, sent, |s| s.to_owned());
         assert_eq!(dropped, 2, "an invented quote and one too short");
-        assert_eq!(events.len(), 1);
+        assert_eq!(events.len(), 2);
+        assert_eq!(
+            (events[1].kind, events[1].summary.as_str()),
+            (Kind::Discovery, "Entries expire by time")
+        );
         let e = &events[0];
         assert_eq!((e.kind, e.origin), (Kind::Decision, Origin::Distilled));
         assert_eq!(e.summary, "TTL map");

@@ -618,3 +618,28 @@ fn what_the_session_saw_of_an_excluded_file_is_not_sent() {
     );
     assert!(!text.contains("blue-kiwi-42"), "{text}");
 }
+
+#[test]
+fn what_the_session_learned_and_investigated_joins_its_summary() {
+    let api = Api::start(vec![Reply::text(
+        &json!({"summary": {
+            "learned": [{"text": "Entries expire by time", "files": ["cache.py"],
+                         "quote": "because entries expire by time"}],
+            "investigated": [{"text": "Redis clustering", "quote": "We looked at Redis clustering"}],
+        }})
+        .to_string(),
+    )]);
+    let (repo, _) = session(&api, "");
+    let out = distill(&repo, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = distilled(&repo);
+    assert_eq!(
+        events.len(),
+        1,
+        "the invented quote is dropped: {events:#?}"
+    );
+    assert_eq!(
+        (&events[0]["kind"], &events[0]["summary"]),
+        (&json!("discovery"), &json!("Entries expire by time"))
+    );
+}
