@@ -40,6 +40,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         )?;
         return Ok(());
     }
+    let every = args.session.is_none();
     let ids = match args.session {
         Some(id) if id.trim().is_empty() => {
             return Err(Failure::Usage(anyhow!("--session is empty")));
@@ -60,7 +61,10 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let mut results = Vec::new();
     for id in ids {
         let outcome = distill::session(store, &env, &id, &client)?;
-        results.push((id, outcome));
+        // Of every session, those whose transcripts are gone have nothing to say.
+        if !(every && outcome == Outcome::NoTranscripts) {
+            results.push((id, outcome));
+        }
     }
     let failed = results.iter().any(|(_, o)| o.failed());
     if args.json {
@@ -75,6 +79,11 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         write_json(
             out,
             &json!({ "schema_version": 1, "mode": mode, "sessions": sessions }),
+        )?;
+    } else if results.is_empty() {
+        writeln!(
+            out,
+            "no session with a transcript is known here (run `extract` first)"
         )?;
     } else {
         for (id, outcome) in &results {

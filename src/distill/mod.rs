@@ -273,10 +273,12 @@ fn fail(
     session: &str,
     message: &str,
 ) -> store::Result<()> {
+    // An error may quote what it was given: nothing secret is kept.
+    let message = store.config().redactor().redact(message);
     usage.last_failure = Some(Failure {
         time: rfc3339(now_seconds()),
         session_id: session.to_owned(),
-        message: message.to_owned(),
+        message: message.clone().into_owned(),
     });
     progress_store::save_usage(store, usage)?;
     log::append(store, "distill", &format!("session {session}: {message}"))

@@ -643,3 +643,46 @@ fn what_the_session_learned_and_investigated_joins_its_summary() {
         (&json!("discovery"), &json!("Entries expire by time"))
     );
 }
+
+#[test]
+fn unknown_sessions_insecure_urls_and_an_empty_store_say_so() {
+    let api = Api::start(vec![true_and_invented()]);
+    let (repo, _) = session(&api, "");
+    let out = distill(&repo, &["--session", "nobody"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "nobody: no transcript known\n");
+
+    // Plain http:// only to this machine; the failure keeps no password.
+    let config = repo.store_dir().join("config.toml");
+    fs::write(
+        &config,
+        "[distill]\nmode = \"api\"\nbase_url = \"http://deploy:s3cretPassw0rd@example.com\"\n",
+    )
+    .unwrap();
+    let out = distill(&repo, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("failed: http://deploy:") && stdout(&out).contains("is not https://"),
+        "{}",
+        stdout(&out)
+    );
+    let status = repo.json(&["status"]);
+    let kept = format!("{}{}", repo.log(), status["distill"]["last_failure"]);
+    assert!(!kept.contains("s3cretPassw0rd"), "{kept}");
+    assert!(kept.contains("[REDACTED:url-password]"), "{kept}");
+    assert!(api.seen().is_empty());
+
+    let empty = TestRepo::new();
+    fs::create_dir_all(empty.store_dir()).unwrap();
+    fs::write(
+        empty.store_dir().join("config.toml"),
+        "[distill]\nmode = \"api\"\n",
+    )
+    .unwrap();
+    let out = distill(&empty, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "no session with a transcript is known here (run `extract` first)\n"
+    );
+}
