@@ -168,7 +168,7 @@ const SPECS: [Spec; 12] = [
     Spec {
         section: "distill",
         name: "mode",
-        kind: Kind::Word(&["off", "api"]),
+        kind: Kind::Word(&["off", "api", "claude"]),
         default: Value::Word("off"),
         shared: Shared::Never,
     },
@@ -610,10 +610,10 @@ impl Config {
         *self.value("claude_md.refresh") == Value::Word("on")
     }
 
-    /// `distill.mode = "api"`: whether sessions are distilled by a model (README.md,
-    /// "Three ways reasoning gets in").
+    /// `distill.mode` is `api` or `claude`: whether sessions are distilled by a model
+    /// (README.md, "Three ways reasoning gets in").
     pub fn distill_on(&self) -> bool {
-        *self.value("distill.mode") == Value::Word("api")
+        *self.value("distill.mode") != Value::Word("off")
     }
 
     /// `distill.mode`, as set.
@@ -1012,8 +1012,11 @@ mod tests {
         }
         let m = message(&format!("[distill]\nmodel = \"{}\"\n", "m".repeat(201)));
         assert!(m.contains("`distill.model` must be one line"), "{m}");
-        let m = message("[distill]\nmode = \"claude\"\n");
-        assert!(m.contains("`distill.mode` must be one of off, api"), "{m}");
+        let m = message("[distill]\nmode = \"local\"\n");
+        assert!(
+            m.contains("`distill.mode` must be one of off, api, claude"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub enum Error {
     Transport(String),
     #[error("the API's answer is not a Messages response: {0}")]
     Malformed(String),
+    #[error("claude failed: {0}")]
+    Claude(String),
 }
 
 /// Whether `url` may carry a session's text: HTTPS, or HTTP to this machine (a local proxy,

@@ -17,6 +17,7 @@
 //!   is one event, and the heuristics' events are never touched.
 
 pub mod api;
+pub mod claude;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -182,22 +183,31 @@ pub fn session(
             return Ok(outcome);
         }
     }
-    let Some(api_key) = client.api_key else {
-        let message = "not sent: ANTHROPIC_API_KEY is not set".to_owned();
-        fail(store, &mut usage, session, &message)?;
-        return Ok(Outcome::Failed { message });
+    let answer = match config.distill_mode() {
+        "claude" => claude::send(
+            config.distill_model(),
+            SYSTEM,
+            &sent,
+            config.distill_timeout(),
+        ),
+        _ => {
+            let Some(api_key) = client.api_key else {
+                let message = "not sent: ANTHROPIC_API_KEY is not set".to_owned();
+                fail(store, &mut usage, session, &message)?;
+                return Ok(Outcome::Failed { message });
+            };
+            api::send(&api::Request {
+                base_url: config.distill_base_url(),
+                api_key,
+                model: config.distill_model(),
+                max_tokens: MAX_TOKENS,
+                system: SYSTEM,
+                text: &sent,
+                timeout: config.distill_timeout(),
+            })
+        }
     };
-
-    let request = api::Request {
-        base_url: config.distill_base_url(),
-        api_key,
-        model: config.distill_model(),
-        max_tokens: MAX_TOKENS,
-        system: SYSTEM,
-        text: &sent,
-        timeout: config.distill_timeout(),
-    };
-    let answer = match api::send(&request) {
+    let answer = match answer {
         Ok(answer) => answer,
         Err(e) => {
             let message = e.to_string();

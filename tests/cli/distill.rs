@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::claude_client::{MockApi, Turn, folder_of};
 use crate::link::{bash_result, edit_turn, prompt, say};
-use crate::repo::{TestRepo, stderr};
+use crate::repo::{TestRepo, path_with_binary, stderr};
 
 const SECRET: &str = "ghp_R4nd0mT0k3nV4lu3Xy9Wq2Lm8Np5Kj7Hg3Fd";
 const ANSWER: &str = "I'll go with a TTL map because entries expire by time.";
@@ -685,4 +686,134 @@ fn unknown_sessions_insecure_urls_and_an_empty_store_say_so() {
         stdout(&out),
         "no session with a transcript is known here (run `extract` first)\n"
     );
+}
+
+#[test]
+fn the_claude_mode_asks_the_users_own_claude_code() {
+    let Some(bin) = crate::claude_client::claude_binary() else {
+        return;
+    };
+    let reply = json!({"decisions": [
+        {"choice": "A TTL map for the cache", "because": "entries expire by time",
+         "quote": "go with a TTL map because entries expire by time"},
+        {"choice": "Redis", "quote": "We must use Redis for everything"},
+    ]})
+    .to_string();
+    let mock = MockApi::start(move |r| {
+        r.contains("User: Add a cache")
+            .then(|| Turn::new().text(&reply))
+    });
+    let api = Api::start(vec![]);
+    let (repo, _) = session(&api, "");
+    fs::write(
+        repo.store_dir().join("config.toml"),
+        "[distill]\nmode = \"claude\"\nmodel = \"claude-haiku-4-5\"\ntimeout_ms = 120000\n",
+    )
+    .unwrap();
+    let mut path = vec![bin.parent().unwrap().to_owned()];
+    path.extend(folder_of("node"));
+    path.extend(std::env::split_paths(&path_with_binary()));
+    let out = repo
+        .cmd_in(&repo.root)
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("ANTHROPIC_BASE_URL", mock.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("IS_SANDBOX", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .args(["distill", "--session", "s-link"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("distilled: 1 events added, 1 dropped"),
+        "{}",
+        stdout(&out)
+    );
+    let asked: Vec<_> = (mock.requests().into_iter())
+        .filter(|r| r.contains("User: Add a cache"))
+        .collect();
+    assert_eq!(asked.len(), 1, "one request");
+    assert_eq!(asked[0].body["model"], "claude-haiku-4-5");
+    assert!(asked[0].contains("copied exactly"), "our system prompt");
+    assert!(!asked[0].contains(SECRET));
+    assert_eq!(distilled(&repo).len(), 1);
+    assert!(
+        api.seen().is_empty(),
+        "the Messages API of distill.base_url is not used"
+    );
+    let saved: Vec<_> = walk(&repo.home.join(".claude"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert!(saved.is_empty(), "claude kept its session: {saved:?}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for path in entries.flatten().map(|e| e.path()) {
+        match path.is_dir() {
+            true => out.extend(walk(&path)),
+            false => out.push(path),
+        }
+    }
+    out
+}
+
+/// `distill` in claude mode with `script` as the `claude` on PATH.
+fn with_fake_claude(script: &str, timeout_ms: u32) -> (TestRepo, Output) {
+    let api = Api::start(vec![]);
+    let (repo, _) = session(&api, "");
+    fs::write(
+        repo.store_dir().join("config.toml"),
+        format!("[distill]\nmode = \"claude\"\ntimeout_ms = {timeout_ms}\n"),
+    )
+    .unwrap();
+    let bin = repo.home.join("fake-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let claude = bin.join("claude");
+    fs::write(&claude, format!("#!/bin/sh\n{script}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&claude, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut path = vec![bin];
+    path.extend(std::env::split_paths(&path_with_binary()));
+    let out = repo
+        .cmd_in(&repo.root)
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .args(["distill"])
+        .output()
+        .unwrap();
+    (repo, out)
+}
+
+#[test]
+fn the_claude_mode_gives_up_past_the_timeout_or_when_claude_fails() {
+    let start = Instant::now();
+    let (repo, out) = with_fake_claude("cat >/dev/null; sleep 30", 500);
+    assert!(start.elapsed() < Duration::from_secs(20), "not killed");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("failed: no answer within 500 ms"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(distilled(&repo).is_empty());
+
+    let (repo, out) = with_fake_claude(
+        r#"cat >/dev/null; echo '{"type":"result","is_error":true,"result":"Not logged in"}'"#,
+        5000,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("failed: claude failed: Not logged in"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(repo.log().contains("Not logged in"));
 }
