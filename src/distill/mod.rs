@@ -10,7 +10,8 @@
 //! - an item is kept only if its `quote` is in the text sent (whitespace folded): the model may
 //!   only point at what the session said, not invent it;
 //! - one request per session and run, sent only if its estimate fits both budgets
-//!   (`distill.session_tokens`, `distill.daily_tokens`); otherwise nothing is sent;
+//!   (`distill.session_tokens`, `distill.daily_tokens`); otherwise nothing is sent. One
+//!   request at a time in a clone: each holds the usage file from its check to its count;
 //! - the offsets move only when the answer was used: a failure (timeout, 429, 5xx, a malformed
 //!   answer) or a budget keeps them, so the next run sends the same text again;
 //! - events go to the session's pending queue with ids from their quote, so the same item twice
@@ -154,6 +155,8 @@ pub fn session(
 
     let config = store.config();
     let estimate = (estimate_tokens(SYSTEM) + estimate_tokens(&sent)) as u64 + MAX_TOKENS;
+    // Held until what this request spends is counted (or it fails).
+    let _usage_lock = progress_store::lock_usage(store)?;
     let day = today();
     let mut usage = progress_store::usage(store);
     let budgets = [

@@ -101,6 +101,23 @@ pub fn save_progress(store: &Store, session: &str, progress: &Progress) -> Resul
     write(progress_path(store, session, "json"), progress)
 }
 
+/// Hold the usage file until the guard is dropped, waiting for whoever holds it: whoever checks
+/// the daily budget keeps it until its spending is counted, so that two sessions cannot both
+/// spend the same room.
+pub fn lock_usage(store: &Store) -> Result<fs::File> {
+    let dir = store.dir().join(DIR);
+    fs::create_dir_all(&dir).map_err(super::io_error("cannot create", &dir))?;
+    let path = dir.join("usage.lock");
+    let file = fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(super::io_error("cannot open", &path))?;
+    file.lock().map_err(super::io_error("cannot lock", &path))?;
+    Ok(file)
+}
+
 pub fn usage(store: &Store) -> Usage {
     read(store.dir().join(DIR).join(USAGE))
 }

@@ -817,3 +817,42 @@ fn the_claude_mode_gives_up_past_the_timeout_or_when_claude_fails() {
     );
     assert!(repo.log().contains("Not logged in"));
 }
+
+#[test]
+fn two_sessions_at_once_cannot_both_spend_the_days_last_room() {
+    let api = Api::start(vec![true_and_invented().after(Duration::from_secs(2))]);
+    let (repo, transcript) = session(&api, "daily_tokens = 100\n");
+    let other = repo.home.join("s-lonk.jsonl");
+    let text = fs::read_to_string(&transcript).unwrap();
+    fs::write(&other, text.replace("s-link", "s-lonk")).unwrap();
+    repo.extract(&other);
+    // What one request is estimated at (both sessions said the same).
+    let out = distill(&repo, &["--session", "s-link", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let estimate = report["sessions"][0]["estimate"].as_u64().unwrap();
+    // Room for one, not for two: the first spends 1280.
+    let config = repo.store_dir().join("config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    let room = format!("daily_tokens = {}\n", estimate + 600);
+    fs::write(&config, text.replace("daily_tokens = 100\n", &room)).unwrap();
+    let children: Vec<_> = ["s-link", "s-lonk"]
+        .map(|id| {
+            repo.cmd_in(&repo.root)
+                .env("ANTHROPIC_API_KEY", "test-key")
+                .args(["distill", "--session", id])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .into_iter()
+        .collect();
+    let outputs: Vec<String> = (children.into_iter())
+        .map(|c| String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap())
+        .collect();
+    assert_eq!(api.seen().len(), 1, "{outputs:?}");
+    let refused = (outputs.iter())
+        .filter(|o| o.contains("would pass distill.daily_tokens (1280 of"))
+        .count();
+    assert_eq!(refused, 1, "{outputs:?}");
+}
