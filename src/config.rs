@@ -19,6 +19,7 @@
 //! secret, raise a budget or have hooks write to the working tree. What it sets beyond that is
 //! left out, and [`Config::refused`] says what, for `status`.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,7 +44,7 @@ pub fn number_from_env(key: &str) -> Option<i64> {
     let n = raw.to_string_lossy().trim().parse().ok()?;
     match spec.check_number(n)? {
         Value::Number(n) => Some(n),
-        Value::Word(_) => None,
+        Value::Word(_) | Value::Text(_) => None,
     }
 }
 
@@ -87,7 +88,13 @@ enum Kind {
     Word(&'static [&'static str]),
     /// A whole number in this range.
     Number { min: i64, max: i64 },
+    /// One line of text (a model's name, a URL): not empty, at most [`MAX_TEXT`] characters,
+    /// no control characters.
+    Text,
 }
+
+/// The longest a [`Kind::Text`] value may be.
+const MAX_TEXT: usize = 200;
 
 /// What the shared file, which comes with a clone, may do with a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +116,7 @@ struct Spec {
     shared: Shared,
 }
 
-const SPECS: [Spec; 6] = [
+const SPECS: [Spec; 12] = [
     Spec {
         section: "query",
         name: "backend",
@@ -158,6 +165,57 @@ const SPECS: [Spec; 6] = [
         default: Value::Word("off"),
         shared: Shared::Never,
     },
+    Spec {
+        section: "distill",
+        name: "mode",
+        kind: Kind::Word(&["off", "api", "claude"]),
+        default: Value::Word("off"),
+        shared: Shared::Never,
+    },
+    Spec {
+        section: "distill",
+        name: "model",
+        kind: Kind::Text,
+        default: Value::Text(Cow::Borrowed("claude-haiku-4-5")),
+        shared: Shared::Never,
+    },
+    Spec {
+        section: "distill",
+        name: "base_url",
+        kind: Kind::Text,
+        default: Value::Text(Cow::Borrowed("https://api.anthropic.com")),
+        shared: Shared::Never,
+    },
+    Spec {
+        section: "distill",
+        name: "session_tokens",
+        kind: Kind::Number {
+            min: 0,
+            max: 10_000_000,
+        },
+        default: Value::Number(50_000),
+        shared: Shared::Lower,
+    },
+    Spec {
+        section: "distill",
+        name: "daily_tokens",
+        kind: Kind::Number {
+            min: 0,
+            max: 100_000_000,
+        },
+        default: Value::Number(200_000),
+        shared: Shared::Lower,
+    },
+    Spec {
+        section: "distill",
+        name: "timeout_ms",
+        kind: Kind::Number {
+            min: 100,
+            max: 600_000,
+        },
+        default: Value::Number(30_000),
+        shared: Shared::Lower,
+    },
 ];
 
 impl Spec {
@@ -170,6 +228,9 @@ impl Spec {
         match (self.section, self.name) {
             ("claude_md", "refresh") => {
                 "hooks would write CLAUDE.md in your working tree; only your own configuration may ask"
+            }
+            ("distill", _) => {
+                "it would send your sessions to a model of its choosing; only your own configuration may"
             }
             _ => "only your own configuration may set it",
         }
@@ -184,13 +245,24 @@ impl Spec {
         match self.kind {
             Kind::Word(words) => format!("one of {}", words.join(", ")),
             Kind::Number { min, max } => format!("a whole number from {min} to {max}"),
+            Kind::Text => format!("one line of text of at most {MAX_TEXT} characters"),
         }
     }
 
     fn check_word(&self, word: &str) -> Option<Value> {
         match self.kind {
             Kind::Word(words) => words.iter().find(|w| **w == word).map(|w| Value::Word(w)),
-            Kind::Number { .. } => None,
+            Kind::Number { .. } | Kind::Text => None,
+        }
+    }
+
+    fn check_text(&self, text: &str) -> Option<Value> {
+        let fits = !text.is_empty()
+            && text.chars().count() <= MAX_TEXT
+            && !text.chars().any(char::is_control);
+        match self.kind {
+            Kind::Text if fits => Some(Value::Text(Cow::Owned(text.to_owned()))),
+            _ => None,
         }
     }
 
@@ -202,10 +274,11 @@ impl Spec {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     Word(&'static str),
     Number(i64),
+    Text(Cow<'static, str>),
 }
 
 impl fmt::Display for Value {
@@ -213,6 +286,7 @@ impl fmt::Display for Value {
         match self {
             Value::Word(w) => f.write_str(w),
             Value::Number(n) => write!(f, "{n}"),
+            Value::Text(t) => f.write_str(t),
         }
     }
 }
@@ -348,7 +422,7 @@ impl Config {
             .iter()
             .map(|spec| Setting {
                 key: spec.key(),
-                value: spec.default,
+                value: spec.default.clone(),
                 source: Source::Default,
             })
             .collect();
@@ -375,7 +449,7 @@ impl Config {
             };
             for (i, value) in file.values {
                 let spec = &SPECS[i];
-                let refusal = match (spec.shared, value, spec.default) {
+                let refusal = match (spec.shared, &value, &spec.default) {
                     _ if !shared => None,
                     (Shared::Never, ..) => Some(spec.why_not_shared()),
                     (Shared::Lower, Value::Number(n), Value::Number(default)) if n > default => {
@@ -441,6 +515,7 @@ impl Config {
             let value = match spec.kind {
                 Kind::Word(_) => spec.check_word(raw.trim()),
                 Kind::Number { .. } => raw.trim().parse().ok().and_then(|n| spec.check_number(n)),
+                Kind::Text => spec.check_text(raw.trim()),
             };
             let value = value.ok_or_else(|| Error::Env {
                 var: var.clone(),
@@ -484,18 +559,25 @@ impl Config {
         &self.settings
     }
 
-    fn value(&self, key: &str) -> Value {
+    fn value(&self, key: &str) -> &Value {
         self.settings
             .iter()
             .find(|s| s.key == key)
-            .map(|s| s.value)
+            .map(|s| &s.value)
             .expect("every known key has a setting")
     }
 
     fn number(&self, key: &str) -> i64 {
         match self.value(key) {
-            Value::Number(n) => n,
-            Value::Word(_) => unreachable!("{key} holds a number"),
+            Value::Number(n) => *n,
+            _ => unreachable!("{key} holds a number"),
+        }
+    }
+
+    fn text(&self, key: &str) -> &str {
+        match self.value(key) {
+            Value::Text(t) => t,
+            _ => unreachable!("{key} holds text"),
         }
     }
 
@@ -503,7 +585,7 @@ impl Config {
     pub fn backend(&self) -> Backend {
         match self.value("query.backend") {
             Value::Word(w) => Backend::parse(w).expect("checked when read"),
-            Value::Number(_) => unreachable!("query.backend holds a word"),
+            _ => unreachable!("query.backend holds a word"),
         }
     }
 
@@ -525,7 +607,46 @@ impl Config {
 
     /// `claude_md.refresh`: whether `Stop` and `SessionEnd` regenerate CLAUDE.md's section.
     pub fn claude_md_refresh(&self) -> bool {
-        self.value("claude_md.refresh") == Value::Word("on")
+        *self.value("claude_md.refresh") == Value::Word("on")
+    }
+
+    /// `distill.mode` is `api` or `claude`: whether sessions are distilled by a model
+    /// (README.md, "Three ways reasoning gets in").
+    pub fn distill_on(&self) -> bool {
+        *self.value("distill.mode") != Value::Word("off")
+    }
+
+    /// `distill.mode`, as set.
+    pub fn distill_mode(&self) -> &'static str {
+        match self.value("distill.mode") {
+            Value::Word(w) => w,
+            _ => unreachable!("distill.mode holds a word"),
+        }
+    }
+
+    /// `distill.model`: the model named in each request.
+    pub fn distill_model(&self) -> &str {
+        self.text("distill.model")
+    }
+
+    /// `distill.base_url`: where the Messages API is.
+    pub fn distill_base_url(&self) -> &str {
+        self.text("distill.base_url")
+    }
+
+    /// `distill.session_tokens`: what one session may spend, in tokens, over all its requests.
+    pub fn distill_session_tokens(&self) -> u64 {
+        self.number("distill.session_tokens") as u64
+    }
+
+    /// `distill.daily_tokens`: what every session together may spend in a day (UTC).
+    pub fn distill_daily_tokens(&self) -> u64 {
+        self.number("distill.daily_tokens") as u64
+    }
+
+    /// `distill.timeout_ms`: how long one request may take.
+    pub fn distill_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.number("distill.timeout_ms") as u64)
     }
 
     /// `link.active_minutes`, in seconds.
@@ -605,6 +726,7 @@ fn read_file(path: &Path, text: &str) -> Result<FileValues, Error> {
             let spec = &SPECS[i];
             let value = item.as_value().and_then(|v| match (v, spec.kind) {
                 (toml_edit::Value::String(s), Kind::Word(_)) => spec.check_word(s.value()),
+                (toml_edit::Value::String(s), Kind::Text) => spec.check_text(s.value()),
                 (toml_edit::Value::Integer(n), Kind::Number { .. }) => {
                     spec.check_number(*n.value())
                 }
@@ -741,7 +863,7 @@ mod tests {
     fn bad_files_name_the_file_the_line_and_the_key() {
         let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
         let m = message("[query]\n\nbakend = \"file\"\n");
-        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, claude_md.refresh, redact.rules, redact.allow, redact.exclude)"), "{m}");
+        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, claude_md.refresh, distill.mode, distill.model, distill.base_url, distill.session_tokens, distill.daily_tokens, distill.timeout_ms, redact.rules, redact.allow, redact.exclude)"), "{m}");
         let m = message("[link]\ngrace_minutes = \"soon\"\n");
         assert!(
             m.ends_with(
@@ -840,6 +962,61 @@ mod tests {
         );
         let m = message("[redact]\nrulez = []\n");
         assert!(m.contains("unknown key `redact.rulez`"), "{m}");
+    }
+
+    #[test]
+    fn distill_is_off_until_the_user_turns_it_on() {
+        let c = load(None, None).unwrap();
+        assert!(!c.distill_on());
+        assert_eq!(c.distill_mode(), "off");
+        assert_eq!(c.distill_model(), "claude-haiku-4-5");
+        assert_eq!(c.distill_base_url(), "https://api.anthropic.com");
+        assert_eq!(c.distill_timeout(), std::time::Duration::from_secs(30));
+
+        let shared = "[distill]\nmode = \"api\"\nmodel = \"big\"\nbase_url = \"http://evil\"\n\
+                      session_tokens = 1000000\ndaily_tokens = 10\ntimeout_ms = 200\n";
+        let c = load(Some(shared), None).unwrap();
+        assert!(!c.distill_on());
+        assert_eq!(c.distill_model(), "claude-haiku-4-5");
+        assert_eq!(c.distill_base_url(), "https://api.anthropic.com");
+        assert_eq!(c.distill_session_tokens(), 50_000, "not raised");
+        assert_eq!(c.distill_daily_tokens(), 10, "lowered");
+        assert_eq!(c.distill_timeout(), std::time::Duration::from_millis(200));
+        let refused: Vec<_> = c.refused().iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(
+            refused,
+            [
+                "distill.mode",
+                "distill.model",
+                "distill.base_url",
+                "distill.session_tokens"
+            ]
+        );
+
+        let local = "[distill]\nmode = \"api\"\nmodel = \"claude-haiku-9\"\n\
+                     base_url = \"http://127.0.0.1:9\"\nsession_tokens = 1000000\n";
+        let c = load(Some(shared), Some(local)).unwrap();
+        assert!(c.distill_on());
+        assert_eq!(c.distill_mode(), "api");
+        assert_eq!(c.distill_model(), "claude-haiku-9");
+        assert_eq!(c.distill_base_url(), "http://127.0.0.1:9");
+        assert_eq!(c.distill_session_tokens(), 1_000_000);
+
+        let message = |local: &str| load(None, Some(local)).unwrap_err().to_string();
+        for bad in ["\"\"", "\"a\\nb\"", "\"a\\u0007\"", "3"] {
+            let m = message(&format!("[distill]\nmodel = {bad}\n"));
+            assert!(
+                m.contains(":2: `distill.model` must be one line of text of at most 200"),
+                "{m}"
+            );
+        }
+        let m = message(&format!("[distill]\nmodel = \"{}\"\n", "m".repeat(201)));
+        assert!(m.contains("`distill.model` must be one line"), "{m}");
+        let m = message("[distill]\nmode = \"local\"\n");
+        assert!(
+            m.contains("`distill.mode` must be one of off, api, claude"),
+            "{m}"
+        );
     }
 
     #[test]

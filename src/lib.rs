@@ -8,6 +8,7 @@ pub mod classify;
 pub mod cli;
 pub mod config;
 pub mod deliver;
+pub mod distill;
 pub mod event;
 pub mod ingest;
 pub mod retrieve;

@@ -1433,7 +1433,7 @@ fn commit_kind(subject: &str) -> Kind {
 }
 
 /// A typed prompt, or `None` for injected text (command output, reminders, notifications).
-fn prompt_text(raw: &str) -> Option<String> {
+pub(crate) fn prompt_text(raw: &str) -> Option<String> {
     let t = raw.trim();
     if t.is_empty() {
         return None;

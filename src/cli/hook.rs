@@ -17,6 +17,11 @@
 //! refuses to work) it does nothing and logs nothing, the log being in that repository; a
 //! repository it cannot open (a bad configuration, a `.git/config` git cannot parse) is a
 //! failure like any other.
+//!
+//! With `distill.mode` on, the hooks that extract (`PreCompact`, `Stop`, `SessionEnd`) then
+//! start `distill --session <id>` in a process of its own — no input or output, its own process
+//! group, never waited for — so that the model's answer, however slow, holds up nothing; that
+//! run keeps to its own budgets and lock (`crate::distill`).
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -248,12 +253,36 @@ fn claude_hook(
     if let Some(line) = &response.log {
         let _ = log::append(&store, &what, line);
     }
+    if extracting && store.config().distill_on() && !payload.session_id.is_empty() {
+        let line = match start_distill(&here, &payload.session_id) {
+            Ok(pid) => format!("distill started (process {pid})"),
+            Err(e) => format!("cannot start distill: {e}"),
+        };
+        let _ = log::append(&store, &what, &line);
+    }
     // The notes the extracting hooks changed, into the index: past the gate, so that the
     // watchdog cannot cut an update short (a few notes at most, as for a git hook).
     if extracting && let Err(why) = caught(|| follow_notes(&store, &what)) {
         return Err(failed(why));
     }
     Ok(())
+}
+
+/// Start `distill --session <session>` in `here`, detached: the hook does not wait for it, and
+/// nothing of it reaches the hook's output or Claude Code's terminal.
+fn start_distill(here: &Path, session: &str) -> std::io::Result<u32> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let child = Command::new(std::env::current_exe()?)
+        .arg("-C")
+        .arg(here)
+        .args(["distill", "--session", session])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    Ok(child.id())
 }
 
 /// Write Claude Code's JSON answer for `event`, one line, and flush it.

@@ -4,6 +4,7 @@
 //! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
 
 mod claude_md;
+mod distill;
 mod extract;
 mod forget;
 mod hook;
@@ -77,6 +78,9 @@ enum Command {
     /// Record a decision, rejection, trade-off or constraint in your own words: for the
     /// session's next commit (inside a Claude Code session) or on a commit.
     Record(record::Args),
+    /// Have a small model draw decisions, rejections, trade-offs and constraints from what
+    /// sessions said since the last time (distill.mode = "api"), within a token budget.
+    Distill(distill::Args),
     /// Make the decision graph (refs/agent-context) again from the notes.
     Rebuild(rebuild::Args),
     /// Carry the notes of commits no branch reaches any more (squash or rebase merges,
@@ -196,6 +200,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         // once, as for every command, so that Claude Code shows the server as failed.
         Command::Mcp(args) => open(&cwd).and_then(|_| mcp::run(&cwd, args, out)),
         Command::Record(args) => record::run(&open(&cwd)?, &cwd, args, out),
+        Command::Distill(args) => distill::run(&open(&cwd)?, args, out),
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Repair(args) => repair::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),

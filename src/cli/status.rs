@@ -9,6 +9,7 @@ use crate::cli::{CmdResult, display_path, write_json};
 use crate::config;
 use crate::event::Kind;
 use crate::ingest::Saved;
+use crate::store::distill::{Spent, Usage};
 use crate::store::{self, Store, graph, notes, pending, state};
 use crate::transcript::cursor::LineCounts;
 
@@ -52,6 +53,8 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             Err(_) => unreadable_states += 1,
         }
     }
+    let usage = store::distill::usage(store);
+    let today = usage.on(&crate::distill::today());
     let mut lines = LineCounts::default();
     for s in &cursors {
         lines.add(s.cursor.lines);
@@ -88,6 +91,12 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             })),
             "lines": { "read": lines.read, "malformed": lines.malformed, "oversized": lines.oversized },
             "unreadable_cursors": unreadable_states,
+            "distill": {
+                "mode": store.config().distill_mode(),
+                "today": today,
+                "total": usage.total,
+                "last_failure": usage.last_failure,
+            },
             "transcripts": cursors.iter().map(|s| json!({
                 "path": s.cursor.path.to_string_lossy(),
                 "session_id": s.state.session_id,
@@ -100,9 +109,10 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             })).collect::<Vec<_>>(),
             "config": store.config().settings().iter().map(|c| json!({
                 "key": c.key,
-                "value": match c.value {
+                "value": match &c.value {
                     config::Value::Word(w) => json!(w),
                     config::Value::Number(n) => json!(n),
+                    config::Value::Text(t) => json!(t),
                 },
                 "source": match &c.source {
                     config::Source::Default => json!("default"),
@@ -196,6 +206,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             s.cursor.lines.skipped()
         )?;
     }
+    print_distill(store, &usage, today, out)?;
     print_config(store, out)?;
     if unreadable_states > 0 {
         writeln!(
@@ -208,6 +219,35 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             out,
             "warning: {} pending line(s) unreadable (kept as they are)",
             pending.unreadable_lines
+        )?;
+    }
+    Ok(())
+}
+
+/// Distillation: its mode, what it spent today and in all, its last failure.
+fn print_distill(store: &Store, usage: &Usage, today: Spent, out: &mut dyn Write) -> CmdResult {
+    let spent = |s: Spent| {
+        format!(
+            "{} calls, {} tokens, ${:.4}",
+            s.calls,
+            s.tokens(),
+            s.cost_usd
+        )
+    };
+    writeln!(
+        out,
+        "distill: {}; today {}; in all {} (estimated cost)",
+        store.config().distill_mode(),
+        spent(today),
+        spent(usage.total)
+    )?;
+    if let Some(f) = &usage.last_failure {
+        let line = format!("session {}: {}", f.session_id, f.message);
+        writeln!(
+            out,
+            "  last failure, {}: {}",
+            f.time,
+            crate::sanitise::line(&line)
         )?;
     }
     Ok(())

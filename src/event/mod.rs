@@ -135,6 +135,8 @@ pub enum Origin {
     Agent,
     /// Recorded by a person (`record`, outside any session).
     Human,
+    /// Drawn from the session's text by a small model (`distill`), its quote found in the text.
+    Distilled,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 //! Writes are atomic (write a temporary file, then rename) and serialized between processes by
 //! an advisory lock on `agent-context/lock`, which the OS releases if a writer dies.
 
+pub mod distill;
 pub mod forget;
 pub mod git_config;
 pub mod graph;

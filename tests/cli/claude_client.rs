@@ -920,7 +920,7 @@ impl Claude {
 }
 
 /// The PATH folder holding `program`.
-fn folder_of(program: &str) -> Option<PathBuf> {
+pub fn folder_of(program: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;
     env::split_paths(&path).find(|dir| dir.join(program).is_file())
 }

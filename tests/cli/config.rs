@@ -157,7 +157,8 @@ fn untrusted_shared_file_cannot_allow_list_secrets_raise_budgets_or_write_claude
         repo.root.join(".agent-context.toml"),
         "[redact]\nallow = [\".*\"]\nexclude = [\"*.cred\"]\n\
          [hook]\nbudget_ms = 60000\nextract_budget_ms = 600000\n\
-         [claude_md]\nrefresh = \"on\"\n[link]\ngrace_minutes = 45\n",
+         [claude_md]\nrefresh = \"on\"\n[link]\ngrace_minutes = 45\n\
+         [distill]\nmode = \"api\"\nbase_url = \"http://127.0.0.1:9\"\ndaily_tokens = 100\n",
     )
     .unwrap();
     let secrets = [
@@ -195,6 +196,12 @@ fn untrusted_shared_file_cannot_allow_list_secrets_raise_budgets_or_write_claude
         (Value::from(1000), "default".to_owned())
     );
     assert_eq!(setting(&status, "claude_md.refresh").0, "off");
+    assert_eq!(setting(&status, "distill.mode").0, "off");
+    assert_eq!(
+        setting(&status, "distill.base_url").0,
+        "https://api.anthropic.com"
+    );
+    assert_eq!(setting(&status, "distill.daily_tokens").0, 100, "lowered");
     assert_eq!(
         setting(&status, "link.grace_minutes").0,
         45,
@@ -212,6 +219,8 @@ fn untrusted_shared_file_cannot_allow_list_secrets_raise_budgets_or_write_claude
             "hook.budget_ms",
             "hook.extract_budget_ms",
             "claude_md.refresh",
+            "distill.mode",
+            "distill.base_url",
             "redact.allow"
         ]
     );

@@ -71,6 +71,8 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
         "claude-md",
         "forget --session 0cf3db51 --dry-run",
         "forget --session 0cf3db51 --dry-run --json",
+        "distill",
+        "distill --session 0cf3db51 --json",
         "record decision keep-the-format --files f.txt",
         "record rejection a-second-format --json",
         "mcp",

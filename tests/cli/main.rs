@@ -9,6 +9,7 @@ mod claude_md;
 mod config;
 mod corrupt;
 mod crash;
+mod distill;
 mod extract;
 mod forget;
 mod git_hooks;

@@ -1,0 +1,194 @@
+//! One request to the Anthropic Messages API (`POST {base_url}/v1/messages`), over `ureq`,
+//! within a timeout. A 429 is waited out once when its `retry-after` fits in the timeout;
+//! anything else that is not a 200 with the expected body is an [`Error`], and nothing is
+//! retried beyond that: the text stays for the next run.
+
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::json;
+
+/// What the API is asked for.
+pub struct Request<'a> {
+    pub base_url: &'a str,
+    pub api_key: &'a str,
+    pub model: &'a str,
+    pub max_tokens: u64,
+    pub system: &'a str,
+    pub text: &'a str,
+    pub timeout: Duration,
+}
+
+/// What it answered: the model's text and the tokens it counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub text: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{url} is not https:// (plain http:// only to this machine)")]
+    Insecure { url: String },
+    #[error("no answer within {} ms", .0.as_millis())]
+    Timeout(Duration),
+    #[error("rate limited (429){}", retry_after.map_or(String::new(), |s| format!(", retry after {s} s")))]
+    RateLimited { retry_after: Option<u64> },
+    #[error("the API answered {status}")]
+    Status { status: u16 },
+    #[error("cannot reach the API: {0}")]
+    Transport(String),
+    #[error("the API's answer is not a Messages response: {0}")]
+    Malformed(String),
+    #[error("claude failed: {0}")]
+    Claude(String),
+}
+
+/// Whether `url` may carry a session's text: HTTPS, or HTTP to this machine (a local proxy,
+/// the tests' server).
+pub fn check_url(url: &str) -> Result<(), Error> {
+    let local = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
+    let ok = url.starts_with("https://") || local.iter().any(|l| url.starts_with(l));
+    match ok {
+        true => Ok(()),
+        false => Err(Error::Insecure {
+            url: url.to_owned(),
+        }),
+    }
+}
+
+/// Send `request`; the whole exchange, a 429's wait included, stays within its timeout.
+pub fn send(request: &Request) -> Result<Answer, Error> {
+    check_url(request.base_url)?;
+    let url = format!("{}/v1/messages", request.base_url.trim_end_matches('/'));
+    let body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "system": request.system,
+        "messages": [{ "role": "user", "content": request.text }],
+    })
+    .to_string();
+    let start = Instant::now();
+    let mut waited = false;
+    loop {
+        let left = request.timeout.saturating_sub(start.elapsed());
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(left))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let response = agent
+            .post(&url)
+            .header("x-api-key", request.api_key)
+            .header("anthropic-version", "2023-06-01")
+            .content_type("application/json")
+            .send(body.as_str());
+        let mut response = match response {
+            Ok(r) => r,
+            Err(ureq::Error::Timeout(_)) => return Err(Error::Timeout(request.timeout)),
+            Err(e) => return Err(Error::Transport(e.to_string())),
+        };
+        let status = response.status().as_u16();
+        if status == 429 {
+            let retry_after = (response.headers().get("retry-after"))
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            let wait = retry_after.map(Duration::from_secs);
+            match wait {
+                Some(wait) if !waited && start.elapsed() + wait < request.timeout => {
+                    waited = true;
+                    std::thread::sleep(wait);
+                    continue;
+                }
+                _ => return Err(Error::RateLimited { retry_after }),
+            }
+        }
+        if status != 200 {
+            return Err(Error::Status { status });
+        }
+        let text = match response
+            .body_mut()
+            .with_config()
+            .limit(1 << 20)
+            .read_to_string()
+        {
+            Ok(text) => text,
+            Err(ureq::Error::Timeout(_)) => return Err(Error::Timeout(request.timeout)),
+            Err(e) => return Err(Error::Transport(e.to_string())),
+        };
+        return parse(&text);
+    }
+}
+
+#[derive(Deserialize)]
+struct Response {
+    content: Vec<Block>,
+    usage: Usage,
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+fn parse(body: &str) -> Result<Answer, Error> {
+    let response: Response =
+        serde_json::from_str(body).map_err(|e| Error::Malformed(e.to_string()))?;
+    let text = (response.content.iter())
+        .filter(|b| b.kind == "text")
+        .map(|b| b.text.as_str())
+        .collect::<Vec<_>>()
+        .join("");
+    Ok(Answer {
+        text,
+        input_tokens: response.usage.input_tokens,
+        output_tokens: response.usage.output_tokens,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_or_this_machine() {
+        assert!(check_url("https://api.anthropic.com").is_ok());
+        assert!(check_url("http://127.0.0.1:8080").is_ok());
+        assert!(check_url("http://localhost:1/x").is_ok());
+        for bad in [
+            "http://api.anthropic.com",
+            "http://127.0.0.1.evil.com:1",
+            "ftp://x",
+        ] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_response_gives_its_text_and_usage() {
+        let body = r#"{"content":[{"type":"thinking","thinking":"x"},{"type":"text","text":"{}"}],
+            "usage":{"input_tokens":12,"output_tokens":3}}"#;
+        assert_eq!(
+            parse(body).unwrap(),
+            Answer {
+                text: "{}".to_owned(),
+                input_tokens: 12,
+                output_tokens: 3
+            }
+        );
+        assert!(matches!(
+            parse("{\"content\":[]}"),
+            Err(Error::Malformed(_))
+        ));
+    }
+}
