@@ -112,7 +112,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 "value": match &c.value {
                     config::Value::Word(w) => json!(w),
                     config::Value::Number(n) => json!(n),
-                    config::Value::Text(t) => json!(t),
+                    config::Value::Text(t) => json!(store.config().redactor().redact(t)),
                 },
                 "source": match &c.source {
                     config::Source::Default => json!("default"),
@@ -261,7 +261,10 @@ fn print_config(store: &Store, out: &mut dyn Write) -> CmdResult {
             config::Source::File(path) => display_path(path),
             other => other.to_string(),
         };
-        writeln!(out, "  {} = {}  ({source})", setting.key, setting.value)?;
+        // A value may hold a secret (a password in `distill.base_url`): shown redacted.
+        let value = setting.value.to_string();
+        let value = store.config().redactor().redact(&value);
+        writeln!(out, "  {} = {value}  ({source})", setting.key)?;
     }
     let config = store.config();
     if !config.additions().is_empty() {

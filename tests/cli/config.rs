@@ -251,7 +251,8 @@ fn untrusted_shared_file_cannot_allow_list_secrets_raise_budgets_or_write_claude
     fs::create_dir_all(repo.root.join(".git/agent-context")).unwrap();
     fs::write(
         repo.root.join(".git/agent-context/config.toml"),
-        "[hook]\nbudget_ms = 3000\n[redact]\nallow = [\"EXAMPLE_KEY\"]\n",
+        "[hook]\nbudget_ms = 3000\n[redact]\nallow = [\"EXAMPLE_KEY\"]\n\
+         [distill]\nbase_url = \"https://proxy:s3cretPassw0rd@llm.example.com\"\n",
     )
     .unwrap();
     let status = repo.json(&["status"]);
@@ -262,4 +263,7 @@ fn untrusted_shared_file_cannot_allow_list_secrets_raise_budgets_or_write_claude
         .iter()
         .any(|a| a["key"] == "redact.allow" && a["value"] == "EXAMPLE_KEY");
     assert!(allowed, "{status:#}");
+    // A value that holds a secret is shown redacted.
+    assert!(!status.to_string().contains("s3cretPassw0rd"), "{status:#}");
+    assert!(!repo.ok(&["status"]).contains("s3cretPassw0rd"));
 }
