@@ -9,7 +9,9 @@
 //!
 //! Last, the Claude Code `Stop` hook on the same transcript with a warm cursor, whole process
 //! from spawn (stdin payload as Claude Code 2.1.330 sends it): when nothing was appended, and
-//! when one turn was.
+//! when one turn was; then one turn again with distillation on (`distill.mode = "api"`), the
+//! Messages API being a server on 127.0.0.1 that takes 2 s to answer — the hook starts the
+//! distillation and does not wait for it.
 //!
 //! Run: `cargo bench --bench extract` (`-- --size-mb N` for another size; default 200).
 
@@ -102,7 +104,7 @@ fn main() {
     };
     let binary_cold = run_binary();
     let binary_warm = run_binary();
-    let (stop_idle, stop_turn) = stop_hook(&fresh, &transcript);
+    let (stop_idle, stop_turn, stop_distill) = stop_hook(&fresh, &transcript);
 
     let mb = size as f64 / (1 << 20) as f64;
     println!(
@@ -137,6 +139,11 @@ fn main() {
         median(&stop_turn),
         stop_turn.last().unwrap()
     );
+    println!(
+        "binary `hook Stop`, one new turn, distillation on (the model answers in 2 s): median {:.1} ms, max {:.1} ms",
+        median(&stop_distill),
+        stop_distill.last().unwrap()
+    );
     match (before, peak) {
         (Some(before), Some(peak)) => println!(
             "peak resident memory: {:.1} MiB (process before extraction: {:.1} MiB)",
@@ -155,7 +162,7 @@ const STOP_RUNS: usize = 20;
 /// before each run, after a commit that the turn names as the one it made — so each run
 /// extracts, links the turn's events to that commit, saves the continuation and indexes the
 /// new note.
-fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>) {
+fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let git = |args: &[&str]| -> String {
         let out = Command::new("git")
             .args(args)
@@ -192,17 +199,19 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>) {
         "session_crons": [],
     })
     .to_string();
-    let run = || {
+    // With a key, a distillation started by the hook sends its request.
+    let run_with = |key: Option<&str>| {
         let start = Instant::now();
-        let out = input::output_with(
-            Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
-                .args(["hook", "Stop"])
-                .current_dir(repo),
-            payload.as_bytes(),
-        );
+        let mut hook = Command::new(env!("CARGO_BIN_EXE_git-agent-context"));
+        hook.args(["hook", "Stop"]).current_dir(repo);
+        if let Some(key) = key {
+            hook.env("ANTHROPIC_API_KEY", key);
+        }
+        let out = input::output_with(&mut hook, payload.as_bytes());
         assert!(out.status.success());
         start.elapsed().as_secs_f64() * 1e3
     };
+    let run = || run_with(None);
     // Turn `i`: a commit, then the lines of the turn that made it.
     let append_turn = |i: usize| {
         git(&["commit", "-q", "--allow-empty", "-m", &format!("add a {i}")]);
@@ -254,9 +263,36 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>) {
         STOP_RUNS + 1,
         "each turn's events went to its commit: {log}"
     );
+    // Distillation on, against a model that answers every request after 2 s (an empty 500:
+    // the answer does not matter here, only that the hook does not wait for it).
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in server.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                std::thread::sleep(std::time::Duration::from_secs(2));
+                let _ = stream.write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n");
+            });
+        }
+    });
+    fs::write(
+        repo.join(".git/agent-context/config.toml"),
+        format!("[distill]\nmode = \"api\"\nbase_url = \"http://127.0.0.1:{port}\"\ntimeout_ms = 5000\n"),
+    )
+    .unwrap();
+    let mut distilled = Vec::new();
+    for i in STOP_RUNS + 1..=2 * STOP_RUNS {
+        append_turn(i);
+        distilled.push(run_with(Some("bench-key")));
+    }
+    let log = fs::read_to_string(repo.join(".git/agent-context/log")).unwrap();
+    let started = log.lines().filter(|l| l.contains("distill started")).count();
+    assert_eq!(started, STOP_RUNS, "each Stop started a distillation: {log}");
     idle.sort_by(f64::total_cmp);
     turn.sort_by(f64::total_cmp);
-    (idle, turn)
+    distilled.sort_by(f64::total_cmp);
+    (idle, turn, distilled)
 }
 
 fn median(sorted: &[f64]) -> f64 {
