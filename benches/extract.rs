@@ -272,13 +272,16 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
             std::thread::spawn(move || {
                 let mut stream = stream;
                 std::thread::sleep(std::time::Duration::from_secs(2));
-                let _ = stream.write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n");
+                let _ = stream
+                    .write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n");
             });
         }
     });
     fs::write(
         repo.join(".git/agent-context/config.toml"),
-        format!("[distill]\nmode = \"api\"\nbase_url = \"http://127.0.0.1:{port}\"\ntimeout_ms = 5000\n"),
+        format!(
+            "[distill]\nmode = \"api\"\nbase_url = \"http://127.0.0.1:{port}\"\ntimeout_ms = 5000\n"
+        ),
     )
     .unwrap();
     let mut distilled = Vec::new();
@@ -287,8 +290,14 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         distilled.push(run_with(Some("bench-key")));
     }
     let log = fs::read_to_string(repo.join(".git/agent-context/log")).unwrap();
-    let started = log.lines().filter(|l| l.contains("distill started")).count();
-    assert_eq!(started, STOP_RUNS, "each Stop started a distillation: {log}");
+    let started = log
+        .lines()
+        .filter(|l| l.contains("distill started"))
+        .count();
+    assert_eq!(
+        started, STOP_RUNS,
+        "each Stop started a distillation: {log}"
+    );
     idle.sort_by(f64::total_cmp);
     turn.sort_by(f64::total_cmp);
     distilled.sort_by(f64::total_cmp);

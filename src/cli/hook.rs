@@ -135,9 +135,10 @@ fn open(here: &Path, what: &str) -> Option<Store> {
         Ok(store) => Some(store.with_patience(PATIENCE)),
         // In no repository, as for git (a linked worktree whose repository is gone).
         Err(store::Error::NotARepository { .. } | store::Error::BrokenGitLink { .. }) => None,
-        // Another user's repository that git refuses to work in: nothing is read from it or
-        // written to it, not even the log, which is in it.
-        Err(store::Error::DubiousOwnership { .. }) => None,
+        // Another user's repository that git refuses to work in, or a bare repository that
+        // came with a clone: nothing is read from it or written to it, not even the log, which
+        // is in it.
+        Err(store::Error::DubiousOwnership { .. } | store::Error::EmbeddedBare { .. }) => None,
         Err(e) => {
             let why = reason(&e);
             say(what, &why);

@@ -228,6 +228,7 @@ fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
         store::Error::NotARepository { .. }
         | store::Error::BrokenGitLink { .. }
         | store::Error::DubiousOwnership { .. }
+        | store::Error::EmbeddedBare { .. }
         | store::Error::Open { .. }
         | store::Error::Reftable { .. }
         | store::Error::Config(_) => Failure::Usage(e.into()),

@@ -42,6 +42,16 @@ pub enum Error {
     /// to work in it, and so do we (its configuration and files are someone else's).
     #[error("detected dubious ownership in repository at '{}'", path.display())]
     DubiousOwnership { path: PathBuf },
+    /// A bare repository found inside another repository's working tree: its files (its store
+    /// configuration too) came with a clone, so nothing is read from it unless `GIT_DIR` names
+    /// it (docs/security.md).
+    #[error(
+        "{} is a bare repository inside the working tree of {}: it may have come with a clone, \
+         so it is not used unless GIT_DIR names it",
+        path.display(),
+        outer.display()
+    )]
+    EmbeddedBare { path: PathBuf, outer: PathBuf },
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
     #[error(
@@ -153,6 +163,17 @@ pub(crate) fn signature(repo: &mut gix::Repository) -> Result<gix::actor::Signat
         .map_err(|e| Error::git("read the committer identity", e.to_string()))
 }
 
+/// The top of the working tree of another repository holding the bare repository `git_dir`
+/// (a folder above it with a `.git`), if one does.
+fn enclosing_worktree(git_dir: &Path) -> Option<PathBuf> {
+    let git_dir = absolute(git_dir);
+    git_dir
+        .ancestors()
+        .skip(1)
+        .find(|folder| folder.join(".git").exists())
+        .map(Path::to_owned)
+}
+
 /// A repository's agent-context store.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -186,6 +207,15 @@ impl Store {
         if !trusted(&repo) {
             return Err(Error::DubiousOwnership {
                 path: owned_path(&repo),
+            });
+        }
+        if std::env::var_os("GIT_DIR").is_none()
+            && repo.workdir().is_none()
+            && let Some(outer) = enclosing_worktree(repo.git_dir())
+        {
+            return Err(Error::EmbeddedBare {
+                path: absolute(repo.git_dir()),
+                outer,
             });
         }
         if std::env::var_os("GIT_DIR").is_none()
