@@ -63,6 +63,8 @@ pub enum Error {
     UnknownDecision(String),
     #[error("{0:?} names several recorded decisions: give more of its id")]
     AmbiguousDecision(String),
+    #[error("{0:?} is not a file of the working tree")]
+    NotAFile(String),
     #[error(transparent)]
     Revision(review::Error),
     #[error(transparent)]
@@ -75,6 +77,13 @@ pub fn record(store: &Store, record: &Record, place: Place<'_>) -> Result<(Event
     let text = record.text.trim();
     if text.is_empty() {
         return Err(Error::Empty);
+    }
+    if let Some(bad) = record
+        .files
+        .iter()
+        .find(|f| f.is_empty() || *f == ".git" || f.starts_with(".git/"))
+    {
+        return Err(Error::NotAFile(bad.clone()));
     }
     let (session_id, origin) = match place {
         Place::Session(session) => (session, Origin::Agent),
@@ -126,7 +135,8 @@ pub fn record(store: &Store, record: &Record, place: Place<'_>) -> Result<(Event
     let _lock = store.lock()?;
     let placed = match place {
         Place::Session(_) => {
-            pending::append(store, &event)?;
+            // The same record again, with more files or alternatives, replaces the first.
+            pending::upsert(store, vec![event.clone()])?;
             "pending, for the session's next commit".to_owned()
         }
         Place::Commit(rev) => {
@@ -141,13 +151,24 @@ pub fn record(store: &Store, record: &Record, place: Place<'_>) -> Result<(Event
     Ok((event, placed))
 }
 
-/// The ids of the graph's decisions that `given` (ids or prefixes) name, one each.
+/// The ids of the decisions that `given` (ids or prefixes) name, one each: the graph's, and
+/// those still pending (a record made moments ago).
 fn decisions_named(store: &Store, given: &[String]) -> Result<Vec<String>, Error> {
     if given.is_empty() {
         return Ok(Vec::new());
     }
     let repo = store.repo();
-    let known = graph::View::open(&repo)?.decision_ids()?;
+    let mut known = graph::View::open(&repo)?.decision_ids()?;
+    for file in store.files_in(pending::DIR, "jsonl")? {
+        let events = pending::events_in(&file)?;
+        known.extend(
+            (events.into_iter())
+                .filter(|e| matches!(e.kind, Kind::Decision | Kind::Rejection))
+                .map(|e| e.id),
+        );
+    }
+    known.sort();
+    known.dedup();
     let mut ids = Vec::new();
     for prefix in given {
         let prefix = prefix.trim().to_ascii_lowercase();

@@ -231,3 +231,64 @@ fn a_record_supersedes_the_decisions_it_names() {
         "the replaced decision stands no more: {section}"
     );
 }
+
+#[test]
+fn a_record_made_again_in_a_session_replaces_the_first_and_can_be_superseded_at_once() {
+    let repo = hooked_repo();
+    let record = |args: &[&str]| {
+        let out = repo
+            .cmd_in(&repo.root)
+            .arg("record")
+            .args(args)
+            .arg("--json")
+            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["event"].clone()
+    };
+    let first = record(&["decision", "Keep the TTL at five minutes"]);
+    let again = record(&[
+        "decision",
+        "Keep the TTL at five minutes",
+        "--files",
+        "cache.py",
+        "--rejected",
+        "no TTL: stale",
+    ]);
+    assert_eq!(first["id"], again["id"]);
+    let pending = repo.pending();
+    let stored: Vec<&Value> = pending.iter().filter(|e| e["id"] == first["id"]).collect();
+    assert_eq!(stored.len(), 1, "{pending:#?}");
+    assert_eq!(
+        (&stored[0]["files_affected"], &stored[0]["alternatives"]),
+        (
+            &serde_json::json!(["cache.py"]),
+            &serde_json::json!(["no TTL: stale"])
+        )
+    );
+    // The id just printed names a decision, pending or not.
+    let id = first["id"].as_str().unwrap();
+    let later = record(&[
+        "decision",
+        "Keep the TTL at one minute",
+        "--supersedes",
+        &id[..8],
+    ]);
+    assert_eq!(later["supersedes"], serde_json::json!([id]));
+    // Not a file of the working tree.
+    for bad in [".", ".git/config"] {
+        let out = repo
+            .cmd_in(&repo.root)
+            .args(["record", "decision", "x", "--files", bad])
+            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(
+            stderr(&out).contains("is not a file of the working tree"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
