@@ -6,7 +6,8 @@
 //!
 //! Invariants:
 //! - what is sent is redacted first (and scrubbed of what extraction learnt the session saw of
-//!   excluded files), and what comes back is redacted again;
+//!   excluded files: each run extracts first and sends no further than extraction read), and
+//!   what comes back is redacted again;
 //! - an item is kept only if its `quote` is in the text sent (whitespace folded): the model may
 //!   only point at what the session said, not invent it;
 //! - one request per session and run, sent only if its estimate fits both budgets
@@ -135,12 +136,14 @@ pub fn session(
     if transcripts.is_empty() {
         return Ok(Outcome::NoTranscripts);
     }
+    // Extraction first, and only as far as it read: what it learnt the session saw of excluded
+    // files (`.env`…) is scrubbed too, and covers exactly the text sent.
+    let extracted = extract(store, &transcripts)?;
     let mut progress = progress_store::progress(store, session);
     let redactor = store.config().redactor();
-    // What extraction learnt the session saw of excluded files (`.env`…) is scrubbed too.
     let mut taint = Taint::default();
     taint.extend(store::taint::load(store, session)?);
-    let (pieces, offsets) = gather(&transcripts, &progress);
+    let (pieces, offsets) = gather(&extracted, &progress);
     let sent: Vec<String> = (pieces.iter())
         .map(|p| taint.scrub(&redactor.redact(p)).into_owned())
         .collect();
@@ -297,24 +300,52 @@ fn fail(
     log::append(store, "distill", &format!("session {session}: {message}"))
 }
 
-/// What the transcripts said past their offsets, one piece per prompt or block, and the
-/// offsets after it. A transcript that cannot be read keeps its offset.
-fn gather(transcripts: &[PathBuf], progress: &Progress) -> (Vec<String>, BTreeMap<PathBuf, u64>) {
+/// Extract what is new in `transcripts`, under the store's lock; and how far extraction has
+/// read each one (its saved cursor), in their order. A transcript that cannot be read is left
+/// out.
+fn extract(store: &Store, transcripts: &[PathBuf]) -> store::Result<Vec<(PathBuf, u64)>> {
+    let _lock = store.lock()?;
+    let mut extracted = Vec::new();
+    for path in transcripts {
+        let options = crate::ingest::Options {
+            link: false,
+            ..crate::ingest::Options::default()
+        };
+        match crate::ingest::transcript(store, path, options) {
+            Ok(_) => {}
+            Err(crate::ingest::Error::Transcript { .. }) => continue,
+            Err(crate::ingest::Error::Store(e)) => return Err(e),
+        }
+        if let store::state::Loaded::Found(saved) =
+            store::state::load::<crate::ingest::Saved>(store, path)
+        {
+            extracted.push((path.clone(), saved.cursor.offset));
+        }
+    }
+    Ok(extracted)
+}
+
+/// What the transcripts said past their offsets and up to where extraction read them
+/// (`extracted`), one piece per prompt or block, and the offsets after it.
+fn gather(
+    extracted: &[(PathBuf, u64)],
+    progress: &Progress,
+) -> (Vec<String>, BTreeMap<PathBuf, u64>) {
     let mut pieces = Vec::new();
     let mut offsets = progress.offsets.clone();
-    for path in transcripts {
+    for (path, end) in extracted {
+        let end = *end;
         let Ok(mut file) = File::open(path) else {
             continue;
         };
-        let len = file.metadata().map_or(0, |m| m.len());
-        // A file shorter than our offset was written anew: read it from the start.
-        let offset = progress.offsets.get(path).copied().filter(|o| *o <= len);
+        // Past where extraction read, the file was written anew: read it from the start.
+        let offset = progress.offsets.get(path).copied().filter(|o| *o <= end);
         let offset = offset.unwrap_or(0);
         if file.seek(SeekFrom::Start(offset)).is_err() {
             continue;
         }
         let mut reader = LineReader::new(BufReader::new(file), offset, DEFAULT_MAX_LINE);
-        loop {
+        while reader.offset() < end {
             match reader.next_line() {
                 Ok(Some(Line::Complete { bytes, .. })) => said(bytes, &mut pieces),
                 Ok(Some(Line::Oversized { .. })) => continue,
