@@ -39,10 +39,26 @@ pub enum Error {
     Status { status: u16 },
     #[error("cannot reach the API: {0}")]
     Transport(String),
+    /// Nothing was sent: no connection was made.
+    #[error("cannot reach the API: {0}")]
+    Unreachable(String),
+    /// Nothing was sent: `claude` did not start.
+    #[error("cannot run claude: {0}")]
+    NotStarted(String),
     #[error("the API's answer is not a Messages response: {0}")]
     Malformed(String),
     #[error("claude failed: {0}")]
     Claude(String),
+}
+
+impl Error {
+    /// Whether the request may have reached the model: its estimate is counted then.
+    pub fn sent(&self) -> bool {
+        !matches!(
+            self,
+            Error::Insecure { .. } | Error::Unreachable(_) | Error::NotStarted(_)
+        )
+    }
 }
 
 /// Whether `url` may carry a session's text: HTTPS, or HTTP to this machine (a local proxy,
@@ -87,6 +103,14 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
         let mut response = match response {
             Ok(r) => r,
             Err(ureq::Error::Timeout(_)) => return Err(Error::Timeout(request.timeout)),
+            Err(
+                e @ (ureq::Error::HostNotFound
+                | ureq::Error::ConnectionFailed
+                | ureq::Error::BadUri(_)),
+            ) => return Err(Error::Unreachable(e.to_string())),
+            Err(ureq::Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(Error::Unreachable(e.to_string()));
+            }
             Err(e) => return Err(Error::Transport(e.to_string())),
         };
         let status = response.status().as_u16();

@@ -43,7 +43,7 @@ pub fn send(model: &str, system: &str, text: &str, timeout: Duration) -> Result<
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()
-        .map_err(|e| Error::Transport(format!("cannot run claude: {e}")))?;
+        .map_err(|e| Error::NotStarted(e.to_string()))?;
     let mut stdin = child.stdin.take().expect("piped");
     let text = text.to_owned();
     std::thread::spawn(move || stdin.write_all(text.as_bytes()));

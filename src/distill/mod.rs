@@ -13,6 +13,9 @@
 //! - one request per session and run, sent only if its estimate fits both budgets
 //!   (`distill.session_tokens`, `distill.daily_tokens`); otherwise nothing is sent. One
 //!   request at a time in a clone: each holds the usage file from its check to its count;
+//! - the estimate is counted before the request goes and stays counted whatever fails once it
+//!   may have been sent (a timeout, a malformed answer…); only the real usage replaces it, so
+//!   the budgets bound a text sent again and again;
 //! - the offsets move only when the answer was used: a failure (timeout, 429, 5xx, a malformed
 //!   answer) or a budget keeps them, so the next run sends the same text again;
 //! - events go to the session's pending queue with ids from their quote, so the same item twice
@@ -189,53 +192,65 @@ pub fn session(
             return Ok(outcome);
         }
     }
-    let answer = match config.distill_mode() {
-        "claude" => claude::send(
+    let api_key = match (config.distill_mode(), client.api_key) {
+        ("claude", _) => None,
+        (_, Some(key)) => Some(key),
+        (_, None) => {
+            let message = "not sent: ANTHROPIC_API_KEY is not set".to_owned();
+            fail(store, &mut usage, session, &message)?;
+            return Ok(Outcome::Failed { message });
+        }
+    };
+    // The estimate is counted before the request goes, and stays counted unless the real usage
+    // replaces it or nothing was sent: a timeout, a lost connection, a malformed answer still
+    // spend the budgets, which so bound a text sent again and again.
+    let before = (usage.clone(), progress.tokens);
+    let reserved = spent(estimate - MAX_TOKENS, MAX_TOKENS);
+    usage.add(&day, reserved);
+    progress.tokens += reserved.tokens();
+    progress_store::save_usage(store, &usage)?;
+    progress_store::save_progress(store, session, &progress)?;
+    let answer = match api_key {
+        None => claude::send(
             config.distill_model(),
             SYSTEM,
             &sent,
             config.distill_timeout(),
         ),
-        _ => {
-            let Some(api_key) = client.api_key else {
-                let message = "not sent: ANTHROPIC_API_KEY is not set".to_owned();
-                fail(store, &mut usage, session, &message)?;
-                return Ok(Outcome::Failed { message });
-            };
-            api::send(&api::Request {
-                base_url: config.distill_base_url(),
-                api_key,
-                model: config.distill_model(),
-                max_tokens: MAX_TOKENS,
-                system: SYSTEM,
-                text: &sent,
-                timeout: config.distill_timeout(),
-            })
-        }
+        Some(api_key) => api::send(&api::Request {
+            base_url: config.distill_base_url(),
+            api_key,
+            model: config.distill_model(),
+            max_tokens: MAX_TOKENS,
+            system: SYSTEM,
+            text: &sent,
+            timeout: config.distill_timeout(),
+        }),
     };
     let answer = match answer {
         Ok(answer) => answer,
         Err(e) => {
+            if !e.sent() {
+                (usage, progress.tokens) = before;
+                progress_store::save_progress(store, session, &progress)?;
+            }
             let message = e.to_string();
             fail(store, &mut usage, session, &message)?;
             return Ok(Outcome::Failed { message });
         }
     };
-    let spent = Spent {
-        calls: 1,
-        input_tokens: answer.input_tokens,
-        output_tokens: answer.output_tokens,
-        cost_usd: answer.input_tokens as f64 * INPUT_USD_PER_MTOK / 1e6
-            + answer.output_tokens as f64 * OUTPUT_USD_PER_MTOK / 1e6,
-    };
+    // What it really spent, in place of the estimate, saved before anything else can fail.
+    let spent = spent(answer.input_tokens, answer.output_tokens);
+    (usage, progress.tokens) = before;
     usage.add(&day, spent);
     progress.tokens += spent.tokens();
+    progress_store::save_usage(store, &usage)?;
+    progress_store::save_progress(store, session, &progress)?;
     let items = match parse_answer(&answer.text) {
         Ok(items) => items,
         Err(e) => {
-            let message = format!("the model's answer is not the JSON asked for: {e}");
             // The tokens were spent all the same: they count against the budgets.
-            progress_store::save_progress(store, session, &progress)?;
+            let message = format!("the model's answer is not the JSON asked for: {e}");
             fail(store, &mut usage, session, &message)?;
             return Ok(Outcome::Failed { message });
         }
@@ -249,7 +264,6 @@ pub fn session(
     };
     progress.offsets = offsets;
     progress_store::save_progress(store, session, &progress)?;
-    progress_store::save_usage(store, &usage)?;
     log::append(
         store,
         "distill",
@@ -264,6 +278,17 @@ pub fn session(
         input_tokens: answer.input_tokens,
         output_tokens: answer.output_tokens,
     })
+}
+
+/// One call of `input` and `output` tokens, and what it costs.
+fn spent(input_tokens: u64, output_tokens: u64) -> Spent {
+    Spent {
+        calls: 1,
+        input_tokens,
+        output_tokens,
+        cost_usd: input_tokens as f64 * INPUT_USD_PER_MTOK / 1e6
+            + output_tokens as f64 * OUTPUT_USD_PER_MTOK / 1e6,
+    }
 }
 
 fn store_io<'a>(

@@ -419,6 +419,44 @@ fn a_429_too_long_to_wait_a_5xx_a_timeout_or_a_malformed_answer_change_nothing()
 }
 
 #[test]
+fn a_request_that_times_out_counts_its_estimate_and_the_daily_budget_then_refuses() {
+    let api = Api::start(vec![true_and_invented().after(Duration::from_secs(30))]);
+    let (repo, _) = session(&api, "daily_tokens = 100\n");
+    let out = distill(&repo, &["--session", "s-link", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let estimate = report["sessions"][0]["estimate"].as_u64().unwrap();
+    // Room for one request, not two; and a timeout a shared configuration could set.
+    let config = repo.store_dir().join("config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    let room = format!("daily_tokens = {}\ntimeout_ms = 300\n", estimate * 3 / 2);
+    fs::write(&config, text.replace("daily_tokens = 100\n", &room)).unwrap();
+    let out = distill(&repo, &["--session", "s-link"]);
+    assert!(
+        stdout(&out).contains("failed: no answer within 300 ms"),
+        "{}",
+        stdout(&out)
+    );
+    let status = repo.json(&["status"]);
+    let today = &status["distill"]["today"];
+    assert_eq!(today["calls"], 1, "{status:#}");
+    assert_eq!(
+        today["input_tokens"].as_u64().unwrap() + today["output_tokens"].as_u64().unwrap(),
+        estimate,
+        "{status:#}"
+    );
+    let out = distill(&repo, &["--session", "s-link"]);
+    assert!(
+        stdout(&out).contains(&format!(
+            "would pass distill.daily_tokens ({estimate} of {} spent)",
+            estimate * 3 / 2
+        )),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(api.seen().len(), 1, "not sent again");
+}
+
+#[test]
 fn a_budget_spent_mid_session_stops_the_next_request_and_keeps_its_text() {
     let api = Api::start(vec![true_and_invented()]);
     let (repo, transcript) = session(&api, "");
@@ -682,6 +720,10 @@ fn unknown_sessions_insecure_urls_and_an_empty_store_say_so() {
     assert!(!kept.contains("s3cretPassw0rd"), "{kept}");
     assert!(kept.contains("[REDACTED:url-password]"), "{kept}");
     assert!(api.seen().is_empty());
+    assert_eq!(
+        status["distill"]["total"]["calls"], 0,
+        "nothing sent, nothing counted"
+    );
 
     let empty = TestRepo::new();
     fs::create_dir_all(empty.store_dir()).unwrap();
