@@ -120,7 +120,12 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
                 .and_then(|v| v.trim().parse::<u64>().ok());
             let wait = retry_after.map(Duration::from_secs);
             match wait {
-                Some(wait) if !waited && start.elapsed() + wait < request.timeout => {
+                // A wait too long to add up is too long to wait.
+                Some(wait)
+                    if !waited
+                        && (start.elapsed().checked_add(wait))
+                            .is_some_and(|end| end < request.timeout) =>
+                {
                     waited = true;
                     std::thread::sleep(wait);
                     continue;

@@ -391,6 +391,17 @@ fn a_429_too_long_to_wait_a_5xx_a_timeout_or_a_malformed_answer_change_nothing()
         "rate limited (429), retry after 60 s",
     );
     assert_eq!(api.seen().len(), 1, "not waited for");
+    // A wait past what a duration holds is a failure too, not a crash.
+    let huge = "18446744073709551615";
+    fails(
+        vec![
+            Reply::status(429)
+                .header("retry-after", huge)
+                .after(Duration::from_secs(1)),
+        ],
+        "",
+        &format!("rate limited (429), retry after {huge} s"),
+    );
     fails(vec![Reply::status(503)], "", "the API answered 503");
     let (repo, _) = fails(
         vec![Reply::text("The session decided many things.")],
