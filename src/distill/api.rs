@@ -62,10 +62,19 @@ impl Error {
 }
 
 /// Whether `url` may carry a session's text: HTTPS, or HTTP to this machine (a local proxy,
-/// the tests' server).
+/// the tests' server) — its host exactly `127.0.0.1`, `::1` or `localhost`, with no user.
 pub fn check_url(url: &str) -> Result<(), Error> {
-    let local = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
-    let ok = url.starts_with("https://") || local.iter().any(|l| url.starts_with(l));
+    let ok = match url.parse::<ureq::http::Uri>() {
+        Ok(uri) => match (uri.scheme_str(), uri.authority()) {
+            (Some("https"), Some(_)) => true,
+            (Some("http"), Some(authority)) => {
+                !authority.as_str().contains('@')
+                    && matches!(authority.host(), "127.0.0.1" | "[::1]" | "localhost")
+            }
+            _ => false,
+        },
+        Err(_) => false,
+    };
     match ok {
         true => Ok(()),
         false => Err(Error::Insecure {
@@ -78,6 +87,7 @@ pub fn check_url(url: &str) -> Result<(), Error> {
 pub fn send(request: &Request) -> Result<Answer, Error> {
     check_url(request.base_url)?;
     let url = format!("{}/v1/messages", request.base_url.trim_end_matches('/'));
+    check_url(&url)?;
     let body = json!({
         "model": request.model,
         "max_tokens": request.max_tokens,
@@ -92,6 +102,8 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(left))
             .http_status_as_error(false)
+            // The key goes nowhere else: a redirect is not followed (a 3xx is a failure).
+            .max_redirects(0)
             .build()
             .into();
         let response = agent
@@ -194,9 +206,13 @@ mod tests {
         assert!(check_url("https://api.anthropic.com").is_ok());
         assert!(check_url("http://127.0.0.1:8080").is_ok());
         assert!(check_url("http://localhost:1/x").is_ok());
+        assert!(check_url("http://[::1]:8080/").is_ok());
         for bad in [
             "http://api.anthropic.com",
             "http://127.0.0.1.evil.com:1",
+            "http://localhost:1@127.0.0.3:18773",
+            "http://user@127.0.0.1:1",
+            "http://[::1]:1@evil.com",
             "ftp://x",
         ] {
             assert!(check_url(bad).is_err(), "{bad}");

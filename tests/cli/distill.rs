@@ -468,6 +468,19 @@ fn a_request_that_times_out_counts_its_estimate_and_the_daily_budget_then_refuse
 }
 
 #[test]
+fn a_redirect_is_not_followed_with_the_key() {
+    let (_, api) = fails(
+        vec![
+            Reply::status(307).header("location", "/elsewhere"),
+            true_and_invented(),
+        ],
+        "",
+        "the API answered 307",
+    );
+    assert_eq!(api.seen().len(), 1, "followed: {:?}", api.seen());
+}
+
+#[test]
 fn a_budget_spent_mid_session_stops_the_next_request_and_keeps_its_text() {
     let api = Api::start(vec![true_and_invented()]);
     let (repo, transcript) = session(&api, "");
