@@ -25,6 +25,8 @@ pub struct Answer {
     pub text: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The answer was cut at `max_tokens` (`stop_reason`), so is not whole.
+    pub cut: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -166,6 +168,8 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
 struct Response {
     content: Vec<Block>,
     usage: Usage,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -194,6 +198,7 @@ fn parse(body: &str) -> Result<Answer, Error> {
         text,
         input_tokens: response.usage.input_tokens,
         output_tokens: response.usage.output_tokens,
+        cut: response.stop_reason.as_deref() == Some("max_tokens"),
     })
 }
 
@@ -228,7 +233,8 @@ mod tests {
             Answer {
                 text: "{}".to_owned(),
                 input_tokens: 12,
-                output_tokens: 3
+                output_tokens: 3,
+                cut: false,
             }
         );
         assert!(matches!(

@@ -87,6 +87,8 @@ pub fn send(model: &str, system: &str, text: &str, timeout: Duration) -> Result<
             + result.usage.cache_creation_input_tokens
             + result.usage.cache_read_input_tokens,
         output_tokens: result.usage.output_tokens,
+        // `claude -p` does not say why the model stopped: a cut answer is malformed JSON.
+        cut: false,
     })
 }
 

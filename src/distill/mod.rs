@@ -246,6 +246,16 @@ pub fn session(
     progress.tokens += spent.tokens();
     progress_store::save_usage(store, &usage)?;
     progress_store::save_progress(store, session, &progress)?;
+    if answer.cut {
+        // Not whole, so not used: the same text goes again next time, which the budgets bound.
+        let message = format!(
+            "answer cut at max_tokens ({MAX_TOKENS}): not used; {} tokens counted, the text is \
+             sent again within distill.session_tokens and distill.daily_tokens",
+            spent.tokens()
+        );
+        fail(store, &mut usage, session, &message)?;
+        return Ok(Outcome::Failed { message });
+    }
     let items = match parse_answer(&answer.text) {
         Ok(items) => items,
         Err(e) => {

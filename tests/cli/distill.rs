@@ -481,6 +481,24 @@ fn a_redirect_is_not_followed_with_the_key() {
 }
 
 #[test]
+fn an_answer_cut_at_max_tokens_is_not_used_but_counted() {
+    let mut cut = Reply::text("{\"decisions\": [{\"choice\": \"A TTL map");
+    cut.body = cut.body.replace("end_turn", "max_tokens");
+    let (repo, _) = fails(vec![cut], "", "answer cut at max_tokens");
+    let status = repo.json(&["status"]);
+    let total = &status["distill"]["total"];
+    assert_eq!(
+        (
+            &total["calls"],
+            &total["input_tokens"],
+            &total["output_tokens"]
+        ),
+        (&json!(1), &json!(1200), &json!(80)),
+        "{status:#}"
+    );
+}
+
+#[test]
 fn a_budget_spent_mid_session_stops_the_next_request_and_keeps_its_text() {
     let api = Api::start(vec![true_and_invented()]);
     let (repo, transcript) = session(&api, "");
