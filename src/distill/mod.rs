@@ -41,6 +41,7 @@ use crate::store::distill::{self as progress_store, Failure, Progress, Spent};
 use crate::store::{self, Store, log, pending};
 use crate::transcript::reader::{DEFAULT_MAX_LINE, Line, LineReader};
 use crate::transcript::record::{Content, parse_line, text};
+use crate::transcript::root;
 
 /// The most the model may answer, in tokens; counted in full in each request's estimate.
 pub const MAX_TOKENS: u64 = 4096;
@@ -265,9 +266,13 @@ pub fn session(
             return Ok(Outcome::Failed { message });
         }
     };
-    let (events, dropped) = verified_events(session, &items, &sent, |s| {
-        taint.scrub(&redactor.redact(s)).into_owned()
-    });
+    let (events, dropped) = verified_events(
+        session,
+        &items,
+        &sent,
+        |s| taint.scrub(&redactor.redact(s)).into_owned(),
+        |f| redactor.excluded(f),
+    );
     let added = {
         let _lock = store.lock()?;
         pending::upsert(store, events)?.added
@@ -498,12 +503,14 @@ fn fold(text: &str) -> String {
 }
 
 /// The events `answer` names, each with its quote found in `sent`; and how many were dropped
-/// for a quote not found (or too short to tell).
+/// for a quote not found (or too short to tell). Of the files each names, only those inside
+/// the repository and not `excluded` are kept.
 fn verified_events(
     session: &str,
     answer: &Answer,
     sent: &str,
     clean: impl Fn(&str) -> String,
+    excluded: impl Fn(&str) -> bool,
 ) -> (Vec<Event>, usize) {
     let sent = fold(sent);
     let now = rfc3339(now_seconds());
@@ -559,8 +566,9 @@ fn verified_events(
                 })
                 .collect();
             event.files_affected = (item.files.iter())
-                .map(|f| clean(f.trim()))
-                .filter(|f| !f.is_empty() && !f.starts_with('/') && !f.contains(".."))
+                .map(|f| root::clean(f.trim()))
+                .filter(|f| root::inside_repository(f) && !excluded(f))
+                .map(|f| clean(&f))
                 .take(20)
                 .collect();
             events.push(event);
@@ -578,14 +586,15 @@ mod tests {
         let sent = "User: add a cache\n\nAssistant: I'll use a TTL map because\n  entries expire.";
         let answer = parse_answer(
             "```json\n{\"decisions\": [\
-             {\"choice\": \"TTL map\", \"because\": \"entries expire\", \"quote\": \"use a TTL map because entries expire\", \"files\": [\"cache.py\", \"/etc/passwd\"],\
+             {\"choice\": \"TTL map\", \"because\": \"entries expire\", \"quote\": \"use a TTL map because entries expire\", \"files\": [\"./src/../cache.py\", \"/etc/passwd\", \"src/../../up.py\", \"~/x\", \".env\", \"C:\\\\x\"],\
               \"rejected\": [{\"option\": \"an LRU\", \"reason\": \"no expiry\"}]},\
              {\"choice\": \"Redis\", \"quote\": \"we will use Redis for everything\"}],\
              \"constraints\": [{\"constraint\": \"short\", \"quote\": \"cache\"}],\
              \"summary\": {\"learned\": [{\"text\": \"Entries expire by time\", \"quote\": \"entries expire.\"}]}}\n```",
         )
         .unwrap();
-        let (events, dropped) = verified_events("s1", &answer, sent, |s| s.to_owned());
+        let excluded = |f: &str| f == ".env";
+        let (events, dropped) = verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
         assert_eq!(dropped, 2, "an invented quote and one too short");
         assert_eq!(events.len(), 2);
         assert_eq!(
@@ -598,7 +607,7 @@ mod tests {
         assert_eq!(e.rationale, "entries expire");
         assert_eq!(e.alternatives, ["an LRU: no expiry"]);
         assert_eq!(e.files_affected, ["cache.py"]);
-        let (again, _) = verified_events("s1", &answer, sent, |s| s.to_owned());
+        let (again, _) = verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
         assert_eq!(again[0].id, e.id, "the same quote, the same id");
         assert!(parse_answer("no").is_err() && parse_answer("} {").is_err());
     }

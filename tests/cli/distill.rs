@@ -222,7 +222,8 @@ fn true_and_invented() -> Reply {
     Reply::decisions(json!([
         {"choice": "A TTL map for the cache", "because": "entries expire by time",
          "rejected": [{"option": "an LRU", "reason": "it does not expire"}],
-         "files": ["cache.py"], "quote": "go with a TTL map because entries\n expire by time"},
+         "files": ["cache.py", ".env", "../outside.py"],
+         "quote": "go with a TTL map because entries\n expire by time"},
         {"choice": "Redis", "because": "scale", "files": [], "quote": "We must use Redis for everything"},
     ]))
 }
@@ -275,7 +276,11 @@ fn a_session_is_distilled_into_events_whose_quotes_it_said_and_only_new_text_is_
     );
     assert_eq!(e["rationale"], "entries expire by time");
     assert_eq!(e["alternatives"], json!(["an LRU: it does not expire"]));
-    assert_eq!(e["files_affected"], json!(["cache.py"]));
+    assert_eq!(
+        e["files_affected"],
+        json!(["cache.py"]),
+        "no excluded file, none outside"
+    );
     let kept: Vec<_> = (repo.pending().into_iter())
         .filter(|e| e["origin"] != "distilled")
         .collect();
