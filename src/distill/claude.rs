@@ -87,8 +87,7 @@ pub fn send(model: &str, system: &str, text: &str, timeout: Duration) -> Result<
             + result.usage.cache_creation_input_tokens
             + result.usage.cache_read_input_tokens,
         output_tokens: result.usage.output_tokens,
-        // `claude -p` does not say why the model stopped: a cut answer is malformed JSON.
-        cut: false,
+        cut: result.stop_reason.as_deref() == Some("max_tokens"),
     })
 }
 
@@ -146,6 +145,8 @@ struct Output {
     result: String,
     #[serde(default)]
     usage: Usage,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 #[derive(Default, Deserialize)]

@@ -935,6 +935,17 @@ fn the_claude_mode_gives_up_past_the_timeout_or_when_claude_fails() {
         stdout(&out)
     );
     assert!(repo.log().contains("Not logged in"));
+
+    let (_, out) = with_fake_claude(
+        r#"cat >/dev/null; echo '{"type":"result","is_error":false,"result":"{\"decisions\": [","stop_reason":"max_tokens","usage":{"input_tokens":5,"output_tokens":2}}'"#,
+        5000,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("failed: answer cut at max_tokens"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
