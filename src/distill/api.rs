@@ -25,6 +25,8 @@ pub struct Answer {
     pub text: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The answer was cut at `max_tokens` (`stop_reason`), so is not whole.
+    pub cut: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -39,17 +41,42 @@ pub enum Error {
     Status { status: u16 },
     #[error("cannot reach the API: {0}")]
     Transport(String),
+    /// Nothing was sent: no connection was made.
+    #[error("cannot reach the API: {0}")]
+    Unreachable(String),
+    /// Nothing was sent: `claude` did not start.
+    #[error("cannot run claude: {0}")]
+    NotStarted(String),
     #[error("the API's answer is not a Messages response: {0}")]
     Malformed(String),
     #[error("claude failed: {0}")]
     Claude(String),
 }
 
+impl Error {
+    /// Whether the request may have reached the model: its estimate is counted then.
+    pub fn sent(&self) -> bool {
+        !matches!(
+            self,
+            Error::Insecure { .. } | Error::Unreachable(_) | Error::NotStarted(_)
+        )
+    }
+}
+
 /// Whether `url` may carry a session's text: HTTPS, or HTTP to this machine (a local proxy,
-/// the tests' server).
+/// the tests' server) — its host exactly `127.0.0.1`, `::1` or `localhost`, with no user.
 pub fn check_url(url: &str) -> Result<(), Error> {
-    let local = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
-    let ok = url.starts_with("https://") || local.iter().any(|l| url.starts_with(l));
+    let ok = match url.parse::<ureq::http::Uri>() {
+        Ok(uri) => match (uri.scheme_str(), uri.authority()) {
+            (Some("https"), Some(_)) => true,
+            (Some("http"), Some(authority)) => {
+                !authority.as_str().contains('@')
+                    && matches!(authority.host(), "127.0.0.1" | "[::1]" | "localhost")
+            }
+            _ => false,
+        },
+        Err(_) => false,
+    };
     match ok {
         true => Ok(()),
         false => Err(Error::Insecure {
@@ -62,6 +89,7 @@ pub fn check_url(url: &str) -> Result<(), Error> {
 pub fn send(request: &Request) -> Result<Answer, Error> {
     check_url(request.base_url)?;
     let url = format!("{}/v1/messages", request.base_url.trim_end_matches('/'));
+    check_url(&url)?;
     let body = json!({
         "model": request.model,
         "max_tokens": request.max_tokens,
@@ -76,6 +104,8 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(left))
             .http_status_as_error(false)
+            // The key goes nowhere else: a redirect is not followed (a 3xx is a failure).
+            .max_redirects(0)
             .build()
             .into();
         let response = agent
@@ -87,6 +117,14 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
         let mut response = match response {
             Ok(r) => r,
             Err(ureq::Error::Timeout(_)) => return Err(Error::Timeout(request.timeout)),
+            Err(
+                e @ (ureq::Error::HostNotFound
+                | ureq::Error::ConnectionFailed
+                | ureq::Error::BadUri(_)),
+            ) => return Err(Error::Unreachable(e.to_string())),
+            Err(ureq::Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(Error::Unreachable(e.to_string()));
+            }
             Err(e) => return Err(Error::Transport(e.to_string())),
         };
         let status = response.status().as_u16();
@@ -96,7 +134,12 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
                 .and_then(|v| v.trim().parse::<u64>().ok());
             let wait = retry_after.map(Duration::from_secs);
             match wait {
-                Some(wait) if !waited && start.elapsed() + wait < request.timeout => {
+                // A wait too long to add up is too long to wait.
+                Some(wait)
+                    if !waited
+                        && (start.elapsed().checked_add(wait))
+                            .is_some_and(|end| end < request.timeout) =>
+                {
                     waited = true;
                     std::thread::sleep(wait);
                     continue;
@@ -125,6 +168,8 @@ pub fn send(request: &Request) -> Result<Answer, Error> {
 struct Response {
     content: Vec<Block>,
     usage: Usage,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -153,6 +198,7 @@ fn parse(body: &str) -> Result<Answer, Error> {
         text,
         input_tokens: response.usage.input_tokens,
         output_tokens: response.usage.output_tokens,
+        cut: response.stop_reason.as_deref() == Some("max_tokens"),
     })
 }
 
@@ -165,9 +211,13 @@ mod tests {
         assert!(check_url("https://api.anthropic.com").is_ok());
         assert!(check_url("http://127.0.0.1:8080").is_ok());
         assert!(check_url("http://localhost:1/x").is_ok());
+        assert!(check_url("http://[::1]:8080/").is_ok());
         for bad in [
             "http://api.anthropic.com",
             "http://127.0.0.1.evil.com:1",
+            "http://localhost:1@127.0.0.3:18773",
+            "http://user@127.0.0.1:1",
+            "http://[::1]:1@evil.com",
             "ftp://x",
         ] {
             assert!(check_url(bad).is_err(), "{bad}");
@@ -183,7 +233,8 @@ mod tests {
             Answer {
                 text: "{}".to_owned(),
                 input_tokens: 12,
-                output_tokens: 3
+                output_tokens: 3,
+                cut: false,
             }
         );
         assert!(matches!(

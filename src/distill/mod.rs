@@ -6,12 +6,16 @@
 //!
 //! Invariants:
 //! - what is sent is redacted first (and scrubbed of what extraction learnt the session saw of
-//!   excluded files), and what comes back is redacted again;
+//!   excluded files: each run extracts first and sends no further than extraction read), and
+//!   what comes back is redacted again;
 //! - an item is kept only if its `quote` is in the text sent (whitespace folded): the model may
 //!   only point at what the session said, not invent it;
 //! - one request per session and run, sent only if its estimate fits both budgets
 //!   (`distill.session_tokens`, `distill.daily_tokens`); otherwise nothing is sent. One
 //!   request at a time in a clone: each holds the usage file from its check to its count;
+//! - the estimate is counted before the request goes and stays counted whatever fails once it
+//!   may have been sent (a timeout, a malformed answer…); only the real usage replaces it, so
+//!   the budgets bound a text sent again and again;
 //! - the offsets move only when the answer was used: a failure (timeout, 429, 5xx, a malformed
 //!   answer) or a budget keeps them, so the next run sends the same text again;
 //! - events go to the session's pending queue with ids from their quote, so the same item twice
@@ -37,6 +41,7 @@ use crate::store::distill::{self as progress_store, Failure, Progress, Spent};
 use crate::store::{self, Store, log, pending};
 use crate::transcript::reader::{DEFAULT_MAX_LINE, Line, LineReader};
 use crate::transcript::record::{Content, parse_line, text};
+use crate::transcript::root;
 
 /// The most the model may answer, in tokens; counted in full in each request's estimate.
 pub const MAX_TOKENS: u64 = 4096;
@@ -135,12 +140,14 @@ pub fn session(
     if transcripts.is_empty() {
         return Ok(Outcome::NoTranscripts);
     }
+    // Extraction first, and only as far as it read: what it learnt the session saw of excluded
+    // files (`.env`…) is scrubbed too, and covers exactly the text sent.
+    let extracted = extract(store, &transcripts)?;
     let mut progress = progress_store::progress(store, session);
     let redactor = store.config().redactor();
-    // What extraction learnt the session saw of excluded files (`.env`…) is scrubbed too.
     let mut taint = Taint::default();
     taint.extend(store::taint::load(store, session)?);
-    let (pieces, offsets) = gather(&transcripts, &progress);
+    let (pieces, offsets) = gather(&extracted, &progress);
     let sent: Vec<String> = (pieces.iter())
         .map(|p| taint.scrub(&redactor.redact(p)).into_owned())
         .collect();
@@ -186,67 +193,92 @@ pub fn session(
             return Ok(outcome);
         }
     }
-    let answer = match config.distill_mode() {
-        "claude" => claude::send(
+    let api_key = match (config.distill_mode(), client.api_key) {
+        ("claude", _) => None,
+        (_, Some(key)) => Some(key),
+        (_, None) => {
+            let message = "not sent: ANTHROPIC_API_KEY is not set".to_owned();
+            fail(store, &mut usage, session, &message)?;
+            return Ok(Outcome::Failed { message });
+        }
+    };
+    // The estimate is counted before the request goes, and stays counted unless the real usage
+    // replaces it or nothing was sent: a timeout, a lost connection, a malformed answer still
+    // spend the budgets, which so bound a text sent again and again.
+    let before = (usage.clone(), progress.tokens);
+    let reserved = spent(estimate - MAX_TOKENS, MAX_TOKENS);
+    usage.add(&day, reserved);
+    progress.tokens += reserved.tokens();
+    progress_store::save_usage(store, &usage)?;
+    progress_store::save_progress(store, session, &progress)?;
+    let answer = match api_key {
+        None => claude::send(
             config.distill_model(),
             SYSTEM,
             &sent,
             config.distill_timeout(),
         ),
-        _ => {
-            let Some(api_key) = client.api_key else {
-                let message = "not sent: ANTHROPIC_API_KEY is not set".to_owned();
-                fail(store, &mut usage, session, &message)?;
-                return Ok(Outcome::Failed { message });
-            };
-            api::send(&api::Request {
-                base_url: config.distill_base_url(),
-                api_key,
-                model: config.distill_model(),
-                max_tokens: MAX_TOKENS,
-                system: SYSTEM,
-                text: &sent,
-                timeout: config.distill_timeout(),
-            })
-        }
+        Some(api_key) => api::send(&api::Request {
+            base_url: config.distill_base_url(),
+            api_key,
+            model: config.distill_model(),
+            max_tokens: MAX_TOKENS,
+            system: SYSTEM,
+            text: &sent,
+            timeout: config.distill_timeout(),
+        }),
     };
     let answer = match answer {
         Ok(answer) => answer,
         Err(e) => {
+            if !e.sent() {
+                (usage, progress.tokens) = before;
+                progress_store::save_progress(store, session, &progress)?;
+            }
             let message = e.to_string();
             fail(store, &mut usage, session, &message)?;
             return Ok(Outcome::Failed { message });
         }
     };
-    let spent = Spent {
-        calls: 1,
-        input_tokens: answer.input_tokens,
-        output_tokens: answer.output_tokens,
-        cost_usd: answer.input_tokens as f64 * INPUT_USD_PER_MTOK / 1e6
-            + answer.output_tokens as f64 * OUTPUT_USD_PER_MTOK / 1e6,
-    };
+    // What it really spent, in place of the estimate, saved before anything else can fail.
+    let spent = spent(answer.input_tokens, answer.output_tokens);
+    (usage, progress.tokens) = before;
     usage.add(&day, spent);
     progress.tokens += spent.tokens();
+    progress_store::save_usage(store, &usage)?;
+    progress_store::save_progress(store, session, &progress)?;
+    if answer.cut {
+        // Not whole, so not used: the same text goes again next time, which the budgets bound.
+        let message = format!(
+            "answer cut at max_tokens ({MAX_TOKENS}): not used; {} tokens counted, the text is \
+             sent again within distill.session_tokens and distill.daily_tokens",
+            spent.tokens()
+        );
+        fail(store, &mut usage, session, &message)?;
+        return Ok(Outcome::Failed { message });
+    }
     let items = match parse_answer(&answer.text) {
         Ok(items) => items,
         Err(e) => {
-            let message = format!("the model's answer is not the JSON asked for: {e}");
             // The tokens were spent all the same: they count against the budgets.
-            progress_store::save_progress(store, session, &progress)?;
+            let message = format!("the model's answer is not the JSON asked for: {e}");
             fail(store, &mut usage, session, &message)?;
             return Ok(Outcome::Failed { message });
         }
     };
-    let (events, dropped) = verified_events(session, &items, &sent, |s| {
-        taint.scrub(&redactor.redact(s)).into_owned()
-    });
+    let (events, dropped) = verified_events(
+        session,
+        &items,
+        &sent,
+        |s| taint.scrub(&redactor.redact(s)).into_owned(),
+        |f| redactor.excluded(f),
+    );
     let added = {
         let _lock = store.lock()?;
         pending::upsert(store, events)?.added
     };
     progress.offsets = offsets;
     progress_store::save_progress(store, session, &progress)?;
-    progress_store::save_usage(store, &usage)?;
     log::append(
         store,
         "distill",
@@ -261,6 +293,17 @@ pub fn session(
         input_tokens: answer.input_tokens,
         output_tokens: answer.output_tokens,
     })
+}
+
+/// One call of `input` and `output` tokens, and what it costs.
+fn spent(input_tokens: u64, output_tokens: u64) -> Spent {
+    Spent {
+        calls: 1,
+        input_tokens,
+        output_tokens,
+        cost_usd: input_tokens as f64 * INPUT_USD_PER_MTOK / 1e6
+            + output_tokens as f64 * OUTPUT_USD_PER_MTOK / 1e6,
+    }
 }
 
 fn store_io<'a>(
@@ -297,24 +340,52 @@ fn fail(
     log::append(store, "distill", &format!("session {session}: {message}"))
 }
 
-/// What the transcripts said past their offsets, one piece per prompt or block, and the
-/// offsets after it. A transcript that cannot be read keeps its offset.
-fn gather(transcripts: &[PathBuf], progress: &Progress) -> (Vec<String>, BTreeMap<PathBuf, u64>) {
+/// Extract what is new in `transcripts`, under the store's lock; and how far extraction has
+/// read each one (its saved cursor), in their order. A transcript that cannot be read is left
+/// out.
+fn extract(store: &Store, transcripts: &[PathBuf]) -> store::Result<Vec<(PathBuf, u64)>> {
+    let _lock = store.lock()?;
+    let mut extracted = Vec::new();
+    for path in transcripts {
+        let options = crate::ingest::Options {
+            link: false,
+            ..crate::ingest::Options::default()
+        };
+        match crate::ingest::transcript(store, path, options) {
+            Ok(_) => {}
+            Err(crate::ingest::Error::Transcript { .. }) => continue,
+            Err(crate::ingest::Error::Store(e)) => return Err(e),
+        }
+        if let store::state::Loaded::Found(saved) =
+            store::state::load::<crate::ingest::Saved>(store, path)
+        {
+            extracted.push((path.clone(), saved.cursor.offset));
+        }
+    }
+    Ok(extracted)
+}
+
+/// What the transcripts said past their offsets and up to where extraction read them
+/// (`extracted`), one piece per prompt or block, and the offsets after it.
+fn gather(
+    extracted: &[(PathBuf, u64)],
+    progress: &Progress,
+) -> (Vec<String>, BTreeMap<PathBuf, u64>) {
     let mut pieces = Vec::new();
     let mut offsets = progress.offsets.clone();
-    for path in transcripts {
+    for (path, end) in extracted {
+        let end = *end;
         let Ok(mut file) = File::open(path) else {
             continue;
         };
-        let len = file.metadata().map_or(0, |m| m.len());
-        // A file shorter than our offset was written anew: read it from the start.
-        let offset = progress.offsets.get(path).copied().filter(|o| *o <= len);
+        // Past where extraction read, the file was written anew: read it from the start.
+        let offset = progress.offsets.get(path).copied().filter(|o| *o <= end);
         let offset = offset.unwrap_or(0);
         if file.seek(SeekFrom::Start(offset)).is_err() {
             continue;
         }
         let mut reader = LineReader::new(BufReader::new(file), offset, DEFAULT_MAX_LINE);
-        loop {
+        while reader.offset() < end {
             match reader.next_line() {
                 Ok(Some(Line::Complete { bytes, .. })) => said(bytes, &mut pieces),
                 Ok(Some(Line::Oversized { .. })) => continue,
@@ -432,12 +503,14 @@ fn fold(text: &str) -> String {
 }
 
 /// The events `answer` names, each with its quote found in `sent`; and how many were dropped
-/// for a quote not found (or too short to tell).
+/// for a quote not found (or too short to tell). Of the files each names, only those inside
+/// the repository and not `excluded` are kept.
 fn verified_events(
     session: &str,
     answer: &Answer,
     sent: &str,
     clean: impl Fn(&str) -> String,
+    excluded: impl Fn(&str) -> bool,
 ) -> (Vec<Event>, usize) {
     let sent = fold(sent);
     let now = rfc3339(now_seconds());
@@ -493,8 +566,9 @@ fn verified_events(
                 })
                 .collect();
             event.files_affected = (item.files.iter())
-                .map(|f| clean(f.trim()))
-                .filter(|f| !f.is_empty() && !f.starts_with('/') && !f.contains(".."))
+                .map(|f| root::clean(f.trim()))
+                .filter(|f| root::inside_repository(f) && !excluded(f))
+                .map(|f| clean(&f))
                 .take(20)
                 .collect();
             events.push(event);
@@ -512,14 +586,15 @@ mod tests {
         let sent = "User: add a cache\n\nAssistant: I'll use a TTL map because\n  entries expire.";
         let answer = parse_answer(
             "```json\n{\"decisions\": [\
-             {\"choice\": \"TTL map\", \"because\": \"entries expire\", \"quote\": \"use a TTL map because entries expire\", \"files\": [\"cache.py\", \"/etc/passwd\"],\
+             {\"choice\": \"TTL map\", \"because\": \"entries expire\", \"quote\": \"use a TTL map because entries expire\", \"files\": [\"./src/../cache.py\", \"/etc/passwd\", \"src/../../up.py\", \"~/x\", \".env\", \"C:\\\\x\"],\
               \"rejected\": [{\"option\": \"an LRU\", \"reason\": \"no expiry\"}]},\
              {\"choice\": \"Redis\", \"quote\": \"we will use Redis for everything\"}],\
              \"constraints\": [{\"constraint\": \"short\", \"quote\": \"cache\"}],\
              \"summary\": {\"learned\": [{\"text\": \"Entries expire by time\", \"quote\": \"entries expire.\"}]}}\n```",
         )
         .unwrap();
-        let (events, dropped) = verified_events("s1", &answer, sent, |s| s.to_owned());
+        let excluded = |f: &str| f == ".env";
+        let (events, dropped) = verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
         assert_eq!(dropped, 2, "an invented quote and one too short");
         assert_eq!(events.len(), 2);
         assert_eq!(
@@ -532,7 +607,7 @@ mod tests {
         assert_eq!(e.rationale, "entries expire");
         assert_eq!(e.alternatives, ["an LRU: no expiry"]);
         assert_eq!(e.files_affected, ["cache.py"]);
-        let (again, _) = verified_events("s1", &answer, sent, |s| s.to_owned());
+        let (again, _) = verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
         assert_eq!(again[0].id, e.id, "the same quote, the same id");
         assert!(parse_answer("no").is_err() && parse_answer("} {").is_err());
     }
