@@ -246,7 +246,7 @@ fn print_distill(store: &Store, usage: &Usage, today: Spent, out: &mut dyn Write
         writeln!(
             out,
             "  last failure, {}: {}",
-            f.time,
+            crate::sanitise::line(&f.time),
             crate::sanitise::line(&line)
         )?;
     }
