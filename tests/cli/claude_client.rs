@@ -861,16 +861,9 @@ impl Claude {
             .current_dir(dir)
             .env_clear()
             .env("PATH", self.path())
-            .env("HOME", &self.home)
-            .env("ANTHROPIC_BASE_URL", &self.base_url)
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("IS_SANDBOX", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            // A broken server fails the run at once instead of after minutes of backoff.
-            .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("HOME", &self.home);
+        scripted(&mut cmd, &self.base_url);
+        cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("TZ", "UTC")
             .env("LANG", "C.UTF-8")
@@ -920,6 +913,19 @@ impl Claude {
 }
 
 /// The PATH folder holding `program`.
+/// What points Claude Code at the scripted API at `base_url`, quietly: no telemetry, no
+/// update, no retries.
+pub fn scripted(cmd: &mut Command, base_url: &str) {
+    cmd.env("ANTHROPIC_BASE_URL", base_url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("IS_SANDBOX", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        // A broken server fails the run at once instead of after minutes of backoff.
+        .env("CLAUDE_CODE_MAX_RETRIES", "0");
+}
+
 pub fn folder_of(program: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;
     env::split_paths(&path).find(|dir| dir.join(program).is_file())

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::claude_client::{MockApi, Turn, folder_of};
+use crate::claude_client::{MockApi, Turn, folder_of, scripted};
 use crate::link::{bash_result, edit_turn, prompt, say};
 use crate::repo::{TestRepo, path_with_binary, stderr};
 
@@ -812,16 +812,10 @@ fn the_claude_mode_asks_the_users_own_claude_code() {
     let mut path = vec![bin.parent().unwrap().to_owned()];
     path.extend(folder_of("node"));
     path.extend(std::env::split_paths(&path_with_binary()));
-    let out = repo
-        .cmd_in(&repo.root)
-        .env("PATH", std::env::join_paths(path).unwrap())
-        .env("ANTHROPIC_BASE_URL", mock.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("IS_SANDBOX", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    let mut distill = repo.cmd_in(&repo.root);
+    distill.env("PATH", std::env::join_paths(path).unwrap());
+    scripted(&mut distill, &mock.base_url());
+    let out = distill
         .env("TMPDIR", planted(&repo))
         .args(["distill", "--session", "s-link"])
         .output()
