@@ -27,7 +27,9 @@ use crate::event::{
     Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id, lines,
     truncate_words,
 };
-use crate::transcript::record::{Block, Content, Entry, ToolInput, ToolUseResult, text};
+use crate::transcript::record::{
+    Block, Content, Entry, ToolInput, ToolUseResult, is_synthetic, text,
+};
 use crate::transcript::root::{self, Roots};
 
 /// Reasoning text kept per assistant message (thinking and text each).
@@ -381,11 +383,10 @@ impl<'w> Extractor<'w> {
         let Some(message) = entry.message.get() else {
             return;
         };
-        let model = text(&message.model).unwrap_or("");
-        if model == "<synthetic>" {
+        if is_synthetic(message) {
             return;
         }
-        update(&mut self.state.meta.model, Some(model));
+        update(&mut self.state.meta.model, text(&message.model));
         let id = text(&message.id)
             .or(text(&entry.uuid))
             .unwrap_or("")

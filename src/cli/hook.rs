@@ -254,17 +254,19 @@ fn claude_hook(
     if let Some(line) = &response.log {
         let _ = log::append(&store, &what, line);
     }
+    // The notes the extracting hooks changed, into the index: past the gate, so that the
+    // watchdog cannot cut an update short (a few notes at most, as for a git hook).
+    if extracting && let Err(why) = caught(|| follow_notes(&store, &what)) {
+        return Err(failed(why));
+    }
+    // Last: the distillation started takes the store's lock at once, which the index's update
+    // above would otherwise wait for.
     if extracting && store.config().distill_on() && !payload.session_id.is_empty() {
         let line = match start_distill(&here, &payload.session_id) {
             Ok(pid) => format!("distill started (process {pid})"),
             Err(e) => format!("cannot start distill: {e}"),
         };
         let _ = log::append(&store, &what, &line);
-    }
-    // The notes the extracting hooks changed, into the index: past the gate, so that the
-    // watchdog cannot cut an update short (a few notes at most, as for a git hook).
-    if extracting && let Err(why) = caught(|| follow_notes(&store, &what)) {
-        return Err(failed(why));
     }
     Ok(())
 }

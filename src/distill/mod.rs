@@ -27,7 +27,7 @@ pub mod claude;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +40,7 @@ use crate::retrieve::query::estimate_tokens;
 use crate::store::distill::{self as progress_store, Failure, Progress, Spent};
 use crate::store::{self, Store, log, pending};
 use crate::transcript::reader::{DEFAULT_MAX_LINE, Line, LineReader};
-use crate::transcript::record::{Content, parse_line, text};
+use crate::transcript::record::{Content, is_synthetic, parse_line, text};
 use crate::transcript::root;
 
 /// The most the model may answer, in tokens; counted in full in each request's estimate.
@@ -122,19 +122,13 @@ pub fn session(
     client: &Client,
 ) -> store::Result<Outcome> {
     let lock_path = progress_store::progress_path(store, session, "lock");
-    if let Some(dir) = lock_path.parent() {
-        std::fs::create_dir_all(dir).map_err(store_io("cannot create", dir))?;
-    }
-    let lock = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(store_io("cannot open", &lock_path))?;
+    let lock = store::lock_file(&lock_path)?;
     match lock.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => return Ok(Outcome::Busy),
-        Err(std::fs::TryLockError::Error(e)) => return Err(store_io("cannot lock", &lock_path)(e)),
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(store::io_error("cannot lock", &lock_path)(e));
+        }
     }
     let transcripts = session_transcripts(store, env, session);
     if transcripts.is_empty() {
@@ -306,17 +300,6 @@ fn spent(input_tokens: u64, output_tokens: u64) -> Spent {
     }
 }
 
-fn store_io<'a>(
-    action: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(std::io::Error) -> store::Error + use<'a> {
-    move |source| store::Error::Io {
-        action,
-        path: path.to_owned(),
-        source,
-    }
-}
-
 /// Today, UTC, as `YYYY-MM-DD`: the day `distill.daily_tokens` counts.
 pub fn today() -> String {
     rfc3339(now_seconds())[..10].to_owned()
@@ -408,6 +391,10 @@ fn said(line: &[u8], pieces: &mut Vec<String>) {
     let Some(message) = entry.message.get() else {
         return;
     };
+    // What Claude Code wrote itself says nothing the model decided.
+    if is_synthetic(message) {
+        return;
+    }
     let who = if entry.is_sidechain.0 == Some(true) {
         "Subagent"
     } else {
@@ -580,6 +567,20 @@ fn verified_events(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_claude_code_wrote_itself_is_not_sent() {
+        let mut pieces = Vec::new();
+        let line = |model: &str| {
+            serde_json::json!({"type": "assistant", "message": {"model": model, "content": [
+                {"type": "text", "text": "I'll use a TTL map because entries expire."}]}})
+            .to_string()
+        };
+        said(line("<synthetic>").as_bytes(), &mut pieces);
+        assert!(pieces.is_empty(), "{pieces:?}");
+        said(line("claude-opus-4").as_bytes(), &mut pieces);
+        assert_eq!(pieces, ["Assistant: I'll use a TTL map because entries expire."]);
+    }
 
     #[test]
     fn an_item_is_kept_only_with_its_quote_in_the_text_sent() {

@@ -105,15 +105,8 @@ pub fn save_progress(store: &Store, session: &str, progress: &Progress) -> Resul
 /// the daily budget keeps it until its spending is counted, so that two sessions cannot both
 /// spend the same room.
 pub fn lock_usage(store: &Store) -> Result<fs::File> {
-    let dir = store.dir().join(DIR);
-    fs::create_dir_all(&dir).map_err(super::io_error("cannot create", &dir))?;
-    let path = dir.join("usage.lock");
-    let file = fs::File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(super::io_error("cannot open", &path))?;
+    let path = store.dir().join(DIR).join("usage.lock");
+    let file = super::lock_file(&path)?;
     file.lock().map_err(super::io_error("cannot lock", &path))?;
     Ok(file)
 }
@@ -134,9 +127,6 @@ fn read<T: Default + for<'de> Deserialize<'de>>(path: PathBuf) -> T {
 }
 
 fn write<T: Serialize>(path: PathBuf, value: &T) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(super::io_error("cannot create", dir))?;
-    }
     let bytes = serde_json::to_vec_pretty(value).map_err(|source| Error::Json {
         path: path.clone(),
         source,

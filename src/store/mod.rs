@@ -411,12 +411,7 @@ impl Store {
     pub fn lock(&self) -> Result<File> {
         self.init()?;
         let path = self.dir.join("lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io_error("cannot open", &path))?;
+        let file = lock_file(&path)?;
         match self.patience {
             None => file.lock().map_err(io_error("cannot lock", &path))?,
             Some(patience) => {
@@ -658,6 +653,20 @@ fn absolute(path: &Path) -> PathBuf {
 const TMP_SUFFIX: &str = ".tmp";
 
 /// Replace `path` with `bytes` atomically: readers see the old or the new file, never a mix.
+/// The file at `path` to take a lock on (`File::lock`, `try_lock`), made with its folder if
+/// need be; its content is never read or written.
+pub(crate) fn lock_file(path: &Path) -> Result<File> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io_error("cannot create", dir))?;
+    }
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io_error("cannot open", path))
+}
+
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     replace(path, bytes, true, None)
 }

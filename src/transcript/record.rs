@@ -141,6 +141,12 @@ pub struct Entry<'a> {
     pub summary: Text<'a>,
 }
 
+/// Whether an assistant message was written by Claude Code itself (an API error, an
+/// interruption), not by the model: its model is `<synthetic>`.
+pub fn is_synthetic(message: &Message<'_>) -> bool {
+    text(&message.model) == Some("<synthetic>")
+}
+
 #[derive(Debug, Default, Deserialize)]
 pub struct Message<'a> {
     #[serde(borrow, default)]
