@@ -41,8 +41,7 @@ pub const DEFAULT_EXTRACT_BUDGET_MS: i64 = 5000;
 pub fn number_from_env(key: &str) -> Option<i64> {
     let spec = SPECS.iter().find(|s| s.key() == key)?;
     let raw = std::env::var_os(spec.env_var())?;
-    let n = raw.to_string_lossy().trim().parse().ok()?;
-    match spec.check_number(n)? {
+    match spec.parse_env(&raw.to_string_lossy())? {
         Value::Number(n) => Some(n),
         Value::Word(_) | Value::Text(_) => None,
     }
@@ -103,9 +102,14 @@ enum Shared {
     May,
     /// Lower it below its default, not raise it: a hook's budget is the user's time.
     Lower,
-    /// Nothing: only the user's own configuration sets it.
-    Never,
+    /// Nothing, for this reason: only the user's own configuration sets it.
+    Never(&'static str),
 }
+
+const WRITES_CLAUDE_MD: &str =
+    "hooks would write CLAUDE.md in your working tree; only your own configuration may ask";
+const SENDS_SESSIONS: &str =
+    "it would send your sessions to a model of its choosing; only your own configuration may";
 
 /// A key we know: where it lives, what it holds, its default, what the shared file may do.
 struct Spec {
@@ -163,28 +167,28 @@ const SPECS: [Spec; 12] = [
         name: "refresh",
         kind: Kind::Word(&["off", "on"]),
         default: Value::Word("off"),
-        shared: Shared::Never,
+        shared: Shared::Never(WRITES_CLAUDE_MD),
     },
     Spec {
         section: "distill",
         name: "mode",
         kind: Kind::Word(&["off", "api", "claude"]),
         default: Value::Word("off"),
-        shared: Shared::Never,
+        shared: Shared::Never(SENDS_SESSIONS),
     },
     Spec {
         section: "distill",
         name: "model",
         kind: Kind::Text,
         default: Value::Text(Cow::Borrowed("claude-haiku-4-5")),
-        shared: Shared::Never,
+        shared: Shared::Never(SENDS_SESSIONS),
     },
     Spec {
         section: "distill",
         name: "base_url",
         kind: Kind::Text,
         default: Value::Text(Cow::Borrowed("https://api.anthropic.com")),
-        shared: Shared::Never,
+        shared: Shared::Never(SENDS_SESSIONS),
     },
     Spec {
         section: "distill",
@@ -223,16 +227,13 @@ impl Spec {
         format!("{}.{}", self.section, self.name)
     }
 
-    /// Why the shared file may not set a [`Shared::Never`] key.
-    fn why_not_shared(&self) -> &'static str {
-        match (self.section, self.name) {
-            ("claude_md", "refresh") => {
-                "hooks would write CLAUDE.md in your working tree; only your own configuration may ask"
-            }
-            ("distill", _) => {
-                "it would send your sessions to a model of its choosing; only your own configuration may"
-            }
-            _ => "only your own configuration may set it",
+    /// The value an environment variable's text gives the key, if valid.
+    fn parse_env(&self, raw: &str) -> Option<Value> {
+        let raw = raw.trim();
+        match self.kind {
+            Kind::Word(_) => self.check_word(raw),
+            Kind::Number { .. } => raw.parse().ok().and_then(|n| self.check_number(n)),
+            Kind::Text => self.check_text(raw),
         }
     }
 
@@ -451,7 +452,7 @@ impl Config {
                 let spec = &SPECS[i];
                 let refusal = match (spec.shared, &value, &spec.default) {
                     _ if !shared => None,
-                    (Shared::Never, ..) => Some(spec.why_not_shared()),
+                    (Shared::Never(why), ..) => Some(why),
                     (Shared::Lower, Value::Number(n), Value::Number(default)) if n > default => {
                         Some("a shared file may only lower it")
                     }
@@ -512,12 +513,7 @@ impl Config {
                 continue;
             };
             let raw = raw.to_string_lossy();
-            let value = match spec.kind {
-                Kind::Word(_) => spec.check_word(raw.trim()),
-                Kind::Number { .. } => raw.trim().parse().ok().and_then(|n| spec.check_number(n)),
-                Kind::Text => spec.check_text(raw.trim()),
-            };
-            let value = value.ok_or_else(|| Error::Env {
+            let value = spec.parse_env(&raw).ok_or_else(|| Error::Env {
                 var: var.clone(),
                 message: format!("`{}` must be {}, not {raw:?}", spec.key(), spec.expects()),
             })?;
@@ -581,12 +577,16 @@ impl Config {
         }
     }
 
+    fn word(&self, key: &str) -> &'static str {
+        match self.value(key) {
+            Value::Word(w) => w,
+            _ => unreachable!("{key} holds a word"),
+        }
+    }
+
     /// `query.backend`.
     pub fn backend(&self) -> Backend {
-        match self.value("query.backend") {
-            Value::Word(w) => Backend::parse(w).expect("checked when read"),
-            _ => unreachable!("query.backend holds a word"),
-        }
+        Backend::parse(self.word("query.backend")).expect("checked when read")
     }
 
     /// `link.grace_minutes`, in seconds.
@@ -607,21 +607,18 @@ impl Config {
 
     /// `claude_md.refresh`: whether `Stop` and `SessionEnd` regenerate CLAUDE.md's section.
     pub fn claude_md_refresh(&self) -> bool {
-        *self.value("claude_md.refresh") == Value::Word("on")
+        self.word("claude_md.refresh") == "on"
     }
 
     /// `distill.mode` is `api` or `claude`: whether sessions are distilled by a model
     /// (README.md, "Three ways reasoning gets in").
     pub fn distill_on(&self) -> bool {
-        *self.value("distill.mode") != Value::Word("off")
+        self.distill_mode() != "off"
     }
 
     /// `distill.mode`, as set.
     pub fn distill_mode(&self) -> &'static str {
-        match self.value("distill.mode") {
-            Value::Word(w) => w,
-            _ => unreachable!("distill.mode holds a word"),
-        }
+        self.word("distill.mode")
     }
 
     /// `distill.model`: the model named in each request.

@@ -579,7 +579,10 @@ mod tests {
         said(line("<synthetic>").as_bytes(), &mut pieces);
         assert!(pieces.is_empty(), "{pieces:?}");
         said(line("claude-opus-4").as_bytes(), &mut pieces);
-        assert_eq!(pieces, ["Assistant: I'll use a TTL map because entries expire."]);
+        assert_eq!(
+            pieces,
+            ["Assistant: I'll use a TTL map because entries expire."]
+        );
     }
 
     #[test]
