@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::claude_client::{MockApi, Turn, folder_of, scripted};
+use crate::extract::append;
 use crate::link::{bash_result, edit_turn, prompt, say};
 use crate::repo::{TestRepo, path_with_binary, stderr};
 
@@ -326,11 +327,7 @@ fn a_session_is_distilled_into_events_whose_quotes_it_said_and_only_new_text_is_
         "Now make the TTL configurable",
         "2026-01-01T10:09:00Z",
     );
-    let mut file = fs::OpenOptions::new()
-        .append(true)
-        .open(&transcript)
-        .unwrap();
-    file.write_all(more.as_bytes()).unwrap();
+    append(&transcript, more.as_bytes());
     let out = distill(&repo, &[]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let seen = api.seen();
@@ -517,11 +514,7 @@ fn a_budget_spent_mid_session_stops_the_next_request_and_keeps_its_text() {
         "Now make the TTL configurable",
         "2026-01-01T10:09:00Z",
     );
-    let mut file = fs::OpenOptions::new()
-        .append(true)
-        .open(&transcript)
-        .unwrap();
-    file.write_all(more.as_bytes()).unwrap();
+    append(&transcript, more.as_bytes());
     let out = distill(&repo, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -696,11 +689,7 @@ fn excluded_file_not_sent(extract_first: bool) {
         ),
     ]
     .concat();
-    let mut file = fs::OpenOptions::new()
-        .append(true)
-        .open(&transcript)
-        .unwrap();
-    file.write_all(more.as_bytes()).unwrap();
+    append(&transcript, more.as_bytes());
     if extract_first {
         repo.extract(&transcript);
     }

@@ -227,7 +227,8 @@ fn re_extracting_an_unchanged_transcript_yields_nothing_new() {
 }
 
 /// Append `bytes` to `path`, creating it if needed.
-fn append(path: &Path, bytes: &[u8]) {
+/// Append `bytes` to the file at `path` (a transcript growing as a session goes on).
+pub fn append(path: &Path, bytes: &[u8]) {
     fs::OpenOptions::new()
         .create(true)
         .append(true)

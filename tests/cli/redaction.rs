@@ -507,7 +507,8 @@ fn untrusted_redis_cli_passwords_are_redacted() {
             ),
         ],
     );
-    for secret in [bare, quoted] {
+    // The quoted password goes whole, not its first word alone.
+    for secret in [bare, quoted, "fox 77 jumps"] {
         assert!(!kept.contains(secret), "{secret:?} is kept somewhere");
     }
     assert!(kept.contains("-a [REDACTED:command-line-secret]"));
