@@ -89,7 +89,12 @@ pub fn line(raw: &str) -> String {
 /// turn markers (`Human:`, `Assistant:`) and Markdown block syntax at its start (a heading, a
 /// quote, a list item).
 pub fn field(raw: &str) -> String {
-    let out = neutralise_tags(&line(raw));
+    field_of_line(&line(raw))
+}
+
+/// [`field`] of text already on one line ([`line()`]).
+fn field_of_line(line: &str) -> String {
+    let out = neutralise_tags(line);
     let out = neutralise_turns(&out);
     match out.chars().next() {
         Some('#' | '>' | '-' | '*' | '+' | '=' | '|') => format!("\\{out}"),
@@ -199,29 +204,35 @@ fn neutralise_turns(text: &str) -> String {
 /// [`text`] removes, and with full-width letters read as the ASCII ones they look like — a
 /// newline, an escape or a zero-width space inside a word hides nothing.
 pub fn reads_as_instruction(text: &str) -> bool {
-    static PATTERNS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(concat!(
-            r"(?i)",
-            // "Ignore all previous instructions", "disregard your system prompt".
-            r"\b(ignore|disregard|forget|override)\b(\W+\w+){0,3}?\W+(previous|prior|above|earlier|your|system)\W+(instructions?|prompts?|guidelines|directions)\b",
-            r"|\bsystem\s+override\b",
-            r"|\byou\s+are\s+now\s+(in\s+\w+\s+mode|an?\s+(unrestricted|different|new)\b)",
-            r"|\b(here\s+are|follow)\s+(the\s+|these\s+|your\s+)?new\s+instructions\b",
-            // Code fetched and run: `curl … | sh`, `wget -O- … | python`, `base64 -d | bash`,
-            // `eval "$(curl …)"`.
-            r"|\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^|]{0,200}\|\s*(sudo\s+)?(ba|z|da|k)?sh\b",
-            r"|\b(curl|wget)\b[^|]{0,200}\|\s*(sudo\s+)?(python\d?|perl|ruby|node|iex|powershell)\b",
-            r"|\bbase64\s+(-d|--decode)\b[^|]{0,100}\|\s*(ba|z)?sh\b",
-            r"|\beval\s+\W{0,3}\$\(\s*(curl|wget)\b",
-            // A standing order to run or send something around everything the agent does:
-            // "always run X before editing any file".
-            r"|\b(always|must)\W+(\w+\W+){0,2}?(run|execute|exec|call|curl|wget|download|install|send|upload|post|push)\b([^.!?]|\.\S){0,80}\b(before|after|when(ever)?)\s+(editing|changing|reading|writing|touching|opening|running)\s+(any|every|all)\b",
-            // Keeping something from the user.
-            r"|\b(do\s+not|don't|never)\s+(tell|inform)\s+the\s+user\b|\bwithout\s+telling\s+the\s+user\b",
-        ))
-        .expect("the instruction patterns compile")
-    });
-    let shown: String = line(text)
+    instruction_in_line(&line(text))
+}
+
+static PATTERNS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)",
+        // "Ignore all previous instructions", "disregard your system prompt".
+        r"\b(ignore|disregard|forget|override)\b(\W+\w+){0,3}?\W+(previous|prior|above|earlier|your|system)\W+(instructions?|prompts?|guidelines|directions)\b",
+        r"|\bsystem\s+override\b",
+        r"|\byou\s+are\s+now\s+(in\s+\w+\s+mode|an?\s+(unrestricted|different|new)\b)",
+        r"|\b(here\s+are|follow)\s+(the\s+|these\s+|your\s+)?new\s+instructions\b",
+        // Code fetched and run: `curl … | sh`, `wget -O- … | python`, `base64 -d | bash`,
+        // `eval "$(curl …)"`.
+        r"|\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^|]{0,200}\|\s*(sudo\s+)?(ba|z|da|k)?sh\b",
+        r"|\b(curl|wget)\b[^|]{0,200}\|\s*(sudo\s+)?(python\d?|perl|ruby|node|iex|powershell)\b",
+        r"|\bbase64\s+(-d|--decode)\b[^|]{0,100}\|\s*(ba|z)?sh\b",
+        r"|\beval\s+\W{0,3}\$\(\s*(curl|wget)\b",
+        // A standing order to run or send something around everything the agent does:
+        // "always run X before editing any file".
+        r"|\b(always|must)\W+(\w+\W+){0,2}?(run|execute|exec|call|curl|wget|download|install|send|upload|post|push)\b([^.!?]|\.\S){0,80}\b(before|after|when(ever)?)\s+(editing|changing|reading|writing|touching|opening|running)\s+(any|every|all)\b",
+        // Keeping something from the user.
+        r"|\b(do\s+not|don't|never)\s+(tell|inform)\s+the\s+user\b|\bwithout\s+telling\s+the\s+user\b",
+    ))
+    .expect("the instruction patterns compile")
+});
+
+/// [`reads_as_instruction`] of text already on one line ([`line()`]).
+fn instruction_in_line(line: &str) -> bool {
+    let shown: String = line
         .chars()
         .map(|c| match c {
             // Full-width ASCII (`ｉｇｎｏｒｅ`) and the ideographic space.
@@ -259,8 +270,13 @@ pub enum Reader {
 pub fn context(value: &serde_json::Value, reader: Reader) -> serde_json::Value {
     use serde_json::Value;
     let string = |s: &str| match reader {
-        Reader::Agent if reads_as_instruction(s) => WITHHELD.to_owned(),
-        Reader::Agent => field(s),
+        Reader::Agent => {
+            let l = line(s);
+            match instruction_in_line(&l) {
+                true => WITHHELD.to_owned(),
+                false => field_of_line(&l),
+            }
+        }
         Reader::People => text(s).into_owned(),
     };
     match value {

@@ -13,6 +13,7 @@ use crate::classify::extractor::RATIONALE_MAX;
 use crate::event::time::{now_seconds, rfc3339};
 use crate::event::{Event, Kind, Origin, event_id, summarize, truncate_words};
 use crate::retrieve::review;
+use crate::store::forget::{self, Resolved};
 use crate::store::{self, Store, graph, notes, pending};
 
 /// The session a person's events belong to: one for everyone who records by hand.
@@ -172,13 +173,14 @@ fn decisions_named(store: &Store, given: &[String]) -> Result<Vec<String>, Error
     let mut ids = Vec::new();
     for prefix in given {
         let prefix = prefix.trim().to_ascii_lowercase();
-        let valid = prefix.len() >= 4 && prefix.bytes().all(|b| b.is_ascii_hexdigit());
-        let mut matching = known.iter().filter(|id| valid && id.starts_with(&prefix));
-        match (matching.next(), matching.next()) {
-            (Some(id), None) if !ids.contains(id) => ids.push(id.clone()),
-            (Some(_), None) => {}
-            (Some(_), Some(_)) => return Err(Error::AmbiguousDecision(prefix)),
-            (None, _) => return Err(Error::UnknownDecision(prefix)),
+        if !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error::UnknownDecision(prefix));
+        }
+        match forget::resolve_prefix(known.iter(), &prefix) {
+            Resolved::One(id) if !ids.contains(&id) => ids.push(id),
+            Resolved::One(_) => {}
+            Resolved::Ambiguous(_) => return Err(Error::AmbiguousDecision(prefix)),
+            Resolved::None => return Err(Error::UnknownDecision(prefix)),
         }
     }
     Ok(ids)

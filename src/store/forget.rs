@@ -185,7 +185,11 @@ impl Inventory {
     }
 }
 
-fn resolve_prefix<'a>(names: impl Iterator<Item = &'a String>, prefix: &str) -> Resolved {
+/// The one of `names` that `prefix` (at least [`PREFIX_MIN`] characters) names.
+pub(crate) fn resolve_prefix<'a>(
+    names: impl Iterator<Item = &'a String>,
+    prefix: &str,
+) -> Resolved {
     if prefix.chars().count() < PREFIX_MIN {
         return Resolved::None;
     }
