@@ -281,7 +281,7 @@ fn recall(context: &Context<'_>, args: RecallArgs) -> Outcome {
         let inventory = forget::inventory(&store, &[]).map_err(|e| shown_error(&e))?;
         for name in &args.ids {
             let line = match full_event(&store, &inventory, name)? {
-                Some(event) => render(&sanitise::context(&event, Reader::Agent)),
+                Some(event) => render(&event),
                 None => format!("event {}: not found\n", sanitise::field(name)),
             };
             text.push_str(&line);
@@ -442,10 +442,7 @@ fn reconstruct_session(context: &Context<'_>, args: SessionArgs) -> Outcome {
         "files_edited": summary.files_edited,
         "commits": commits,
     });
-    Ok(within(
-        render(&sanitise::context(&value, Reader::Agent)),
-        TOKENS_MAX,
-    ))
+    Ok(within(render(&value), TOKENS_MAX))
 }
 
 fn session_summary(context: &Context<'_>, args: SessionArgs) -> Outcome {
@@ -469,18 +466,16 @@ fn session_summary(context: &Context<'_>, args: SessionArgs) -> Outcome {
             json!({ "sessions": sessions })
         }
     };
-    Ok(within(
-        render(&sanitise::context(&value, Reader::Agent)),
-        TOKENS_MAX,
-    ))
+    Ok(within(render(&value), TOKENS_MAX))
 }
 
-/// A JSON object as indented text: `key: value` lines, lists as `- item` lines. Its strings
-/// have passed [`sanitise::field`], so none of them can pass for a line or a list item.
+/// A JSON object as indented text for the agent: `key: value` lines, lists as `- item` lines.
+/// Its strings pass [`sanitise::context`] first, so none of them can pass for a line or a list
+/// item, and what reads as an instruction is withheld.
 fn render(value: &Value) -> String {
     let mut out = String::new();
-    if let Value::Object(map) = value {
-        render_object(map, "", &mut out);
+    if let Value::Object(map) = sanitise::context(value, Reader::Agent) {
+        render_object(&map, "", &mut out);
     }
     out
 }
