@@ -162,7 +162,13 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         None => BTreeSet::new(),
     };
     let repo = store.repo();
-    let roots = Roots::new(&store.worktrees(), |path| is_file_at_head(&repo, path));
+    // HEAD's tree, read once, at the first question (most sessions never ask).
+    let head = std::cell::OnceCell::new();
+    let roots = Roots::new(&store.worktrees(), |path| {
+        head.get_or_init(|| repo.head_tree().ok())
+            .as_ref()
+            .is_some_and(|tree| is_file_in(tree, path))
+    });
     let mut extractor = Extractor::new(extractor_state, &roots, store.config().redactor());
     extractor.learn(shared_taint.iter().copied());
     let mut progress = Progress {
@@ -319,11 +325,11 @@ fn restart_reason(why: Restart) -> Option<&'static str> {
     }
 }
 
-/// Whether `path` (relative to the top of the working tree) is a file in HEAD's tree.
-fn is_file_at_head(repo: &gix::Repository, path: &str) -> bool {
-    repo.head_tree()
+/// Whether `path` (relative to the top of the working tree) is a file in `tree`.
+fn is_file_in(tree: &gix::Tree<'_>, path: &str) -> bool {
+    tree.lookup_entry_by_path(path)
         .ok()
-        .and_then(|tree| tree.lookup_entry_by_path(path).ok().flatten())
+        .flatten()
         .is_some_and(|entry| !entry.mode().is_tree())
 }
 

@@ -207,10 +207,11 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
     let Some(oldest) = made.values().min().copied() else {
         return Ok(Some(report));
     };
-    let Some(reachable) = history::reachable_since(&repo, oldest - CLOCK_SKEW_SECONDS, walk_most)
+    let Some(mut walked) = history::reachable_since(&repo, oldest - CLOCK_SKEW_SECONDS, walk_most)
     else {
         return Ok(None);
     };
+    let reachable: HashSet<ObjectId> = walked.iter().map(|c| c.id).collect();
     // Those a hook dealt with before are the command's to look at again.
     let seen = if walk_most < history::RECENT_WALK_MAX {
         dealt_with(store)
@@ -232,7 +233,10 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
         .min()
         .copied()
         .unwrap_or(oldest);
-    let candidates = history::recent(&repo, since - CLOCK_SKEW_SECONDS, usize::MAX);
+    // Of the commits walked already (committed since the oldest annotated one), oldest first.
+    walked.retain(|c| c.committer >= since - CLOCK_SKEW_SECONDS);
+    walked.sort_by_key(|c| c.committer);
+    let candidates = walked;
     let mut added: HashMap<ObjectId, HashMap<String, HashSet<u64>>> = HashMap::new();
     let mut pairs = Vec::new();
     for &from in &gone {

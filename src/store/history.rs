@@ -73,14 +73,15 @@ pub(crate) fn recent(repo: &gix::Repository, since: i64, max: usize) -> Vec<Rece
 }
 
 /// The commits reachable from a branch, a remote-tracking branch, a tag or the HEAD of a
-/// worktree that were committed at `since` or later; `None` when there are more than `most`.
+/// worktree that were committed at `since` or later, newest first; `None` when there are more
+/// than `most`.
 pub(crate) fn reachable_since(
     repo: &gix::Repository,
     since: i64,
     most: usize,
-) -> Option<HashSet<ObjectId>> {
+) -> Option<Vec<Recent>> {
     let (found, complete) = walk_refs(repo, since, most);
-    complete.then(|| found.into_iter().map(|c| c.id).collect())
+    complete.then_some(found)
 }
 
 /// The commits [`recent`] and [`reachable_since`] walk, newest first, and whether the walk

@@ -130,6 +130,12 @@ fn inside(root: Option<&str>, path: String) -> String {
 /// teammate's transcript) or nothing on its way is a link.
 fn follow_links(root: &str, relative: &str) -> String {
     use std::path::Path;
+    // Most words of a command name nothing here: when its first part does not exist, nothing
+    // on the way can be a link (one `lstat`, not a walk).
+    let first = relative.split('/').next().unwrap_or(relative);
+    if std::fs::symlink_metadata(Path::new(root).join(first)).is_err() {
+        return relative.to_owned();
+    }
     let Ok(real_root) = std::fs::canonicalize(root) else {
         return relative.to_owned();
     };
