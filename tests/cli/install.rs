@@ -792,6 +792,18 @@ fn the_plugin_declares_the_hooks_install_does() {
     assert_eq!(manifest["name"], "git-agent-context");
     assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(manifest["license"], env!("CARGO_PKG_LICENSE"));
+    // The server it ships is the one `install --mcp` registers.
+    let repo = TestRepo::new();
+    repo.ok(&[
+        "install",
+        "--mcp",
+        "--scope",
+        "project",
+        "--command",
+        "git-agent-context",
+    ]);
+    let registered = read_json(&repo.root.join(".mcp.json"));
+    assert_eq!(manifest["mcpServers"], registered["mcpServers"]);
 
     let plugin = read_json(&plugin_root().join("hooks/hooks.json"));
     assert!(plugin["description"].is_string());

@@ -2,7 +2,8 @@
 //! message a line — in real repositories. Every bad input gets its error and the server goes
 //! on; the end of stdin ends it with 0. `install --mcp` registers it where Claude Code reads it:
 //! the real Claude Code (see `claude_client`), started with nothing but the HOME `install`
-//! wrote to, runs it, and a scripted model's `record_decision` lands on the session's commit.
+//! wrote to (or the plugin), runs it, and a scripted model's `record_decision` lands on the
+//! session's commit.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -430,9 +431,44 @@ fn claude_code_calls_record_decision_and_the_decision_lands_on_the_sessions_comm
         installed.contains("registered the MCP server agent-context in ~/.claude.json"),
         "{installed}"
     );
+    a_recorded_decision_lands_on_the_sessions_commit(
+        &bin,
+        &repo,
+        "mcp__agent-context__record_decision",
+        &[],
+    );
+}
+
+#[test]
+fn the_plugin_ships_the_server_and_claude_code_records_through_it() {
+    let Some(bin) = claude_binary() else { return };
+    let repo = TestRepo::new();
+    repo.commit("README.md", "# service\n", "first");
+    // The plugin registers the hooks and the server; install only the git hooks and the store.
+    repo.ok(&["install", "--plugin"]);
+    assert!(!repo.home.join(".claude.json").exists());
+    let plugin = env!("CARGO_MANIFEST_DIR");
+    // Claude Code names a plugin's tools mcp__plugin_<plugin>_<server>__<tool>.
+    a_recorded_decision_lands_on_the_sessions_commit(
+        &bin,
+        &repo,
+        "mcp__plugin_git-agent-context_agent-context__record_decision",
+        &["--plugin-dir", plugin],
+    );
+}
+
+/// A scripted model calls `tool` (the server's `record_decision` as Claude Code, started with
+/// `extra`, names it), then commits: the tool's answer reaches the model, the decision is in
+/// the note of the session's commit, and `why` shows it.
+fn a_recorded_decision_lands_on_the_sessions_commit(
+    bin: &std::path::Path,
+    repo: &TestRepo,
+    tool: &str,
+    extra: &[&str],
+) {
     let api = MockApi::main_loop([
         Turn::new().text("Recording the decision.").tool_use(
-            "mcp__agent-context__record_decision",
+            tool,
             json!({
                 "what": "decision",
                 "text": "Keep sessions in SQLite",
@@ -450,7 +486,7 @@ fn claude_code_calls_record_decision_and_the_decision_lands_on_the_sessions_comm
         ),
         Turn::new().text("Done."),
     ]);
-    let claude = Claude::new(&bin, &api, &repo.home)
+    let claude = Claude::new(bin, &api, &repo.home)
         .path_first(std::path::Path::new(BIN).parent().unwrap())
         .env("GIT_AUTHOR_NAME", "Claude")
         .env("GIT_AUTHOR_EMAIL", "claude@example.com")
@@ -460,7 +496,7 @@ fn claude_code_calls_record_decision_and_the_decision_lands_on_the_sessions_comm
         .run_args(
             &repo.root,
             "Add a store for sessions",
-            &["--allowedTools", "mcp__agent-context__record_decision"],
+            &[&["--allowedTools", tool], extra].concat(),
         )
         .assert_ok();
     let session = run.session_id().to_owned();
@@ -484,7 +520,7 @@ fn claude_code_calls_record_decision_and_the_decision_lands_on_the_sessions_comm
         "Add the session store"
     );
     let head = repo.git(&["rev-parse", "HEAD"]);
-    let events = notes::read(&store(&repo), &head).unwrap();
+    let events = notes::read(&store(repo), &head).unwrap();
     let event = events
         .iter()
         .find(|e| e.origin == Origin::Agent)
