@@ -1,7 +1,8 @@
 //! Distillation: a small model reads what a session said — the user's prompts, the assistant's
-//! text and thinking — and names its decisions, rejections, trade-offs and constraints, and
-//! what it investigated and learned
-//! (README.md, "Three ways reasoning gets in"). Off unless the user turns it on
+//! text and thinking — and names its decisions, rejections, trade-offs and constraints, and for
+//! the session's summary what it investigated, learned, completed and left to do next
+//! (README.md, "Three ways reasoning gets in"). The summary's request and files are not asked
+//! for: the session's first prompt and the files it edited say them exactly already. Off unless the user turns it on
 //! (`distill.mode`, which a cloned repository cannot set: docs/security.md).
 //!
 //! Invariants:
@@ -34,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::extractor::{RATIONALE_MAX, prompt_text};
 use crate::classify::redact::Taint;
 use crate::event::time::{now_seconds, rfc3339};
-use crate::event::{Event, Kind, Origin, summarize, truncate_words};
+use crate::event::{Event, Kind, Origin, Task, summarize, truncate_words};
 use crate::ingest::commit::{Environment, session_transcripts};
 use crate::retrieve::query::estimate_tokens;
 use crate::store::distill::{self as progress_store, Failure, Progress, Spent};
@@ -65,7 +66,9 @@ not taken\", \"reason\": \"why not\"}], \"because\": \"why\", \"files\": [\"path
 \"tradeoffs\": [{\"tradeoff\": \"what was given up for what\", \"because\": \"why\", \"files\": [], \"quote\": \"...\"}], \
 \"constraints\": [{\"constraint\": \"what the code must keep to\", \"because\": \"why\", \"files\": [], \"quote\": \"...\"}], \
 \"summary\": {\"investigated\": [{\"text\": \"what the session looked into\", \"files\": [], \"quote\": \"...\"}], \
-\"learned\": [{\"text\": \"a fact about the code it found\", \"files\": [], \"quote\": \"...\"}]}}. \
+\"learned\": [{\"text\": \"a fact about the code it found\", \"files\": [], \"quote\": \"...\"}], \
+\"completed\": [{\"text\": \"what the session got done\", \"files\": [], \"quote\": \"...\"}], \
+\"next_steps\": [{\"text\": \"what it left to do\", \"files\": [], \"quote\": \"...\"}]}}. \
 Every item's quote is a sentence copied exactly, character for character, from the transcript, \
 that shows the item; an item without such a quote is discarded. List only what the session \
 decided, rejected, traded or was constrained by; nothing it merely considered. Empty lists are \
@@ -442,13 +445,16 @@ struct Answer {
     summary: Findings,
 }
 
-/// What the session investigated and learned: explorations and discoveries, which the
-/// session's summary and continuation show (`crate::event::summary`).
+/// What the session investigated, learned, completed and left to do, which its summary and
+/// continuation show (`crate::event::summary`): explorations, discoveries, features, and a
+/// task list of the next steps (which a task list of the session's own takes precedence over).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Findings {
     investigated: Vec<Item>,
     learned: Vec<Item>,
+    completed: Vec<Item>,
+    next_steps: Vec<Item>,
 }
 
 /// One item of any list: each list fills the fields [`SYSTEM`] names for it.
@@ -508,6 +514,8 @@ fn verified_events(
         (Kind::Decision, &answer.constraints),
         (Kind::Exploration, &answer.summary.investigated),
         (Kind::Discovery, &answer.summary.learned),
+        (Kind::Feature, &answer.summary.completed),
+        (Kind::ToolCall, &answer.summary.next_steps),
     ];
     let (mut events, mut dropped) = (Vec::new(), 0);
     for (kind, items) in lists {
@@ -560,6 +568,32 @@ fn verified_events(
                 .collect();
             events.push(event);
         }
+    }
+    // The next steps are one task list, as the session's own would be.
+    let (next, mut events): (Vec<Event>, Vec<Event>) =
+        events.into_iter().partition(|e| e.kind == Kind::ToolCall);
+    if let Some(first) = next.first() {
+        let ids: String = next.iter().map(|e| e.id.as_str()).collect();
+        let hash = xxhash_rust::xxh3::xxh3_64(ids.as_bytes());
+        let summary = format!("Next steps: {}", first.summary);
+        let mut list = Event::new(
+            session,
+            &format!("distill:next:{hash:016x}"),
+            Kind::ToolCall,
+            Origin::Distilled,
+            &summarize(&summary),
+            &now,
+        );
+        list.tasks = (next.iter())
+            .map(|e| Task {
+                subject: e.summary.clone(),
+                status: "pending".to_owned(),
+            })
+            .collect();
+        list.files_affected = next.iter().flat_map(|e| e.files_affected.clone()).collect();
+        list.files_affected.sort();
+        list.files_affected.dedup();
+        events.push(list);
     }
     (events, dropped)
 }

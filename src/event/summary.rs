@@ -76,8 +76,9 @@ impl Summary {
                 prompt = &e.prompt_context;
             }
             match e.kind {
-                // A commit's subject, whatever kind it was given.
+                // A commit's subject, whatever kind it was given; what a model read as done.
                 _ if e.origin == Origin::Commit => completed.push(&e.summary),
+                Kind::Feature if e.origin == Origin::Distilled => completed.push(&e.summary),
                 // The version linked to the most commits is the fullest.
                 Kind::Session if session.is_none_or(|s| s.commits.len() <= e.commits.len()) => {
                     session = Some(e)

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::claude_client::{MockApi, Turn, folder_of, scripted};
 use crate::extract::append;
 use crate::link::{bash_result, edit_turn, prompt, say};
-use crate::repo::{TestRepo, path_with_binary, stderr};
+use crate::repo::{TestRepo, hook_answer, path_with_binary, stderr};
 
 const SECRET: &str = "ghp_R4nd0mT0k3nV4lu3Xy9Wq2Lm8Np5Kj7Hg3Fd";
 const ANSWER: &str = "I'll go with a TTL map because entries expire by time.";
@@ -705,28 +705,62 @@ fn excluded_file_not_sent(extract_first: bool) {
 }
 
 #[test]
-fn what_the_session_learned_and_investigated_joins_its_summary() {
+fn what_the_session_learned_completed_and_left_joins_its_summary() {
     let api = Api::start(vec![Reply::text(
         &json!({"summary": {
             "learned": [{"text": "Entries expire by time", "files": ["cache.py"],
                          "quote": "because entries expire by time"}],
             "investigated": [{"text": "Redis clustering", "quote": "We looked at Redis clustering"}],
+            "completed": [{"text": "A TTL map for the cache", "files": ["cache.py"],
+                           "quote": "go with a TTL map"}],
+            "next_steps": [{"text": "Deploy the cache", "quote": "deploy with"},
+                           {"text": "Deploy after adding the cache", "files": ["deploy.sh"],
+                            "quote": "Add a cache; deploy with"}],
         }})
         .to_string(),
     )]);
-    let (repo, _) = session(&api, "");
+    let (repo, transcript) = session(&api, "");
     let out = distill(&repo, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let events = distilled(&repo);
+    let kinds: Vec<(&Value, &Value)> = events.iter().map(|e| (&e["kind"], &e["summary"])).collect();
     assert_eq!(
-        events.len(),
-        1,
-        "the invented quote is dropped: {events:#?}"
+        kinds.len(),
+        3,
+        "the invented quote and the one too short are dropped: {events:#?}"
     );
+    for (kind, summary) in [
+        ("discovery", "Entries expire by time"),
+        ("feature", "A TTL map for the cache"),
+        ("tool_call", "Next steps: Deploy after adding the cache"),
+    ] {
+        assert!(
+            kinds.contains(&(&json!(kind), &json!(summary))),
+            "{kind}: {events:#?}"
+        );
+    }
+    let next = events.iter().find(|e| e["kind"] == "tool_call").unwrap();
     assert_eq!(
-        (&events[0]["kind"], &events[0]["summary"]),
-        (&json!("discovery"), &json!("Entries expire by time"))
+        next["tasks"],
+        json!([{"subject": "Deploy after adding the cache", "status": "pending"}])
     );
+
+    // After a compaction the session is told what it learned, completed and left to do.
+    let payload = repo.hook_payload("SessionStart-compact", "s-link", &transcript, &[]);
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "SessionStart"],
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    let told = hook_answer("SessionStart", &out).expect("a continuation");
+    for part in [
+        "Completed:\n- A TTL map for the cache",
+        "Pending, next first:\n- Deploy after adding the cache",
+        "Entries expire by time",
+    ] {
+        assert!(told.contains(part), "{part}: {told}");
+    }
 }
 
 #[test]
