@@ -116,6 +116,7 @@ fn describe(outcome: &Outcome) -> String {
             dropped,
             input_tokens,
             output_tokens,
+            kept: _,
         } => format!(
             "distilled: {added} events added, {dropped} dropped (quote not in the text), \
              {input_tokens} tokens in, {output_tokens} out"

@@ -97,6 +97,8 @@ pub enum Outcome {
         dropped: usize,
         input_tokens: u64,
         output_tokens: u64,
+        /// Each item kept, with the quote it was kept for.
+        kept: Vec<Kept>,
     },
     /// Sent, and it failed; nothing changed.
     Failed { message: String },
@@ -110,6 +112,15 @@ impl Outcome {
             Outcome::NoTranscripts | Outcome::OverBudget { .. } | Outcome::Failed { .. }
         )
     }
+}
+
+/// An item of the model's answer that became (part of) an event, and the words of the session
+/// it quoted, whitespace folded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Kept {
+    pub event: String,
+    pub kind: Kind,
+    pub quote: String,
 }
 
 /// What to ask, and with what key (`None`: not set, a failure when there is text to send).
@@ -263,7 +274,7 @@ pub fn session(
             return Ok(Outcome::Failed { message });
         }
     };
-    let (events, dropped) = verified_events(
+    let (events, kept, dropped) = verified_events(
         session,
         &items,
         &sent,
@@ -289,6 +300,7 @@ pub fn session(
         dropped,
         input_tokens: answer.input_tokens,
         output_tokens: answer.output_tokens,
+        kept,
     })
 }
 
@@ -495,8 +507,8 @@ fn fold(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The events `answer` names, each with its quote found in `sent`; and how many were dropped
-/// for a quote not found (or too short to tell). Of the files each names, only those inside
+/// The events `answer` names, each with its quote found in `sent`; the quotes; and how many
+/// were dropped for a quote not found (or too short to tell). Of the files each names, only those inside
 /// the repository and not `excluded` are kept.
 fn verified_events(
     session: &str,
@@ -504,7 +516,7 @@ fn verified_events(
     sent: &str,
     clean: impl Fn(&str) -> String,
     excluded: impl Fn(&str) -> bool,
-) -> (Vec<Event>, usize) {
+) -> (Vec<Event>, Vec<Kept>, usize) {
     let sent = fold(sent);
     let now = rfc3339(now_seconds());
     let lists = [
@@ -517,7 +529,7 @@ fn verified_events(
         (Kind::Feature, &answer.summary.completed),
         (Kind::ToolCall, &answer.summary.next_steps),
     ];
-    let (mut events, mut dropped) = (Vec::new(), 0);
+    let (mut events, mut kept, mut dropped) = (Vec::new(), Vec::new(), 0);
     for (kind, items) in lists {
         for item in items {
             let quote = fold(&item.quote);
@@ -566,6 +578,11 @@ fn verified_events(
                 .map(|f| clean(&f))
                 .take(20)
                 .collect();
+            kept.push(Kept {
+                event: event.id.clone(),
+                kind,
+                quote,
+            });
             events.push(event);
         }
     }
@@ -593,9 +610,12 @@ fn verified_events(
         list.files_affected = next.iter().flat_map(|e| e.files_affected.clone()).collect();
         list.files_affected.sort();
         list.files_affected.dedup();
+        for k in kept.iter_mut().filter(|k| k.kind == Kind::ToolCall) {
+            k.event = list.id.clone();
+        }
         events.push(list);
     }
-    (events, dropped)
+    (events, kept, dropped)
 }
 
 #[cfg(test)]
@@ -632,7 +652,8 @@ mod tests {
         )
         .unwrap();
         let excluded = |f: &str| f == ".env";
-        let (events, dropped) = verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
+        let (events, kept, dropped) =
+            verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
         assert_eq!(dropped, 2, "an invented quote and one too short");
         assert_eq!(events.len(), 2);
         assert_eq!(
@@ -645,7 +666,15 @@ mod tests {
         assert_eq!(e.rationale, "entries expire");
         assert_eq!(e.alternatives, ["an LRU: no expiry"]);
         assert_eq!(e.files_affected, ["cache.py"]);
-        let (again, _) = verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
+        assert_eq!(
+            kept[0],
+            Kept {
+                event: e.id.clone(),
+                kind: Kind::Decision,
+                quote: "use a TTL map because entries expire".to_owned()
+            }
+        );
+        let (again, _, _) = verified_events("s1", &answer, sent, |s| s.to_owned(), excluded);
         assert_eq!(again[0].id, e.id, "the same quote, the same id");
         assert!(parse_answer("no").is_err() && parse_answer("} {").is_err());
     }

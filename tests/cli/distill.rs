@@ -720,8 +720,9 @@ fn what_the_session_learned_completed_and_left_joins_its_summary() {
         .to_string(),
     )]);
     let (repo, transcript) = session(&api, "");
-    let out = distill(&repo, &[]);
+    let out = distill(&repo, &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let events = distilled(&repo);
     let kinds: Vec<(&Value, &Value)> = events.iter().map(|e| (&e["kind"], &e["summary"])).collect();
     assert_eq!(
@@ -743,6 +744,16 @@ fn what_the_session_learned_completed_and_left_joins_its_summary() {
     assert_eq!(
         next["tasks"],
         json!([{"subject": "Deploy after adding the cache", "status": "pending"}])
+    );
+    // Each item kept, with its quote, names its event.
+    let done = events.iter().find(|e| e["kind"] == "feature").unwrap();
+    let kept = &report["sessions"][0]["kept"];
+    assert_eq!(kept.as_array().unwrap().len(), 3, "{report}");
+    assert!(
+        kept.as_array().unwrap().contains(
+            &json!({"event": done["id"], "kind": "feature", "quote": "go with a TTL map"})
+        ),
+        "{report}"
     );
 
     // After a compaction the session is told what it learned, completed and left to do.
