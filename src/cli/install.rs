@@ -12,7 +12,7 @@ use anyhow::anyhow;
 use crate::cli::{CmdResult, Failure, claude_dir, display_path};
 use crate::deliver::install::git_hooks::{self, Action, Removal};
 use crate::deliver::install::settings::{self, ENTRIES, MCP_SERVER, Settings, Written};
-use crate::deliver::install::{self as deliver_install};
+use crate::deliver::install::{self as deliver_install, shell_quote};
 use crate::deliver::links;
 use crate::store::{Store, git_config, notes};
 
@@ -93,7 +93,16 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         }
         false => None,
     };
-    let steps = git_hooks::plan(&hooks_folder(store)?).map_err(failure)?;
+    // The git hooks call this binary first, unless they are in the working tree: committed,
+    // they would name this machine's path to everyone.
+    let folder = hooks_folder(store)?;
+    let shared = store.workdir().is_some_and(|top| folder.starts_with(top))
+        && !folder.starts_with(store.common_dir());
+    let binary = match shared {
+        true => None,
+        false => Some(exe()?),
+    };
+    let steps = git_hooks::plan(&folder, binary.as_deref()).map_err(failure)?;
 
     let mut done = Vec::new();
     let mut in_place = Vec::new();
@@ -367,18 +376,6 @@ fn exe() -> Result<String, Failure> {
             path.display()
         ))
     })
-}
-
-/// `word` as one shell word: as it is when it is plain, else in single quotes.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
-    match plain {
-        true => word.to_owned(),
-        false => format!("'{}'", word.replace('\'', r"'\''")),
-    }
 }
 
 fn failure(e: deliver_install::Error) -> Failure {

@@ -161,8 +161,11 @@ fn install_merges_our_hooks_into_the_local_settings_and_a_second_run_changes_not
     assert!(text.ends_with("}\n"));
     for name in ["post-commit", "post-merge", "post-rewrite"] {
         let hook = fs::read_to_string(hook_file(&repo, name)).unwrap();
+        // It calls the binary the settings call, else the one on PATH.
         assert!(
-            hook.contains(&format!("git agent-context hook {name}")),
+            hook.contains(&format!("bin={BIN}\n"))
+                && hook.contains("command -v git-agent-context")
+                && hook.contains(&format!("\"$bin\" hook {name}")),
             "{hook}"
         );
         assert_eq!(mode(&hook_file(&repo, name)), 0o755);
@@ -934,4 +937,67 @@ fn the_plugin_hook_does_nothing_without_the_binary_and_hands_over_to_it() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// PATH without any folder that holds a git-agent-context.
+fn path_without_binary() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap();
+    let system = std::env::split_paths(&path).filter(|dir| !dir.join("git-agent-context").exists());
+    std::env::join_paths(system).unwrap()
+}
+
+#[test]
+fn the_git_hooks_find_the_binary_as_the_settings_do_and_say_nothing_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A copy of the binary, installed from where it is, and not on PATH.
+    let bin = tmp.path().join("git-agent-context");
+    fs::copy(BIN, &bin).unwrap();
+    let repo = TestRepo::new();
+    let out = Command::new(&bin)
+        .arg("install")
+        .current_dir(&repo.root)
+        .env("HOME", &repo.home)
+        .env("PATH", path_without_binary())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("git-agent-context is not on PATH"), "{said}");
+    let settings = read_json(&local_settings(&repo));
+    assert_eq!(ours(&settings, bin.to_str().unwrap()), table());
+
+    let path = path_without_binary();
+    let path = path.to_str().unwrap();
+    let commit = |file: &str| {
+        fs::write(repo.root.join(file), "x\n").unwrap();
+        repo.git(&["add", file]);
+        repo.git_output(&repo.root, &["commit", "-q", "-m", file], &[("PATH", path)])
+    };
+    // The hook runs the binary the settings name, though PATH has none.
+    let out = commit("a.txt");
+    assert!(out.status.success());
+    assert_eq!(stderr(&out), "");
+    assert!(repo.log().contains("hook post-commit"), "{}", repo.log());
+
+    // With that binary gone and none on PATH: a commit as without us, not a word on it.
+    fs::remove_file(&bin).unwrap();
+    let before = repo.log();
+    let out = commit("b.txt");
+    assert!(out.status.success());
+    assert_eq!(stderr(&out), "", "a commit without the binary");
+    assert_eq!(repo.log(), before);
+}
+
+#[test]
+fn git_hooks_in_the_working_tree_name_no_path_of_this_machine() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "core.hooksPath", "githooks"]);
+    repo.ok(&["install"]);
+    let hook = fs::read_to_string(repo.root.join("githooks/post-commit")).unwrap();
+    assert!(!hook.contains(BIN) && !hook.contains("\nbin="), "{hook}");
+    // They find it on PATH.
+    repo.commit("a.txt", "a\n", "second");
+    assert!(repo.log().contains("hook post-commit"), "{}", repo.log());
 }

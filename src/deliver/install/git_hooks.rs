@@ -8,6 +8,12 @@
 //! them), its output going where git sends it, and exits with its status. `uninstall` renames
 //! it back. A hook is ours when one of its opening comment lines starts with [`MARK`], as the
 //! shipped scripts' do; so a copy of a shipped script is updated, not chained.
+//!
+//! The shipped scripts run `git-agent-context` from PATH, and do nothing without it (no "not a
+//! git command" on every commit). Installed in the git directory, which is this clone's alone,
+//! a hook first runs the binary `install` ran as, as the settings it writes for the local scope
+//! do, and PATH's only when that one is gone; in a folder of the working tree (a committed
+//! `core.hooksPath`) it names no path of this machine.
 
 use std::fs;
 use std::io;
@@ -21,6 +27,10 @@ pub const CHAINED: &str = ".pre-agent-context";
 
 /// How our hooks are known: a line of their opening comment starts with it.
 pub const MARK: &str = "# git-agent-context:";
+
+/// How a shipped script finds the binary: the line [`script`] puts the installed binary
+/// before.
+const FIND: &str = "if bin=$(command -v git-agent-context 2>/dev/null); then";
 
 /// The hooks we install, and the shipped scripts they are made from.
 const SHIPPED: [(&str, &str); 3] = [
@@ -69,14 +79,14 @@ pub enum Removal {
     NotOurs,
 }
 
-/// What installing our hooks in `folder` would do; an error, before anything is changed, when
-/// a hook cannot be chained.
-pub fn plan(folder: &Path) -> Result<Vec<Step>> {
+/// What installing our hooks in `folder` would do, calling `binary` first when given (an
+/// absolute path); an error, before anything is changed, when a hook cannot be chained.
+pub fn plan(folder: &Path, binary: Option<&str>) -> Result<Vec<Step>> {
     SHIPPED
         .iter()
         .map(|(name, shipped)| {
             let path = folder.join(name);
-            let script = script(shipped);
+            let script = script(shipped, binary);
             let action = match present(&path)? {
                 false => Action::Create,
                 true => match fs::read(&path) {
@@ -183,15 +193,41 @@ fn is_ours(content: &[u8]) -> bool {
         .any(|line| line.starts_with(MARK.as_bytes()))
 }
 
+/// The binary an installed hook of ours calls first, if it names one.
+pub fn binary_of(hook: &Path) -> Option<String> {
+    let text = fs::read_to_string(hook).ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix("bin="))?;
+    Some(unquote(line))
+}
+
+/// The text of a shell word [`super::shell_quote`] made.
+fn unquote(word: &str) -> String {
+    match word.strip_prefix('\'').and_then(|w| w.strip_suffix('\'')) {
+        Some(inner) => inner.replace(r"'\''", "'"),
+        None => word.to_owned(),
+    }
+}
+
 /// The hook we install: the shipped script's opening lines (`#!` and its comment), then the
-/// chaining of the hook that was there before, if any, then the script's body.
-fn script(shipped: &str) -> String {
+/// chaining of the hook that was there before, if any, then the script's body, calling
+/// `binary` first when given.
+fn script(shipped: &str, binary: Option<&str>) -> String {
     let head_len: usize = shipped
         .split_inclusive('\n')
         .take_while(|line| line.starts_with('#'))
         .map(str::len)
         .sum();
     let (head, body) = shipped.split_at(head_len);
+    let body = match binary {
+        Some(binary) => body.replace(
+            FIND,
+            &format!(
+                "bin={}\nif [ -x \"$bin\" ] || bin=$(command -v git-agent-context 2>/dev/null); then",
+                super::shell_quote(binary)
+            ),
+        ),
+        None => body.to_owned(),
+    };
     format!(
         "{head}\
 # Installed by `git agent-context install`. A hook that was here before is kept as
@@ -225,16 +261,25 @@ mod tests {
     fn the_installed_hooks_are_known_as_ours_and_copies_of_the_shipped_ones_too() {
         for (_, shipped) in SHIPPED {
             assert!(is_ours(shipped.as_bytes()));
-            let installed = script(shipped);
+            assert_eq!(shipped.matches(FIND).count(), 1, "{shipped}");
+            let installed = script(shipped, None);
             assert!(is_ours(installed.as_bytes()));
             assert!(installed.starts_with("#!/bin/sh\n"));
-            assert!(
-                installed.ends_with("|| true\nexit $status\n"),
-                "{installed}"
-            );
+            assert!(installed.ends_with("fi\nexit $status\n"), "{installed}");
         }
         assert!(!is_ours(
             b"#!/bin/sh\necho '# git-agent-context: not a comment'\n"
         ));
+    }
+
+    #[test]
+    fn an_installed_hook_names_the_binary_it_calls_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let hook = tmp.path().join("post-commit");
+        let binary = "/home/Jo O'Neil/bin/git-agent-context";
+        fs::write(&hook, script(SHIPPED[0].1, Some(binary))).unwrap();
+        assert_eq!(binary_of(&hook).as_deref(), Some(binary));
+        fs::write(&hook, script(SHIPPED[0].1, None)).unwrap();
+        assert_eq!(binary_of(&hook), None);
     }
 }

@@ -78,3 +78,15 @@ fn mode_of(path: &Path) -> Option<u32> {
 fn mode_of(_path: &Path) -> Option<u32> {
     None
 }
+
+/// `word` as one shell word: as it is when it is plain, else in single quotes.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    match plain {
+        true => word.to_owned(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
+    }
+}
