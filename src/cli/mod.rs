@@ -5,6 +5,7 @@
 
 mod claude_md;
 mod distill;
+mod doctor;
 mod extract;
 mod forget;
 mod hook;
@@ -59,8 +60,10 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// Read new transcript lines and turn them into events.
     Extract(extract::Args),
-    /// Show what is stored and how far each transcript was read.
+    /// Show what is installed where, what is stored and how far each transcript was read.
     Status(status::Args),
+    /// Check what `install` set up and say how to fix what is wrong (exit 1 on a problem).
+    Doctor(doctor::Args),
     /// The commits that own a file's lines (or a range of them), and their reasoning.
     Why(why::Args),
     /// The recorded reasoning that bears on a prompt, packed into a token budget.
@@ -191,6 +194,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Uninstall(args) => install::uninstall(&open(&cwd)?, args, out),
         Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
+        Command::Doctor(args) => doctor::run(&open(&cwd)?, args, out),
         Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, out),
         Command::Query(args) => query::run(&open(&cwd)?, &cwd, args, out),
         Command::Show(args) => show::run(&open(&cwd)?, args, out),

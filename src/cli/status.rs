@@ -5,8 +5,10 @@ use std::io::Write;
 
 use serde_json::json;
 
+use crate::cli::install::survey::{Installation, survey};
 use crate::cli::{CmdResult, display_path, write_json};
 use crate::config;
+use crate::deliver::install::git_hooks::Found;
 use crate::event::Kind;
 use crate::ingest::Saved;
 use crate::store::distill::{Spent, Usage};
@@ -53,6 +55,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             Err(_) => unreadable_states += 1,
         }
     }
+    let installed = survey(store);
     let usage = store::distill::usage(store);
     let today = usage.on(&crate::distill::today());
     let mut lines = LineCounts::default();
@@ -91,6 +94,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             })),
             "lines": { "read": lines.read, "malformed": lines.malformed, "oversized": lines.oversized },
             "unreadable_cursors": unreadable_states,
+            "installed": installed,
             "distill": {
                 "mode": store.config().distill_mode(),
                 "today": today,
@@ -140,9 +144,11 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             out,
             "agent-context is not initialized here (run `git agent-context init` or `extract`)"
         )?;
+        print_installation(&installed, out)?;
         return print_config(store, out);
     }
     writeln!(out, "store: {}", store.dir().display())?;
+    print_installation(&installed, out)?;
     let kinds: Vec<String> = pending
         .by_kind
         .iter()
@@ -221,6 +227,67 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             pending.unreadable_lines
         )?;
     }
+    Ok(())
+}
+
+/// What is installed where: each scope, the git hooks, the notes config.
+fn print_installation(installed: &Installation, out: &mut dyn Write) -> CmdResult {
+    use crate::sanitise::line;
+    writeln!(out, "installed:")?;
+    for s in &installed.scopes {
+        let mut parts = Vec::new();
+        if !s.hooks.is_empty() {
+            let commands: Vec<String> = s.commands.iter().map(|c| line(c)).collect();
+            parts.push(format!(
+                "hooks for {} events, running {}",
+                s.hooks.len(),
+                commands.join(" and ")
+            ));
+        }
+        if let Some(mcp) = &s.mcp {
+            parts.push(format!(
+                "MCP server in {}, running {}",
+                mcp.file,
+                line(&mcp.command)
+            ));
+        }
+        for plugin in &s.plugins {
+            parts.push(format!("plugin {} enabled", line(plugin)));
+        }
+        for e in &s.errors {
+            parts.push(format!("unreadable: {}", line(e)));
+        }
+        if parts.is_empty() {
+            parts.push("nothing".to_owned());
+        }
+        let scope = serde_json::to_value(s.scope).unwrap_or_default();
+        let scope = scope.as_str().unwrap_or_default();
+        let settings = match s.settings.as_str() {
+            "" => String::new(),
+            file => format!(" ({file})"),
+        };
+        writeln!(out, "  {scope}{settings}: {}", parts.join("; "))?;
+    }
+    let git = &installed.git_hooks;
+    let ours: Vec<&str> = (git.hooks.iter())
+        .filter(|h| h.found == Found::Ours)
+        .map(|h| h.name)
+        .collect();
+    let running = match &git.runs {
+        _ if ours.is_empty() => String::new(),
+        Some(binary) => format!(", running {}", line(binary)),
+        None => ", which find no git-agent-context to run".to_owned(),
+    };
+    let hooks = match ours.is_empty() {
+        true => "none of ours".to_owned(),
+        false => ours.join(", "),
+    };
+    writeln!(out, "  git hooks ({}): {hooks}{running}", git.folder)?;
+    writeln!(
+        out,
+        "  notes follow amend and rebase: {}",
+        if installed.notes_rewrite { "yes" } else { "no" }
+    )?;
     Ok(())
 }
 

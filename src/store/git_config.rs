@@ -61,6 +61,18 @@ pub fn enable_note_rewrites(store: &Store) -> Result<bool> {
     Ok(changed)
 }
 
+/// Whether notes follow rewritten commits as [`enable_note_rewrites`] sets it: our ref among
+/// `notes.rewriteRef`, and `notes.rewrite.amend` and `.rebase` not turned off.
+pub fn note_rewrites(store: &Store) -> bool {
+    let repo = store.repo();
+    let config = repo.config_snapshot();
+    let refs = config.strings("notes.rewriteRef").unwrap_or_default();
+    refs.iter().any(|v| v.as_bstr() == REF.as_bytes().as_bstr())
+        && ["notes.rewrite.amend", "notes.rewrite.rebase"]
+            .iter()
+            .all(|key| config.boolean(*key) != Some(false))
+}
+
 /// The folder git runs this repository's hooks from: `core.hooksPath` (relative to the top of
 /// the working tree, or to the git directory of a bare repository), else `hooks/` in the
 /// common git directory.

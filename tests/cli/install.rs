@@ -197,7 +197,9 @@ fn install_merges_our_hooks_into_the_local_settings_and_a_second_run_changes_not
     assert_eq!(
         again,
         "already installed: .claude/settings.local.json, .git/hooks/post-commit, \
-         .git/hooks/post-merge, .git/hooks/post-rewrite, the store and the notes config\n"
+         .git/hooks/post-merge, .git/hooks/post-rewrite, the store and the notes config\n\
+         check it: `git agent-context status` shows what is installed where, `git agent-context \
+         doctor` what is wrong\n"
     );
     let after = files();
     assert!(before == after, "a second install changed a file");
@@ -227,7 +229,10 @@ fn each_scope_has_its_settings_file() {
     let out = repo.ok(&["install", "--scope", "user"]);
     assert!(out.contains("~/.claude/settings.json"), "{out}");
     assert_eq!(
-        ours(&read_json(&repo.home.join(".claude/settings.json")), BIN),
+        ours(
+            &read_json(&repo.home.join(".claude/settings.json")),
+            "git-agent-context"
+        ),
         table()
     );
 
@@ -239,7 +244,10 @@ fn each_scope_has_its_settings_file() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
-        ours(&read_json(&config.join("settings.json")), BIN),
+        ours(
+            &read_json(&config.join("settings.json")),
+            "git-agent-context"
+        ),
         table()
     );
 
@@ -265,7 +273,8 @@ fn install_then_uninstall_gives_back_the_settings_it_found() {
 
     repo.ok(&["install", "--scope", "project"]);
     let installed = read_json(&path);
-    assert_eq!(sorted(ours(&installed, BIN)), table());
+    // A shared file names no path of this machine.
+    assert_eq!(sorted(ours(&installed, "git-agent-context")), table());
     // Everything else as it was, in its order; ours after the other tools' hooks.
     let keys: Vec<&String> = installed.as_object().unwrap().keys().collect();
     assert_eq!(
@@ -387,7 +396,7 @@ fn ours_beside_a_foreign_handler_is_replaced_in_place_and_taken_out_alone() {
     );
 
     // Another command replaces ours; it does not add to them.
-    repo.ok(&["install", "--scope", "project"]);
+    repo.ok(&["install", "--scope", "project", "--command", BIN]);
     let again = read_json(&path);
     assert_eq!(ours(&again, "git-agent-context"), []);
     assert_eq!(sorted(ours(&again, BIN)), table());
@@ -964,7 +973,8 @@ fn the_git_hooks_find_the_binary_as_the_settings_do_and_say_nothing_without_it()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("git-agent-context is not on PATH"), "{said}");
+    // The settings call it by its path, as the git hooks do: nothing needs PATH.
+    assert!(!said.contains("note:"), "{said}");
     let settings = read_json(&local_settings(&repo));
     assert_eq!(ours(&settings, bin.to_str().unwrap()), table());
 
@@ -1000,4 +1010,59 @@ fn git_hooks_in_the_working_tree_name_no_path_of_this_machine() {
     // They find it on PATH.
     repo.commit("a.txt", "a\n", "second");
     assert!(repo.log().contains("hook post-commit"), "{}", repo.log());
+}
+
+#[test]
+fn a_second_scope_is_warned_of_and_the_git_hooks_stay_while_a_scope_uses_them() {
+    let repo = TestRepo::new();
+    let first = repo.ok(&["install"]);
+    assert!(!first.contains("warning"), "{first}");
+    let second = repo.ok(&["install", "--scope", "project"]);
+    assert!(
+        second.contains(
+            "warning: .claude/settings.local.json registers our Claude Code hooks too, and Claude \
+             Code runs both; keep one: `git agent-context uninstall --scope local`"
+        ),
+        "{second}"
+    );
+
+    // Taking the project scope out leaves the local one working: its git hooks stay.
+    let out = repo.ok(&["uninstall", "--scope", "project"]);
+    assert!(
+        out.contains(
+            "kept the git hooks in .git/hooks: .claude/settings.local.json still registers our \
+             Claude Code hooks"
+        ),
+        "{out}"
+    );
+    assert!(hook_file(&repo, "post-commit").exists());
+    repo.commit("a.txt", "a\n", "second");
+    assert!(repo.log().contains("hook post-commit"), "{}", repo.log());
+
+    // The last scope out takes them.
+    let out = repo.ok(&["uninstall"]);
+    assert!(
+        out.contains("removed the git hook .git/hooks/post-commit"),
+        "{out}"
+    );
+    assert!(!hook_file(&repo, "post-commit").exists());
+
+    // A plugin enabled in the user's settings runs our hooks too.
+    write_json(
+        &repo.home.join(".claude/settings.json"),
+        &json!({"enabledPlugins": {"git-agent-context@tools": true, "other@tools": true}}),
+    );
+    let out = repo.ok(&["install"]);
+    assert!(
+        out.contains(
+            "warning: the plugin git-agent-context@tools registers our Claude Code hooks too"
+        ),
+        "{out}"
+    );
+    let out = repo.ok(&["uninstall"]);
+    assert!(
+        out.contains("kept the git hooks in .git/hooks: the plugin git-agent-context@tools"),
+        "{out}"
+    );
+    assert!(hook_file(&repo, "post-commit").exists());
 }

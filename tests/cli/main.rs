@@ -10,6 +10,7 @@ mod config;
 mod corrupt;
 mod crash;
 mod distill;
+mod doctor;
 mod extract;
 mod forget;
 mod git_hooks;

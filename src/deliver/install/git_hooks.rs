@@ -168,6 +168,33 @@ pub fn uninstall(folder: &Path) -> Result<Vec<(PathBuf, Removal)>> {
         .collect()
 }
 
+/// What is in a hook's place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Found {
+    Ours,
+    NotOurs,
+    Absent,
+}
+
+/// Each of our hooks' places in `folder`: its path, what is there, and whether a hook it runs
+/// first is kept beside it.
+pub fn survey(folder: &Path) -> Vec<(&'static str, PathBuf, Found, bool)> {
+    SHIPPED
+        .iter()
+        .map(|(name, _)| {
+            let path = folder.join(name);
+            let found = match fs::symlink_metadata(&path) {
+                Err(_) => Found::Absent,
+                Ok(_) if fs::read(&path).is_ok_and(|c| is_ours(&c)) => Found::Ours,
+                Ok(_) => Found::NotOurs,
+            };
+            let chained = fs::symlink_metadata(chained(&path)).is_ok();
+            (*name, path, found, chained)
+        })
+        .collect()
+}
+
 /// Where the hook that was at `path` is kept.
 pub fn chained(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_owned();

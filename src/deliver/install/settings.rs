@@ -134,6 +134,62 @@ impl Settings {
         })
     }
 
+    /// Our handlers in the file as it was read: each event's command, in the file's order.
+    pub fn ours(&self) -> Vec<(String, String)> {
+        let Some(hooks) = hooks_of(&self.before) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (event, groups) in hooks {
+            let handlers = (groups.as_array().into_iter().flatten())
+                .filter_map(handlers_of)
+                .flatten();
+            for handler in handlers.filter(|h| is_ours(h)) {
+                let command = handler["command"].as_str().unwrap_or_default();
+                out.push((event.clone(), command.to_owned()));
+            }
+        }
+        out
+    }
+
+    /// The command line of our MCP server in the object at `at`, as the file was read.
+    pub fn our_server(&self, at: &[&str]) -> Option<String> {
+        let mut object = Some(&self.before);
+        for key in at {
+            object = object.and_then(|o| o.get(*key)).and_then(Value::as_object);
+        }
+        let server = object?.get("mcpServers")?.get(MCP_SERVER)?;
+        if !is_our_server(server) {
+            return None;
+        }
+        let args = (server
+            .get("args")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten())
+        .filter_map(Value::as_str);
+        let command = server.get("command").and_then(Value::as_str).unwrap_or("");
+        Some(
+            std::iter::once(command)
+                .chain(args)
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+    }
+
+    /// The git-agent-context plugins the file enables (`enabledPlugins`, `<name>@<marketplace>`).
+    pub fn our_plugins(&self) -> Vec<String> {
+        let Some(plugins) = self.before.get("enabledPlugins").and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        (plugins.iter())
+            .filter(|(id, on)| {
+                id.split('@').next() == Some("git-agent-context") && on.as_bool() == Some(true)
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
     /// Put our [`ENTRIES`] in, calling `command`: a handler of ours already in place (under the
     /// right matcher) is updated where it is; any other of ours is taken out first.
     pub fn install(&mut self, command: &str) -> Result<()> {

@@ -3,6 +3,11 @@
 //! ([`crate::deliver::install`] does the merging). Everything is read and checked before
 //! anything is written: a settings file that cannot be merged, or a git hook that cannot be
 //! chained, fails the command with nothing changed.
+//!
+//! Several scopes may register our hooks; Claude Code would run each set. `install` warns of
+//! it, and `uninstall` keeps the git hooks while another scope (or the plugin) still runs ours.
+
+pub mod survey;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,7 +22,8 @@ use crate::deliver::links;
 use crate::store::{Store, git_config, notes};
 
 /// The Claude Code settings file the hooks go in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// .claude/settings.json at the top of the working tree: shared with everyone who clones
     /// the repository.
@@ -34,12 +40,12 @@ const LOCAL_SETTINGS: &str = "/.claude/settings.local.json";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The settings file the Claude Code hooks go in. The default, local, changes no file
-    /// other people share: the hooks name this machine's binary, and a teammate without it
-    /// would get a hook error on every prompt.
+    /// other people share.
     #[arg(long, value_enum, value_name = "scope", default_value_t = Scope::Local)]
     scope: Scope,
-    /// How the Claude Code hooks call the binary, e.g. `git-agent-context` to find it on PATH
-    /// (what a shared --scope project wants) [default: this binary's absolute path].
+    /// How the Claude Code hooks call the binary [default: this binary's absolute path for
+    /// the local scope; `git-agent-context`, found on PATH, for the project and user scopes,
+    /// whose files are shared or outlive this binary].
     #[arg(long, value_name = "command")]
     command: Option<String>,
     /// Leave the settings files alone: the Claude Code hooks come from the git-agent-context
@@ -64,9 +70,10 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let claude = match args.plugin {
         true => None,
         false => {
-            let command = match args.command.clone() {
-                Some(command) => command,
-                None => this_binary()?,
+            let command = match (args.command.clone(), args.scope) {
+                (Some(command), _) => command,
+                (None, Scope::Local) => this_binary()?,
+                (None, Scope::Project | Scope::User) => "git-agent-context".to_owned(),
             };
             if !settings::names_us(&command) {
                 return Err(Failure::Usage(anyhow!(
@@ -82,9 +89,12 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let mcp = match args.mcp && claude.is_some() {
         true => {
             let (mut file, at) = mcp_file(store, args.scope)?;
-            let (program, mut program_args) = match &args.command {
-                Some(command) => split_command(command)?,
-                None => (exe()?, Vec::new()),
+            let (program, mut program_args) = match (&args.command, args.scope) {
+                (Some(command), _) => split_command(command)?,
+                (None, Scope::Local) => (exe()?, Vec::new()),
+                (None, Scope::Project | Scope::User) => {
+                    ("git-agent-context".to_owned(), Vec::new())
+                }
             };
             program_args.push("mcp".to_owned());
             file.install_mcp(&keys(&at), &program, &program_args)
@@ -179,17 +189,73 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     for line in done {
         writeln!(out, "{line}")?;
     }
-    if !on_path("git-agent-context") {
+    let installation = survey::survey(store);
+    if let Some(file) = &claude {
+        let bare = installation.scopes.iter().find(|s| s.scope == args.scope);
+        let needs_path = bare.is_some_and(|s| s.commands.iter().any(|c| !c.contains('/')));
+        if needs_path && survey::on_path("git-agent-context").is_none() {
+            writeln!(
+                out,
+                "note: the hooks in {} run git-agent-context from PATH, where it is not: put it \
+                 there (cargo install puts it in ~/.cargo/bin) or install with --command <path>",
+                shown(store, file.path())
+            )?;
+        }
+    }
+    if args.plugin && survey::on_path("git-agent-context").is_none() {
         writeln!(
             out,
-            "note: git-agent-context is not on PATH; the git hooks run `git agent-context`, \
-             which needs it there"
+            "note: git-agent-context is not on PATH, where the plugin looks for it"
         )?;
     }
+    let here = (!args.plugin).then_some(args.scope);
+    for other in installation
+        .scopes
+        .iter()
+        .filter(|s| Some(s.scope) != here && !s.hooks.is_empty())
+    {
+        writeln!(
+            out,
+            "warning: {} registers our Claude Code hooks too, and Claude Code runs both; keep \
+             one: `git agent-context uninstall --scope {}`",
+            other.settings,
+            scope_name(other.scope)
+        )?;
+    }
+    for plugin in installation.scopes.iter().flat_map(|s| &s.plugins) {
+        if !args.plugin {
+            writeln!(
+                out,
+                "warning: the plugin {plugin} registers our Claude Code hooks too, and Claude \
+                 Code runs both; keep one (`install --plugin` leaves the settings alone)"
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "check it: `git agent-context status` shows what is installed where, `git agent-context \
+         doctor` what is wrong"
+    )?;
     Ok(())
 }
 
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Project => "project",
+        Scope::Local => "local",
+        Scope::User => "user",
+    }
+}
+
 pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> CmdResult {
+    // The scopes that still run our Claude Code hooks need the git hooks.
+    let others: Vec<String> = (survey::survey(store).scopes.into_iter())
+        .filter(|s| s.registers_hooks() && (s.scope != args.scope || !s.plugins.is_empty()))
+        .map(|s| match s.plugins.first() {
+            Some(plugin) => format!("the plugin {plugin} (enabled in {})", s.settings),
+            None => s.settings,
+        })
+        .collect();
     let mut file = settings_file(store, args.scope)?;
     file.uninstall().map_err(failure)?;
     let path = file.path().to_owned();
@@ -220,7 +286,18 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
         )),
     }
     let mut left = Vec::new();
-    for (hook, removal) in git_hooks::uninstall(&folder)? {
+    if !others.is_empty() {
+        left.push(format!(
+            "kept the git hooks in {}: {} still registers our Claude Code hooks",
+            shown(store, &folder),
+            others.join(" and ")
+        ));
+    }
+    let removed = match others.is_empty() {
+        true => git_hooks::uninstall(&folder)?,
+        false => Vec::new(),
+    };
+    for (hook, removal) in removed {
         let hook_name = shown(store, &hook);
         match removal {
             Removal::Absent => {}
@@ -232,12 +309,14 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
             Removal::NotOurs => left.push(format!("left the git hook {hook_name}: it is not ours")),
         }
     }
-    if done.is_empty() {
+    if done.is_empty() && others.is_empty() {
         writeln!(
             out,
             "nothing to uninstall: no hooks of ours in {name} or {}",
             shown(store, &folder)
         )?;
+    } else if done.is_empty() {
+        writeln!(out, "nothing to uninstall: no hooks of ours in {name}")?;
     }
     for line in done.into_iter().chain(left) {
         writeln!(out, "{line}")?;
@@ -397,12 +476,6 @@ fn shown(store: &Store, path: &Path) -> String {
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-}
-
-/// Whether `program` is in a folder of PATH.
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,336 @@
+//! `doctor`: check what `install` set up, and say how to fix what is wrong. Each check says
+//! what it found; a problem also says what to run. Exit 1 when any check finds a problem.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use anyhow::anyhow;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::cli::install::survey::{self, Installation, ScopeState};
+use crate::cli::{CmdResult, Failure, write_json};
+use crate::ingest::Saved;
+use crate::sanitise::line;
+use crate::store::{Store, state};
+use crate::transcript::locate::{self, claude_dir};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// How long Claude Code keeps a transcript unless `cleanupPeriodDays` says otherwise.
+const CLEANUP_DAYS: u64 = 30;
+/// How long before Claude Code deletes a transcript that is not read yet we warn of it.
+const WARN_DAYS: u64 = 7;
+
+#[derive(Debug, Serialize)]
+struct Check {
+    check: &'static str,
+    ok: bool,
+    found: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+fn ok(check: &'static str, found: String) -> Check {
+    Check {
+        check,
+        ok: true,
+        found,
+        fix: None,
+    }
+}
+
+fn problem(check: &'static str, found: String, fix: String) -> Check {
+    Check {
+        check,
+        ok: false,
+        found,
+        fix: Some(fix),
+    }
+}
+
+pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    let installed = survey::survey(store);
+    let mut checks = Vec::new();
+    registrations(&installed, &mut checks);
+    commands(&installed, &mut checks);
+    git_hooks(&installed, &mut checks);
+    checks.push(match installed.notes_rewrite {
+        true => ok(
+            "notes config",
+            "notes follow commits through amend and rebase".to_owned(),
+        ),
+        false => problem(
+            "notes config",
+            "notes do not follow commits through amend and rebase (notes.rewriteRef)".to_owned(),
+            "git agent-context init".to_owned(),
+        ),
+    });
+    checks.push(transcripts(store));
+
+    let failed = checks.iter().filter(|c| !c.ok).count();
+    if args.json {
+        write_json(out, &json!({ "schema_version": 1, "checks": checks }))?;
+    } else {
+        for c in &checks {
+            let mark = if c.ok { "ok" } else { "problem" };
+            writeln!(out, "{mark}: {}: {}", c.check, c.found)?;
+            if let Some(fix) = &c.fix {
+                writeln!(out, "  fix: {fix}")?;
+            }
+        }
+    }
+    match failed {
+        0 => Ok(()),
+        n => Err(Failure::Failed(anyhow!(
+            "{n} problem{} found",
+            if n == 1 { "" } else { "s" }
+        ))),
+    }
+}
+
+/// Where our Claude Code hooks are registered, if anywhere, and only once.
+fn registrations(installed: &Installation, checks: &mut Vec<Check>) {
+    let mut by: Vec<(String, &ScopeState)> = Vec::new();
+    for s in &installed.scopes {
+        if !s.hooks.is_empty() {
+            by.push((s.settings.clone(), s));
+        }
+        for plugin in &s.plugins {
+            by.push((format!("the plugin {}", line(plugin)), s));
+        }
+    }
+    for s in installed.scopes.iter().filter(|s| !s.errors.is_empty()) {
+        checks.push(problem(
+            "settings",
+            format!("{} scope: {}", name(s), line(&s.errors.join("; "))),
+            "fix or remove the file named".to_owned(),
+        ));
+    }
+    match by.as_slice() {
+        [] => checks.push(problem(
+            "Claude Code hooks",
+            "registered in no scope: sessions are neither read as they happen nor given \
+             the reasoning kept"
+                .to_owned(),
+            "git agent-context install".to_owned(),
+        )),
+        [(what, _)] => checks.push(ok("Claude Code hooks", format!("registered by {what}"))),
+        [..] => {
+            let names: Vec<&str> = by.iter().map(|(w, _)| w.as_str()).collect();
+            let settings = by.iter().find(|(w, _)| !w.starts_with("the plugin "));
+            let fix = match settings {
+                Some((_, s)) => {
+                    format!("keep one: git agent-context uninstall --scope {}", name(s))
+                }
+                None => "keep one plugin enabled (/plugin in Claude Code)".to_owned(),
+            };
+            checks.push(problem(
+                "Claude Code hooks",
+                format!(
+                    "registered by {}: Claude Code runs each, so every hook runs twice",
+                    names.join(" and ")
+                ),
+                fix,
+            ));
+        }
+    }
+}
+
+/// Whether the programs the hooks and MCP servers run are there.
+fn commands(installed: &Installation, checks: &mut Vec<Check>) {
+    for s in &installed.scopes {
+        let mut runs: Vec<(&str, String)> = s
+            .commands
+            .iter()
+            .map(|c| ("hooks run", c.clone()))
+            .collect();
+        if let Some(mcp) = &s.mcp {
+            runs.push(("MCP server runs", mcp.command.clone()));
+        }
+        if !s.plugins.is_empty() {
+            runs.push(("plugin runs", "git-agent-context".to_owned()));
+        }
+        for (what, command) in runs {
+            let program = program(&command);
+            let check = match found(&program) {
+                Some(at) => ok(
+                    "binary",
+                    format!("the {} scope's {what} {}", name(s), line(&at)),
+                ),
+                None if !program.contains('/') => problem(
+                    "binary",
+                    format!(
+                        "the {} scope's {what} {} from PATH, where it is not",
+                        name(s),
+                        line(&program)
+                    ),
+                    "put git-agent-context on PATH (`cargo install` puts it in ~/.cargo/bin)"
+                        .to_owned(),
+                ),
+                None => problem(
+                    "binary",
+                    format!(
+                        "the {} scope's {what} {}, which is not there",
+                        name(s),
+                        line(&program)
+                    ),
+                    format!(
+                        "run `git agent-context install --scope {}` with the binary you use",
+                        name(s)
+                    ),
+                ),
+            };
+            checks.push(check);
+        }
+    }
+}
+
+/// Whether our git hooks are all in place and find a binary to run.
+fn git_hooks(installed: &Installation, checks: &mut Vec<Check>) {
+    let git = &installed.git_hooks;
+    let missing: Vec<&str> = (git.hooks.iter())
+        .filter(|h| h.found != crate::deliver::install::git_hooks::Found::Ours)
+        .map(|h| h.name)
+        .collect();
+    checks.push(match missing.as_slice() {
+        [] => ok(
+            "git hooks",
+            format!("post-commit, post-merge and post-rewrite in {}", git.folder),
+        ),
+        _ => problem(
+            "git hooks",
+            format!(
+                "{} not ours in {}: commits do not get their notes as they are made",
+                missing.join(", "),
+                git.folder
+            ),
+            "git agent-context install (or install --plugin with the plugin)".to_owned(),
+        ),
+    });
+    if missing.len() == git.hooks.len() {
+        return;
+    }
+    checks.push(match (&git.runs, &git.binary) {
+        (Some(binary), _) => ok("git hooks' binary", format!("they run {}", line(binary))),
+        (None, Some(binary)) => problem(
+            "git hooks' binary",
+            format!(
+                "they find no git-agent-context: {} is gone and none is on PATH",
+                line(binary)
+            ),
+            "run `git agent-context install` with the binary you use, or put it on PATH".to_owned(),
+        ),
+        (None, None) => problem(
+            "git hooks' binary",
+            "they find no git-agent-context on PATH".to_owned(),
+            "put git-agent-context on PATH, or run `git agent-context install` with the binary \
+             you use"
+                .to_owned(),
+        ),
+    });
+}
+
+/// Whether Claude Code will delete transcripts of this repository before they are read.
+fn transcripts(store: &Store) -> Check {
+    const CHECK: &str = "transcripts";
+    let Some(claude) = claude_dir() else {
+        return ok(CHECK, "no Claude Code folder (HOME is not set)".to_owned());
+    };
+    let days = cleanup_days(store, &claude);
+    if days == 0 {
+        return problem(
+            CHECK,
+            "cleanupPeriodDays is 0: Claude Code keeps no transcript to read".to_owned(),
+            "set cleanupPeriodDays to 30 or more in ~/.claude/settings.json".to_owned(),
+        );
+    }
+    let read: Vec<(std::path::PathBuf, u64)> = (state::all::<Saved>(store).into_iter())
+        .flatten()
+        .map(|s| (s.cursor.path, s.cursor.offset + s.cursor.tail_bytes))
+        .collect();
+    let now = SystemTime::now();
+    let soon = Duration::from_secs(days.saturating_sub(WARN_DAYS) * 86_400);
+    let mut unread = 0;
+    for root in store.worktrees() {
+        let nested = store.nested_in(&root);
+        for path in locate::transcripts(&claude, &root, &nested) {
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            let age = meta
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok());
+            let done = read.iter().any(|(p, at)| *p == path && *at >= meta.len());
+            if !done && age.is_some_and(|age| age >= soon) {
+                unread += 1;
+            }
+        }
+    }
+    match unread {
+        0 => ok(
+            CHECK,
+            format!("none unread near Claude Code's cleanup (cleanupPeriodDays = {days})"),
+        ),
+        n => problem(
+            CHECK,
+            format!(
+                "{n} transcript{} of this repository not read yet, to be deleted by Claude Code \
+                 within {WARN_DAYS} days (cleanupPeriodDays = {days})",
+                if n == 1 { "" } else { "s" }
+            ),
+            "git agent-context extract; raise cleanupPeriodDays in ~/.claude/settings.json to \
+             keep them longer"
+                .to_owned(),
+        ),
+    }
+}
+
+/// `cleanupPeriodDays` as Claude Code takes it: the local settings over the project's over the
+/// user's, else its default.
+fn cleanup_days(store: &Store, claude: &Path) -> u64 {
+    let mut files = Vec::new();
+    if let Some(top) = store.workdir() {
+        files.push(top.join(".claude/settings.local.json"));
+        files.push(top.join(".claude/settings.json"));
+    }
+    files.push(claude.join("settings.json"));
+    files
+        .iter()
+        .find_map(|f| {
+            let value: serde_json::Value = serde_json::from_slice(&std::fs::read(f).ok()?).ok()?;
+            value.get("cleanupPeriodDays")?.as_u64()
+        })
+        .unwrap_or(CLEANUP_DAYS)
+}
+
+fn name(s: &ScopeState) -> String {
+    serde_json::to_value(s.scope)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The program a command line runs: its first word, its quotes aside.
+fn program(command: &str) -> String {
+    let command = command.trim();
+    match command.strip_prefix('\'') {
+        Some(rest) => rest.split('\'').next().unwrap_or(rest).to_owned(),
+        None => command.split_whitespace().next().unwrap_or("").to_owned(),
+    }
+}
+
+/// Where `program` is: itself when it names a path, else on PATH.
+fn found(program: &str) -> Option<String> {
+    match program.contains('/') {
+        true => survey::executable(Path::new(program)).then(|| program.to_owned()),
+        false => survey::on_path(program).map(|p| p.display().to_string()),
+    }
+}
