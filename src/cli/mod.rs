@@ -4,6 +4,7 @@
 //! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
 
 mod claude_md;
+mod demo;
 mod distill;
 mod doctor;
 mod extract;
@@ -51,6 +52,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// A tour on two real sessions in a scratch repository: why, query, the brief, review.
+    Demo(demo::Args),
     /// Create the local store in $GIT_DIR/agent-context.
     Init(init::Args),
     /// Hook into Claude Code (a settings file) and git (post-commit, post-merge,
@@ -189,6 +192,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         })?,
     };
     match cli.command {
+        Command::Demo(args) => demo::run(args, out),
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
         Command::Install(args) => install::run(&open(&cwd)?, args, out),
         Command::Uninstall(args) => install::uninstall(&open(&cwd)?, args, out),

@@ -9,6 +9,7 @@ mod claude_md;
 mod config;
 mod corrupt;
 mod crash;
+mod demo;
 mod distill;
 mod doctor;
 mod extract;
