@@ -1,4 +1,6 @@
-//! `extract`: read what is new in transcripts and store it as pending events.
+//! `extract`: read what is new in transcripts and store it as pending events; `import`: read
+//! every past transcript of this repository, its linked worktrees and its subfolders, showing
+//! its progress. Both resume where the last run stopped, by each transcript's cursor.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use serde_json::json;
 
+use crate::cli::progress::Transcripts;
 use crate::cli::{CmdResult, Failure, claude_dir, display_path, warn_unread, write_json};
 use crate::ingest::{self, TranscriptReport};
 use crate::retrieve::index;
@@ -25,32 +28,21 @@ pub struct Args {
     json: bool,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Print a JSON report (as extract's).
+    #[arg(long)]
+    json: bool,
+}
+
+/// A bar for an extraction of at least this many bytes on a terminal.
+const BAR_BYTES: u64 = 8 << 20;
+
 /// `cwd` is where the command runs (after `-C`): relative paths are taken from there.
 pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let paths = transcripts(store, cwd, &args)?;
-    let lock = store.lock()?;
-    let mut reports = Vec::new();
-    for path in &paths {
-        match ingest::transcript(store, path, ingest::Options::default()) {
-            Ok(r) => reports.push(r),
-            // The one file the user named must be readable; in a folder scan, one unreadable
-            // file does not stop the others.
-            Err(e @ ingest::Error::Transcript { .. }) if !args.transcript.is_empty() => {
-                return Err(Failure::Usage(e.into()));
-            }
-            Err(ingest::Error::Transcript { path, source }) => {
-                eprintln!("warning: skipped {}: {source}", display_path(&path));
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    drop(lock);
-    // The events are stored: an index that cannot follow is said, not fatal (the next read
-    // tries again).
-    match index::refresh(store) {
-        Ok(()) => warn_unread(store),
-        Err(e) => eprintln!("warning: the retrieval index was not updated: {e}"),
-    }
+    let progress = Transcripts::new(&sizes(&paths), BAR_BYTES, false);
+    let reports = read(store, &paths, !args.transcript.is_empty(), progress)?;
     if args.json {
         return print_json(&reports, out);
     }
@@ -59,6 +51,81 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         nothing_found(store, out)?;
     }
     Ok(())
+}
+
+/// `import`: every transcript of the repository, with a line per transcript when stderr is not
+/// a terminal (a bar when it is).
+pub fn import(store: &Store, cwd: &Path, args: ImportArgs, out: &mut dyn Write) -> CmdResult {
+    let every = Args {
+        transcript: Vec::new(),
+        session: None,
+        json: args.json,
+    };
+    let paths = transcripts(store, cwd, &every)?;
+    let progress = Transcripts::new(&sizes(&paths), 0, true);
+    let reports = read(store, &paths, false, progress)?;
+    if args.json {
+        return print_json(&reports, out);
+    }
+    print_human(&reports, out)?;
+    if reports.is_empty() {
+        return nothing_found(store, out);
+    }
+    writeln!(
+        out,
+        "every transcript of this repository is read; an import cut short goes on where it \
+         stopped when run again"
+    )?;
+    Ok(())
+}
+
+fn sizes(paths: &[PathBuf]) -> Vec<u64> {
+    (paths.iter())
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .collect()
+}
+
+/// Read `paths` in turn under the store's lock, then bring the index up to date. A file
+/// `named` by the user must be readable; in a scan, one unreadable file does not stop the others.
+fn read(
+    store: &Store,
+    paths: &[PathBuf],
+    named: bool,
+    mut progress: Transcripts,
+) -> Result<Vec<TranscriptReport>, Failure> {
+    let lock = store.lock()?;
+    let mut reports = Vec::new();
+    for path in paths {
+        progress.start(path);
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        match ingest::transcript(store, path, ingest::Options::default()) {
+            Ok(r) => {
+                progress.read(
+                    path,
+                    size,
+                    &format!("+{} ~{} events", r.events_added, r.events_updated),
+                );
+                reports.push(r);
+            }
+            Err(e @ ingest::Error::Transcript { .. }) if named => {
+                return Err(Failure::Usage(e.into()));
+            }
+            Err(ingest::Error::Transcript { path, source }) => {
+                progress.read(&path, size, "skipped");
+                eprintln!("warning: skipped {}: {source}", display_path(&path));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    drop(lock);
+    progress.finish();
+    // The events are stored: an index that cannot follow is said, not fatal (the next read
+    // tries again).
+    match index::refresh(store) {
+        Ok(()) => warn_unread(store),
+        Err(e) => eprintln!("warning: the retrieval index was not updated: {e}"),
+    }
+    Ok(reports)
 }
 
 /// Where a scan that found no transcript looked, and what to do.

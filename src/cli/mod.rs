@@ -14,6 +14,7 @@ mod init;
 mod install;
 mod log;
 mod mcp;
+mod progress;
 mod query;
 mod rebuild;
 mod record;
@@ -63,6 +64,9 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// Read new transcript lines and turn them into events.
     Extract(extract::Args),
+    /// Read every past transcript of this repository (its worktrees and subfolders too),
+    /// showing progress; run again, it goes on where it stopped.
+    Import(extract::ImportArgs),
     /// Show what is installed where, what is stored and how far each transcript was read.
     Status(status::Args),
     /// Check what `install` set up and say how to fix what is wrong (exit 1 on a problem).
@@ -197,6 +201,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Install(args) => install::run(&open(&cwd)?, args, out),
         Command::Uninstall(args) => install::uninstall(&open(&cwd)?, args, out),
         Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
+        Command::Import(args) => extract::import(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
         Command::Doctor(args) => doctor::run(&open(&cwd)?, args, out),
         Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, out),

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use serde_json::json;
 
+use crate::cli::progress::Steps;
 use crate::cli::{CmdResult, write_json};
 use crate::retrieve::index;
 use crate::store::{Store, graph};
@@ -17,8 +18,12 @@ pub struct Args {
 
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let _lock = store.lock()?;
+    let steps = Steps::new();
+    steps.step("reading the notes and writing the graph");
     let updated = graph::rebuild(store)?;
+    steps.step("indexing the notes");
     index::rebuild(store)?;
+    steps.finish();
     report(&updated, args.json, out)
 }
 

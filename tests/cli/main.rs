@@ -16,6 +16,7 @@ mod extract;
 mod forget;
 mod git_hooks;
 mod graph;
+mod import;
 mod install;
 mod link;
 mod load;

@@ -1,0 +1,117 @@
+//! Progress of long commands, on stderr so that their output stays as it is: a bar (or a
+//! spinner) when stderr is a terminal, cleared when done; plain lines otherwise, for a log, when
+//! the command asks for them; else nothing.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cli::display_path;
+
+/// How progress is shown.
+enum Shown {
+    Bar(ProgressBar),
+    Lines,
+    Nothing,
+}
+
+/// Progress through transcripts, by their bytes.
+pub struct Transcripts {
+    shown: Shown,
+    count: usize,
+    done: usize,
+}
+
+impl Transcripts {
+    /// Progress through transcripts of `sizes` bytes: a bar on a terminal when they are at
+    /// least `min_bytes` in all; on anything else, a line per transcript if `lines`.
+    pub fn new(sizes: &[u64], min_bytes: u64, lines: bool) -> Transcripts {
+        let total: u64 = sizes.iter().sum();
+        let shown = match std::io::stderr().is_terminal() {
+            true if total >= min_bytes => {
+                let bar = ProgressBar::with_draw_target(
+                    Some(total),
+                    ProgressDrawTarget::stderr_with_hz(10),
+                );
+                let style = ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar());
+                bar.set_style(style);
+                Shown::Bar(bar)
+            }
+            true => Shown::Nothing,
+            false if lines => Shown::Lines,
+            false => Shown::Nothing,
+        };
+        Transcripts {
+            shown,
+            count: sizes.len(),
+            done: 0,
+        }
+    }
+
+    /// A transcript about to be read.
+    pub fn start(&mut self, path: &Path) {
+        if let Shown::Bar(bar) = &self.shown {
+            bar.set_message(format!(
+                "[{}/{}] {}",
+                self.done + 1,
+                self.count,
+                file_name(path)
+            ));
+        }
+    }
+
+    /// A transcript of `size` bytes read; `said` is what came of it.
+    pub fn read(&mut self, path: &Path, size: u64, said: &str) {
+        self.done += 1;
+        match &self.shown {
+            Shown::Bar(bar) => bar.inc(size),
+            Shown::Lines => eprintln!(
+                "[{}/{}] {}: {said}",
+                self.done,
+                self.count,
+                display_path(path)
+            ),
+            Shown::Nothing => {}
+        }
+    }
+
+    pub fn finish(self) {
+        if let Shown::Bar(bar) = self.shown {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// A spinner with what is being done, on a terminal; nothing elsewhere.
+pub struct Steps(Option<ProgressBar>);
+
+impl Steps {
+    pub fn new() -> Steps {
+        if !std::io::stderr().is_terminal() {
+            return Steps(None);
+        }
+        let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(10));
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        Steps(Some(spinner))
+    }
+
+    pub fn step(&self, what: &str) {
+        if let Some(spinner) = &self.0 {
+            spinner.set_message(what.to_owned());
+        }
+    }
+
+    pub fn finish(self) {
+        if let Some(spinner) = self.0 {
+            spinner.finish_and_clear();
+        }
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
