@@ -73,6 +73,25 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             }),
         );
     }
+    if answer.items.is_empty() && answer.left_out.over_budget > 0 {
+        writeln!(
+            out,
+            "{} recorded item{} bear{} on this prompt, none within {} tokens: raise --budget",
+            answer.left_out.over_budget,
+            if answer.left_out.over_budget == 1 {
+                ""
+            } else {
+                "s"
+            },
+            if answer.left_out.over_budget == 1 {
+                "s"
+            } else {
+                ""
+            },
+            args.budget
+        )?;
+        return Ok(());
+    }
     if answer.items.is_empty() {
         writeln!(out, "no recorded reasoning bears on this prompt")?;
         return Ok(());

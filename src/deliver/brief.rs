@@ -3,7 +3,9 @@
 //! yet committed left open, and their standing decisions — read from the graph and the pending
 //! queue, never from the notes or the transcripts, so that it fits a prompt-time budget.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, BinaryHeap, HashSet};
+
+use gix::ObjectId;
 
 use serde::Serialize;
 use serde_json::json;
@@ -17,8 +19,10 @@ use crate::store::{Store, pending};
 
 /// Sessions shown, at most.
 const SESSIONS: usize = 3;
-/// Commits of the current branch walked back to find them, at most.
-const COMMITS: usize = 300;
+/// Commits of the current branch walked back to find them, at most: newest first, through
+/// every parent, so that the commits a merge brought in count, and sessions hundreds of
+/// commits back are still found.
+const COMMITS: usize = 10_000;
 /// Standing decisions shown, at most.
 const DECISIONS: usize = 6;
 /// Sessions not yet committed shown, at most.
@@ -89,9 +93,19 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
     };
     let mut view = View::open(&repo)?;
     let mut found: Vec<String> = Vec::new();
-    let mut commit = Some(head.detach());
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
+    let mut push = |id: ObjectId, queue: &mut BinaryHeap<(i64, ObjectId)>| {
+        if seen.insert(id)
+            && let Ok(commit) = repo.find_commit(id)
+        {
+            let time = commit.committer().map_or(0, |c| c.seconds());
+            queue.push((time, id));
+        }
+    };
+    push(head.detach(), &mut queue);
     for _ in 0..COMMITS {
-        let Some(id) = commit else { break };
+        let Some((_, id)) = queue.pop() else { break };
         for s in view.sessions_of_commit(&id.to_string())? {
             if s != current && !found.contains(&s) {
                 found.push(s);
@@ -100,10 +114,12 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
         if found.len() >= SESSIONS {
             break;
         }
-        commit = repo
-            .find_commit(id)
-            .ok()
-            .and_then(|c| c.parent_ids().next().map(|p| p.detach()));
+        let parents: Vec<ObjectId> = (repo.find_commit(id).ok().into_iter())
+            .flat_map(|c| c.parent_ids().map(|p| p.detach()).collect::<Vec<_>>())
+            .collect();
+        for parent in parents {
+            push(parent, &mut queue);
+        }
     }
     found.truncate(SESSIONS);
     let (mut sessions, mut decisions) = (Vec::new(), Vec::new());

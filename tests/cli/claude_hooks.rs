@@ -724,3 +724,44 @@ fn every_hook_answers_within_its_budget_whatever_its_input_does() {
         );
     }
 }
+
+#[test]
+fn the_brief_finds_sessions_hundreds_of_commits_back_and_on_merged_branches() {
+    let repo = TestRepo::new();
+    repo.commit("a.txt", "a\n", "first");
+    repo.ok(&[
+        "record",
+        "decision",
+        "Keep the cache in memory",
+        "--because",
+        "it is small",
+    ]);
+    // A branch whose commit carries a note, merged without fast-forward: not on HEAD's first
+    // parents.
+    repo.git(&["checkout", "-q", "-b", "side"]);
+    repo.commit("b.txt", "b\n", "on the side");
+    repo.ok(&["record", "rejection", "A disk cache: too slow to start"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.commit("c.txt", "c\n", "on main");
+    repo.git(&["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    // 400 commits on top.
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let mut stream = String::new();
+    for n in 0..400 {
+        let message = format!("commit {n}\n");
+        stream += &format!(
+            "commit refs/heads/main\ncommitter C <c@example.com> {} +0000\ndata {}\n{message}",
+            1_893_456_000 + n,
+            message.len()
+        );
+        if n == 0 {
+            stream += &format!("from {head}\n");
+        }
+        stream += "\n";
+    }
+    repo.git_with_input(&["fast-import", "--quiet"], stream.as_bytes());
+    let start = payload(&repo, "SessionStart-startup", &[]);
+    let brief = injected(&repo, "SessionStart", &start).expect("a brief");
+    assert!(brief.contains("Keep the cache in memory"), "{brief}");
+    assert!(brief.contains("A disk cache: too slow to start"), "{brief}");
+}

@@ -272,6 +272,17 @@ fn the_budget_is_kept_and_the_human_output_is_the_rendered_context() {
         s.repo.ok(&["query", "quantum chromodynamics"]),
         "no recorded reasoning bears on this prompt\n"
     );
+    // A budget too small for any item says so.
+    let tiny = s.repo.ok(&[
+        "query",
+        "Why does src/cache.rs use a TTL instead of an LRU?",
+        "--budget",
+        "10",
+    ]);
+    assert!(
+        tiny.ends_with(" bear on this prompt, none within 10 tokens: raise --budget\n"),
+        "{tiny}"
+    );
     let out = s.repo.run(&["query", "  "]);
     assert_eq!(out.status.code(), Some(2));
 }
