@@ -5,6 +5,8 @@
 
 use std::io::{self, Write};
 
+use anstyle::{AnsiColor, Style};
+
 use crate::event::Kind;
 use crate::retrieve::diff::{FileDiff, Status};
 use crate::retrieve::review::{CommitInfo, FileReview, LogEntry, Reason, Review};
@@ -16,18 +18,21 @@ pub struct Palette {
     pub color: bool,
 }
 
-const BOLD: &str = "1";
-const DIM: &str = "2";
-const RED: &str = "31";
-const GREEN: &str = "32";
-const YELLOW: &str = "33";
-const MAGENTA: &str = "35";
-const CYAN: &str = "36";
+const BOLD: Style = Style::new().bold();
+const DIM: Style = Style::new().dimmed();
+const RED: Style = AnsiColor::Red.on_default();
+const GREEN: Style = AnsiColor::Green.on_default();
+const YELLOW: Style = AnsiColor::Yellow.on_default();
+const MAGENTA: Style = AnsiColor::Magenta.on_default();
+const CYAN: Style = AnsiColor::Cyan.on_default();
+
+/// git's end of a colour; anstyle's (`ESC[0m`) differs by a byte.
+const RESET: &str = "\x1b[m";
 
 impl Palette {
-    fn paint(&self, style: &str, text: &str) -> String {
+    fn paint(&self, style: Style, text: &str) -> String {
         if self.color && !text.is_empty() {
-            format!("\x1b[{style}m{text}\x1b[m")
+            format!("{style}{text}{RESET}")
         } else {
             text.to_owned()
         }
@@ -40,11 +45,11 @@ impl Palette {
 }
 
 /// The colour and the word a kind of reasoning is shown with.
-fn label(kind: Kind) -> (&'static str, &'static str) {
+fn label(kind: Kind) -> (Style, &'static str) {
     match kind {
-        Kind::Decision => ("1;32", "decision"),
-        Kind::Rejection => ("1;31", "rejected"),
-        Kind::Tradeoff => ("1;33", "trade-off"),
+        Kind::Decision => (GREEN.bold(), "decision"),
+        Kind::Rejection => (RED.bold(), "rejected"),
+        Kind::Tradeoff => (YELLOW.bold(), "trade-off"),
         Kind::Feature => (CYAN, "feature"),
         Kind::Bugfix => (CYAN, "bug fix"),
         Kind::Refactor => (CYAN, "refactor"),
@@ -454,7 +459,17 @@ fn count(n: usize, what: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quoted;
+    use super::*;
+
+    #[test]
+    fn a_colour_ends_as_git_ends_it_and_is_left_out_when_off() {
+        let on = Palette { color: true };
+        assert_eq!(on.paint(YELLOW, "abc1234"), "\x1b[33mabc1234\x1b[m");
+        assert_eq!(on.kind(Kind::Decision), "\x1b[1m\x1b[32mdecision\x1b[m");
+        assert_eq!(on.paint(BOLD, ""), "");
+        let off = Palette { color: false };
+        assert_eq!(off.kind(Kind::Decision), "decision");
+    }
 
     #[test]
     fn paths_are_quoted_as_git_quotes_them() {
