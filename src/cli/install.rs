@@ -177,6 +177,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
              which needs it there"
         )?;
     }
+    super::man::install(out)?;
     Ok(())
 }
 

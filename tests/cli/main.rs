@@ -17,6 +17,7 @@ mod graph;
 mod install;
 mod link;
 mod load;
+mod man;
 mod mcp;
 mod notes;
 mod ownership;
