@@ -4,6 +4,7 @@
 //! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
 
 mod claude_md;
+mod completions;
 mod distill;
 mod extract;
 mod forget;
@@ -101,6 +102,9 @@ enum Command {
     /// Print the manual page (roff), or write every page into a folder (`install` writes them
     /// where man finds them).
     Man(man::Args),
+    /// Print the completion script for bash, zsh or fish, which also completes
+    /// `git agent-context`.
+    Completions(completions::Args),
 }
 
 /// How a command failed.
@@ -212,6 +216,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Forget(args) => forget::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args, out),
         Command::Man(args) => man::run(args, out),
+        Command::Completions(args) => completions::run(args, out),
     }
 }
 

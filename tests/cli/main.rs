@@ -6,6 +6,7 @@ mod claude_client;
 mod claude_code;
 mod claude_hooks;
 mod claude_md;
+mod completions;
 mod config;
 mod corrupt;
 mod crash;
