@@ -4,6 +4,7 @@
 //! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
 
 mod claude_md;
+mod completions;
 mod demo;
 mod distill;
 mod doctor;
@@ -13,6 +14,7 @@ mod hook;
 mod init;
 mod install;
 mod log;
+mod man;
 mod mcp;
 mod progress;
 mod query;
@@ -58,7 +60,7 @@ enum Command {
     /// Create the local store in $GIT_DIR/agent-context.
     Init(init::Args),
     /// Hook into Claude Code (a settings file) and git (post-commit, post-merge,
-    /// post-rewrite); runs init.
+    /// post-rewrite); runs init and writes the manual beside the binary.
     Install(install::Args),
     /// Take our hooks out of Claude Code's settings and git's hooks; notes and store stay.
     Uninstall(install::UninstallArgs),
@@ -107,6 +109,12 @@ enum Command {
     /// Run a git hook (post-commit, post-merge, post-rewrite) or a Claude Code hook; always
     /// exits 0.
     Hook(hook::Args),
+    /// Print the manual page (roff), or write every page into a folder (`install` writes them
+    /// where man finds them).
+    Man(man::Args),
+    /// Print the completion script for bash, zsh or fish, which also completes
+    /// `git agent-context`.
+    Completions(completions::Args),
 }
 
 /// How a command failed.
@@ -220,6 +228,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),
         Command::Forget(args) => forget::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args, out),
+        Command::Man(args) => man::run(args, out),
+        Command::Completions(args) => completions::run(args, out),
     }
 }
 

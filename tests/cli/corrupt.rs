@@ -46,9 +46,13 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
     [
         "init",
         "install",
+        "doctor",
+        "doctor --json",
         "uninstall",
         "extract",
         "extract --json",
+        "import",
+        "import --json",
         "status",
         "status --json",
         "why f.txt",
@@ -108,6 +112,13 @@ fn run_commands(repo: &TestRepo, dir: &Path, transcript: &Path) -> Vec<Ran> {
             );
             match ran.code {
                 Some(0) => {}
+                // Its answer: the problems it found, listed on stdout.
+                Some(1) if ran.command.starts_with("doctor") => assert!(
+                    ran.stderr.lines().count() == 1 && ran.stderr.contains(" found"),
+                    "{}: {}",
+                    ran.command,
+                    ran.stderr
+                ),
                 Some(2) => assert!(
                     ran.stderr.lines().count() == 1 && ran.stderr.starts_with("error: "),
                     "{}: a failure is one `error:` line: {}",
@@ -121,10 +132,10 @@ fn run_commands(repo: &TestRepo, dir: &Path, transcript: &Path) -> Vec<Ran> {
         .collect()
 }
 
-/// The commands that failed, with their one line.
+/// The commands that failed, with their one line (`doctor` finding problems did not).
 fn failed(ran: &[Ran]) -> BTreeMap<&str, &str> {
     ran.iter()
-        .filter(|r| r.code != Some(0))
+        .filter(|r| r.code != Some(0) && !(r.code == Some(1) && r.command.starts_with("doctor")))
         .map(|r| (r.command.as_str(), r.stderr.trim_end()))
         .collect()
 }
@@ -328,7 +339,8 @@ fn every_command_the_binary_lists_is_tried() {
         // A command's line, not a description wrapped onto the next.
         .filter_map(|l| l.strip_prefix("  ").filter(|l| !l.starts_with(' ')))
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|name| !["help", "hook"].contains(name))
+        // `man`, `completions` and `demo` read no repository: nothing here bears on them.
+        .filter(|name| !["help", "hook", "man", "completions", "demo"].contains(name))
         .collect();
     assert!(listed.contains(&"status"), "{help}");
     let tried: Vec<String> = commands(Path::new("t.jsonl"))
@@ -759,6 +771,8 @@ fn store_files_of_the_wrong_kind_are_named_with_their_cause() {
             &[
                 "extract",
                 "extract --json",
+                "import",
+                "import --json",
                 "rebuild",
                 "rebuild --json",
                 "switch session",
@@ -950,6 +964,14 @@ fn a_bare_repository() {
             ),
             (
                 "extract --json",
+                "error: this repository has no working tree; name a transcript with --transcript"
+            ),
+            (
+                "import",
+                "error: this repository has no working tree; name a transcript with --transcript"
+            ),
+            (
+                "import --json",
                 "error: this repository has no working tree; name a transcript with --transcript"
             ),
             (

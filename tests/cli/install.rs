@@ -194,12 +194,25 @@ fn install_merges_our_hooks_into_the_local_settings_and_a_second_run_changes_not
     };
     let before = files();
     let again = repo.ok(&["install"]);
+    // The manual beside the binary (tests/cli/man.rs), written by the first run if no other
+    // test wrote it before.
+    let manual = fs::canonicalize(BIN)
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("share/man/man1");
     assert_eq!(
         again,
-        "already installed: .claude/settings.local.json, .git/hooks/post-commit, \
-         .git/hooks/post-merge, .git/hooks/post-rewrite, the store and the notes config\n\
-         check it: `git agent-context status` shows what is installed where, `git agent-context \
-         doctor` what is wrong\n"
+        format!(
+            "already installed: .claude/settings.local.json, .git/hooks/post-commit, \
+             .git/hooks/post-merge, .git/hooks/post-rewrite, the store and the notes config\n\
+             the manual in {} is up to date\n\
+             check it: `git agent-context status` shows what is installed where, \
+             `git agent-context doctor` what is wrong\n",
+            manual.display()
+        )
     );
     let after = files();
     assert!(before == after, "a second install changed a file");

@@ -231,6 +231,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             )?;
         }
     }
+    super::man::install(out)?;
     writeln!(
         out,
         "check it: `git agent-context status` shows what is installed where, `git agent-context \
