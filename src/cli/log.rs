@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::cli::review::{Output, Printed, failure};
+use crate::cli::terminal::Look;
 use crate::cli::{CmdResult, repo_path};
 use crate::deliver::review::{markdown, text};
 use crate::retrieve::review::{self, LogEntry};
@@ -29,7 +30,7 @@ pub struct Args {
     output: Output,
 }
 
-pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
+pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
     let paths = args
         .paths
         .iter()
@@ -38,7 +39,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
     let (range, max) = (args.range.as_deref(), args.max_count);
     if args.output.is_text() {
         // Printed as the walk goes: the first screen of a long history shows at once.
-        return args.output.text(store, out, |p, out| {
+        return args.output.text(store, look, out, |p, out| {
             review::log(store, range, &paths, max, args.reasoned, &mut |e| {
                 Ok(text::log_entry(&e, p, out)?)
             })
@@ -51,7 +52,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         Ok(())
     })
     .map_err(failure)?;
-    args.output.emit(store, out, &Logged(&entries))
+    args.output.emit(store, look, out, &Logged(&entries))
 }
 
 struct Logged<'a>(&'a [LogEntry]);

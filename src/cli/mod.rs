@@ -49,6 +49,26 @@ struct Cli {
     /// Run as if started in <path> (like `git -C`).
     #[arg(short = 'C', global = true, value_name = "path")]
     directory: Option<PathBuf>,
+    /// Page the output on a terminal, whatever the command (as `git -p`).
+    #[arg(short = 'p', long, global = true)]
+    paginate: bool,
+    /// Do not page the output (why, show, review and log are paged on a terminal through
+    /// core.pager, GIT_PAGER or less, as git pages log).
+    #[arg(long, global = true, conflicts_with = "paginate")]
+    no_pager: bool,
+    /// Colour the text: auto (for a terminal or its pager, as color.ui and NO_COLOR allow),
+    /// always, never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        value_name = "when",
+        num_args = 0..=1,
+        default_missing_value = "always",
+        require_equals = true
+    )]
+    color: terminal::ColorWhen,
     #[command(subcommand)]
     command: Command,
 }
@@ -203,7 +223,35 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
             Failure::Usage(anyhow::anyhow!("cannot read the current directory: {e}"))
         })?,
     };
-    match cli.command {
+    // What a program reads (a hook's answer, the MCP stream, a script or a page for a file) is
+    // never paged; history is, as git pages log; the rest with --paginate.
+    let pageable = !matches!(
+        cli.command,
+        Command::Hook(_) | Command::Mcp(_) | Command::Man(_) | Command::Completions(_)
+    );
+    let by_default = matches!(
+        cli.command,
+        Command::Why(_) | Command::Show(_) | Command::Review(_) | Command::Log(_)
+    );
+    let pager = match pageable && !cli.no_pager {
+        // Outside a repository there is no pager configuration to read: git's defaults.
+        true => match open(&cwd) {
+            Ok(store) => terminal::wants_pager(&store, cli.paginate, false, by_default)
+                .then(|| terminal::pager_command(&store, false))
+                .flatten(),
+            Err(_) => None,
+        },
+        false => None,
+    };
+    let look = terminal::Look {
+        color: cli.color,
+        paging: pager.is_some(),
+    };
+    terminal::paged(pager, out, |out| command(cli.command, cwd, look, out))
+}
+
+fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn Write) -> CmdResult {
+    match command {
         Command::Demo(args) => demo::run(args, out),
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
         Command::Install(args) => install::run(&open(&cwd)?, args, out),
@@ -212,11 +260,11 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         Command::Import(args) => extract::import(&open(&cwd)?, &cwd, args, out),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
         Command::Doctor(args) => doctor::run(&open(&cwd)?, args, out),
-        Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, out),
+        Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, look, out),
         Command::Query(args) => query::run(&open(&cwd)?, &cwd, args, out),
-        Command::Show(args) => show::run(&open(&cwd)?, args, out),
-        Command::Review(args) => review::run(&open(&cwd)?, args, out),
-        Command::Log(args) => log::run(&open(&cwd)?, &cwd, args, out),
+        Command::Show(args) => show::run(&open(&cwd)?, args, look, out),
+        Command::Review(args) => review::run(&open(&cwd)?, args, look, out),
+        Command::Log(args) => log::run(&open(&cwd)?, &cwd, args, look, out),
         // Each call opens the repository afresh; one that cannot be opened at all is said at
         // once, as for every command, so that Claude Code shows the server as failed.
         Command::Mcp(args) => open(&cwd).and_then(|_| mcp::run(&cwd, args, out)),

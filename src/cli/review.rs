@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use anyhow::anyhow;
 
-use crate::cli::terminal::{self, ColorWhen};
+use crate::cli::terminal::{self, Look};
 use crate::cli::{CmdResult, Failure, write_json};
 use crate::deliver::review::{markdown, text};
 use crate::retrieve::review::{self, Error};
@@ -39,25 +39,11 @@ pub struct Output {
     /// Print JSON (the same as --format json).
     #[arg(long)]
     json: bool,
-    /// Colour the text: auto (for a terminal, as color.ui and NO_COLOR allow), always, never.
-    #[arg(
-        long,
-        value_enum,
-        default_value_t,
-        value_name = "when",
-        num_args = 0..=1,
-        default_missing_value = "always",
-        require_equals = true
-    )]
-    color: ColorWhen,
     /// Markdown of show and review: leave out the diffs of the largest files (never their
     /// reasoning) until the text fits this many characters, and cut it after the last file
     /// that fits if the reasoning alone is longer; GitHub's comments take 65536.
     #[arg(long, value_name = "n")]
     max_chars: Option<usize>,
-    /// Do not page the output (it is paged through core.pager, GIT_PAGER or less on a terminal).
-    #[arg(long)]
-    no_pager: bool,
 }
 
 /// What `show`, `review` and `log` print, in each format.
@@ -73,37 +59,40 @@ impl Output {
         !self.json && self.format == Format::Text
     }
 
-    /// Print text with `body`, paged and coloured as git would.
+    /// Print text with `body`, coloured as git would.
     pub fn text(
         &self,
         store: &Store,
+        look: Look,
         out: &mut dyn Write,
         body: impl FnOnce(text::Palette, &mut dyn Write) -> CmdResult,
     ) -> CmdResult {
-        let pager = terminal::pager_command(store, self.no_pager);
-        let color = terminal::use_color(store, self.color, pager.is_some());
-        terminal::paged(pager, out, |out| body(text::Palette { color }, out))
+        let color = terminal::use_color(store, look.color, look.paging);
+        body(text::Palette { color }, out)
     }
 
-    /// Print in the format asked for, paged and coloured as git would.
-    pub fn emit(&self, store: &Store, out: &mut dyn Write, printed: &dyn Printed) -> CmdResult {
+    /// Print in the format asked for, coloured as git would.
+    pub fn emit(
+        &self,
+        store: &Store,
+        look: Look,
+        out: &mut dyn Write,
+        printed: &dyn Printed,
+    ) -> CmdResult {
         if self.is_text() {
-            return self.text(store, out, |p, out| Ok(printed.text(p, out)?));
+            return self.text(store, look, out, |p, out| Ok(printed.text(p, out)?));
         }
-        let pager = terminal::pager_command(store, self.no_pager);
-        terminal::paged(pager, out, |out| {
-            if self.json || self.format == Format::Json {
-                return write_json(out, &printed.json());
-            }
-            let mut md = printed
-                .markdown(store, self.max_chars)
-                .map_err(|e| Failure::Usage(anyhow!(e)))?;
-            // Templates lose their last newline (minijinja's default); a file keeps one.
-            if !md.ends_with('\n') {
-                md.push('\n');
-            }
-            Ok(out.write_all(md.as_bytes())?)
-        })
+        if self.json || self.format == Format::Json {
+            return write_json(out, &printed.json());
+        }
+        let mut md = printed
+            .markdown(store, self.max_chars)
+            .map_err(|e| Failure::Usage(anyhow!(e)))?;
+        // Templates lose their last newline (minijinja's default); a file keeps one.
+        if !md.ends_with('\n') {
+            md.push('\n');
+        }
+        Ok(out.write_all(md.as_bytes())?)
     }
 }
 
@@ -144,11 +133,11 @@ impl Printed for Reviewed<'_> {
     }
 }
 
-pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+pub fn run(store: &Store, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
     let review = review::review(store, &args.range).map_err(failure)?;
     let printed = Reviewed {
         review: &review,
         show: false,
     };
-    args.output.emit(store, out, &printed)
+    args.output.emit(store, look, out, &printed)
 }

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::cli::CmdResult;
 use crate::cli::review::{Output, Reviewed, failure};
+use crate::cli::terminal::Look;
 use crate::retrieve::review;
 use crate::store::Store;
 
@@ -16,11 +17,11 @@ pub struct Args {
     output: Output,
 }
 
-pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+pub fn run(store: &Store, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
     let review = review::show(store, &args.rev).map_err(failure)?;
     let printed = Reviewed {
         review: &review,
         show: true,
     };
-    args.output.emit(store, out, &printed)
+    args.output.emit(store, look, out, &printed)
 }

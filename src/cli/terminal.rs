@@ -1,10 +1,12 @@
-//! Colour and paging for the output a person reads (`show`, `review`, `log`), decided the way
-//! git decides them, so that `git agent-context` behaves like any other git command: `--color`,
-//! `NO_COLOR`, `color.ui`, `GIT_PAGER`, `core.pager`, `PAGER`, `less` with `LESS=FRX`.
+//! Colour and paging for the output a person reads, decided the way git decides them, so that
+//! `git agent-context` behaves like any other git command: `--paginate`, `--no-pager`,
+//! `pager.agent-context`, `--color`, `NO_COLOR`, `color.ui`, `GIT_PAGER`, `core.pager`, `PAGER`,
+//! `less` with `LESS=FRX`.
 //!
 //! Each decision is a pure function of its inputs (environment values, config values, whether
-//! stdout is a terminal), so it is tested without a terminal; only [`use_color`] and
-//! [`pager_command`] read the process's environment and the repository's config.
+//! stdout is a terminal), so it is tested without a terminal; only [`use_color`],
+//! [`wants_pager`] and [`pager_command`] read the process's environment and the repository's
+//! config.
 //!
 //! gix does not read `GIT_CONFIG_PARAMETERS`, where git puts `git -c key=value`: it is parsed
 //! by [`parameters`], and wins over the config files as it does in git.
@@ -44,6 +46,27 @@ pub fn use_color(store: &Store, when: ColorWhen, paging: bool) -> bool {
         io::stdout().is_terminal(),
         paging || in_use,
     )
+}
+
+/// How a command's output is shown: whether it goes through a pager, and `--color`.
+#[derive(Debug, Clone, Copy)]
+pub struct Look {
+    pub color: ColorWhen,
+    pub paging: bool,
+}
+
+/// Whether `git agent-context` pages: `--paginate` yes, `--no-pager` no; else `pager.agent-context`
+/// (a truth value, or a pager command, which is a yes), as git reads `pager.<cmd>`; else whether
+/// the command pages by default (those that print history, as `git log` does).
+pub fn wants_pager(store: &Store, paginate: bool, no_pager: bool, by_default: bool) -> bool {
+    if paginate || no_pager {
+        return paginate;
+    }
+    let params = env_string("GIT_CONFIG_PARAMETERS");
+    match config_string(&store.repo(), params.as_deref(), "pager.agent-context") {
+        Some(value) => parse_bool(&value) != Some(false),
+        None => by_default,
+    }
 }
 
 /// The pager command git would use, or `None` for no paging: `GIT_PAGER`, `core.pager`,

@@ -6,7 +6,9 @@ use std::path::Path;
 use anyhow::anyhow;
 use serde_json::json;
 
+use crate::cli::terminal::{self, Look};
 use crate::cli::{CmdResult, Failure, repo_path, warn_unread, write_json};
+use crate::deliver::review::text::Palette;
 use crate::event::{Event, truncate_words};
 use crate::retrieve::why::{self, Error, Lines, Why};
 use crate::sanitise;
@@ -31,7 +33,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
+pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
     let target = why::parse_target(&args.target).map_err(|e| Failure::Usage(anyhow!(e)))?;
     let path = repo_path(store, cwd, target.path)?;
     let by = match (args.exact, args.fast) {
@@ -60,10 +62,12 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             }),
         );
     }
-    print_human(&answer, out)
+    let color = terminal::use_color(store, look.color, look.paging);
+    print_human(&answer, Palette { color }, out)
 }
 
-pub(super) fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
+/// `answer` as text, its commit ids and kinds of reasoning coloured as `p` says.
+pub(super) fn print_human(answer: &Why, p: Palette, out: &mut dyn Write) -> CmdResult {
     let Lines { start, end } = answer.range;
     let asked = if (start, end) == (1, answer.lines) {
         format!(
@@ -80,7 +84,7 @@ pub(super) fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
             "{}: no reasoning recorded for its {asked}",
             sanitise::line(&answer.path)
         )?;
-        return print_uncommitted(answer, out);
+        return print_uncommitted(answer, p, out);
     }
     writeln!(
         out,
@@ -111,7 +115,7 @@ pub(super) fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
         writeln!(
             out,
             "{}  {}  {}",
-            &owner.commit[..7],
+            p.commit(&owner.commit[..7]),
             owner.date.get(..10).unwrap_or(&owner.date),
             sanitise::line(&owner.subject)
         )?;
@@ -134,14 +138,14 @@ pub(super) fn print_human(answer: &Why, out: &mut dyn Write) -> CmdResult {
             _ => "",
         };
         for e in &owner.events {
-            print_event(e, several, &mut last_prompt, out)?;
+            print_event(e, several, &mut last_prompt, p, out)?;
         }
     }
-    print_uncommitted(answer, out)
+    print_uncommitted(answer, p, out)
 }
 
 /// The working tree's changes to the file, and the pending reasoning behind them.
-fn print_uncommitted(answer: &Why, out: &mut dyn Write) -> CmdResult {
+fn print_uncommitted(answer: &Why, p: Palette, out: &mut dyn Write) -> CmdResult {
     let Some(u) = &answer.uncommitted else {
         return Ok(());
     };
@@ -163,7 +167,7 @@ fn print_uncommitted(answer: &Why, out: &mut dyn Write) -> CmdResult {
     }
     let mut last_prompt = "";
     for e in &u.events {
-        print_event(e, several, &mut last_prompt, out)?;
+        print_event(e, several, &mut last_prompt, p, out)?;
     }
     Ok(())
 }
@@ -172,6 +176,7 @@ fn print_event<'a>(
     e: &'a Event,
     several_sessions: bool,
     last_prompt: &mut &'a str,
+    p: Palette,
     out: &mut dyn Write,
 ) -> CmdResult {
     if !e.prompt_context.is_empty() && e.prompt_context != *last_prompt {
@@ -185,7 +190,8 @@ fn print_event<'a>(
     } else {
         String::new()
     };
-    writeln!(out, "  {}{who}: {}", e.kind, sanitise::line(&e.summary))?;
+    let kind = p.kind_as(e.kind, e.kind.as_str());
+    writeln!(out, "  {kind}{who}: {}", sanitise::line(&e.summary))?;
     for alt in &e.alternatives {
         writeln!(out, "    not taken: {}", sanitise::line(alt))?;
     }

@@ -1,5 +1,6 @@
-//! Colour and paging of `log` (the same `Output` as `show` and `review`) as git does them: the
-//! `--color` flag, `color.ui` and `color.pager` (from the config files and from `git -c`, which
+//! Colour and paging of `log` (the same `Output` as `show` and `review`), `why`, and of any
+//! command with `--paginate`, as git does them: `--no-pager`, `--paginate` and `pager.agent-context`,
+//! the `--color` flag, `color.ui` and `color.pager` (from the config files and from `git -c`, which
 //! git hands over in `GIT_CONFIG_PARAMETERS`), `NO_COLOR`, `TERM`, and the pager from
 //! `GIT_PAGER`, `core.pager` or `PAGER`. Real git is the oracle for the coloured text.
 //!
@@ -396,4 +397,66 @@ fn a_pager_that_quits_at_once_is_not_an_error() {
         shown.screen, "",
         "stdout went to the pager; stderr is empty"
     );
+}
+
+/// `--no-pager`, `--paginate` and `--color` are git's: they go before the command too, and
+/// every command that prints takes them.
+#[test]
+fn the_pager_and_colour_flags_go_before_the_command_as_in_git() {
+    let repo = two_commits();
+    let (pager, paged) = pager_to(&repo, "paged");
+    let vars = [("GIT_PAGER", pager.as_str())];
+    let shown = on_terminal(&repo, "git agent-context --no-pager log", &vars);
+    assert_eq!(shown.code, Some(0), "{}", shown.screen);
+    assert!(!paged.exists(), "the pager ran");
+    assert_eq!(shown.screen, git_oneline(&repo, true));
+
+    // status does not page unless asked, as git status does not.
+    let shown = on_terminal(&repo, "git agent-context status", &vars);
+    assert!(!paged.exists(), "status was paged");
+    assert!(shown.screen.contains("installed:"), "{}", shown.screen);
+    on_terminal(&repo, "git agent-context -p status", &vars);
+    assert!(read(&paged).contains("installed:"));
+    fs::remove_file(&paged).unwrap();
+    on_terminal(&repo, "git agent-context --paginate query anything", &vars);
+    assert!(paged.exists(), "query was not paged with --paginate");
+    fs::remove_file(&paged).unwrap();
+
+    // pager.agent-context=false, as git reads pager.<cmd>: not even history is paged.
+    let line = "git -c pager.agent-context=false agent-context log";
+    let shown = on_terminal(&repo, line, &vars);
+    assert!(!paged.exists(), "log was paged");
+    assert_eq!(shown.screen, git_oneline(&repo, true));
+}
+
+/// `why` is paged on a terminal, its commit ids and kinds coloured; piped, it is plain.
+#[test]
+fn why_is_paged_and_coloured_as_git_blame_is() {
+    let repo = TestRepo::new();
+    repo.commit("a.txt", "one\n", "first");
+    repo.ok(&["record", "decision", "Keep one line", "--files", "a.txt"]);
+    let (pager, paged) = pager_to(&repo, "paged");
+    let shown = on_terminal(
+        &repo,
+        "git agent-context why a.txt",
+        &[("GIT_PAGER", &pager)],
+    );
+    assert_eq!(shown.code, Some(0), "{}", shown.screen);
+    assert_eq!(shown.screen, "", "the pager had it all");
+    let text = read(&paged);
+    let short = &repo.git(&["rev-parse", "HEAD"])[..7];
+    assert!(text.contains(&format!("{ESC}33m{short}{ESC}m")), "{text:?}");
+    assert!(
+        text.contains(&format!("{ESC}1m{ESC}32mdecision{ESC}m")),
+        "{text:?}"
+    );
+    let piped = repo.ok(&["why", "a.txt"]);
+    assert!(!piped.contains(ESC), "{piped:?}");
+    assert!(piped.contains(&format!("{short}  ")) && piped.contains("  decision"));
+    let never = on_terminal(
+        &repo,
+        "git agent-context --color=never --no-pager why a.txt",
+        &[],
+    );
+    assert!(!never.screen.contains(ESC), "{:?}", never.screen);
 }

@@ -42,6 +42,16 @@ impl Palette {
         let (style, label) = label(kind);
         self.paint(style, label)
     }
+
+    /// A commit id, as git log colours it.
+    pub fn commit(&self, id: &str) -> String {
+        self.paint(YELLOW, id)
+    }
+
+    /// `word` in the colour of `kind`.
+    pub fn kind_as(&self, kind: Kind, word: &str) -> String {
+        self.paint(label(kind).0, word)
+    }
 }
 
 /// The colour and the word a kind of reasoning is shown with.
