@@ -23,6 +23,8 @@ const SESSIONS: usize = 3;
 /// every parent, so that the commits a merge brought in count, and sessions hundreds of
 /// commits back are still found.
 const COMMITS: usize = 10_000;
+/// Annotated commits whose times are read to end the walk early, at most.
+const ANNOTATED_READ: usize = 2_000;
 /// Standing decisions shown, at most.
 const DECISIONS: usize = 6;
 /// Sessions not yet committed shown, at most.
@@ -103,15 +105,37 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
             queue.push((time, id));
         }
     };
+    // Nothing older than the oldest annotated commit can be one (its time read when there are
+    // few enough to read them all quickly).
+    let pairs = view.commits()?;
+    let annotated: BTreeSet<&str> = pairs.iter().map(|(c, _)| c.as_str()).collect();
+    // The walk is over once every session it could find is found.
+    let findable = (pairs.iter().map(|(_, s)| s.as_str()))
+        .filter(|s| *s != current)
+        .collect::<BTreeSet<_>>()
+        .len()
+        .min(SESSIONS);
+    let oldest = match annotated.len() {
+        0 => return Ok((Vec::new(), Vec::new())),
+        n if n <= ANNOTATED_READ => (annotated.iter())
+            .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
+            .filter_map(|id| repo.find_commit(id).ok())
+            .filter_map(|c| c.committer().ok().map(|s| s.seconds()))
+            .min(),
+        _ => None,
+    };
     push(head.detach(), &mut queue);
     for _ in 0..COMMITS {
-        let Some((_, id)) = queue.pop() else { break };
+        let Some((time, id)) = queue.pop() else { break };
+        if oldest.is_some_and(|oldest| time < oldest) {
+            break;
+        }
         for s in view.sessions_of_commit(&id.to_string())? {
             if s != current && !found.contains(&s) {
                 found.push(s);
             }
         }
-        if found.len() >= SESSIONS {
+        if found.len() >= findable {
             break;
         }
         let parents: Vec<ObjectId> = (repo.find_commit(id).ok().into_iter())

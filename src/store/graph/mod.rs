@@ -284,6 +284,18 @@ impl<'r> View<'r> {
         Ok(ids)
     }
 
+    /// Each commit whose note holds events (full hex id) with each session of them, by
+    /// commit.
+    pub fn commits(&mut self) -> Result<Vec<(String, String)>> {
+        if self.commits.is_none() {
+            self.commits = Some(self.snapshot.file(COMMITS_INDEX)?.unwrap_or_default());
+        }
+        Ok((self.commits.as_deref().unwrap_or_default().lines())
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(commit, session)| (commit.to_owned(), session.to_owned()))
+            .collect())
+    }
+
     /// The sessions whose events are on `commit` (full hex id).
     pub fn sessions_of_commit(&mut self, commit: &str) -> Result<Vec<String>> {
         if self.commits.is_none() {
