@@ -817,16 +817,9 @@ fn the_plugin_declares_the_hooks_install_does() {
     assert_eq!(manifest["name"], "git-agent-context");
     assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(manifest["license"], env!("CARGO_PKG_LICENSE"));
-    // The server it ships is the one `install --mcp` registers.
+    // The server it ships is the one `install --mcp` registers for a shared scope.
     let repo = TestRepo::new();
-    repo.ok(&[
-        "install",
-        "--mcp",
-        "--scope",
-        "project",
-        "--command",
-        "git-agent-context",
-    ]);
+    repo.ok(&["install", "--mcp", "--scope", "project"]);
     let registered = read_json(&repo.root.join(".mcp.json"));
     assert_eq!(manifest["mcpServers"], registered["mcpServers"]);
 
