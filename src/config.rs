@@ -47,7 +47,7 @@ pub fn number_from_env(key: &str) -> Option<i64> {
     }
 }
 
-/// How `query` finds reasoning by default (README.md, `query` and `switch`).
+/// How `query` finds reasoning by default (docs/commands.md, `query` and `switch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     /// file → sessions → decisions.
@@ -611,7 +611,7 @@ impl Config {
     }
 
     /// `distill.mode` is `api` or `claude`: whether sessions are distilled by a model
-    /// (README.md, "Three ways reasoning gets in").
+    /// (docs/extraction.md, "Distillation").
     pub fn distill_on(&self) -> bool {
         self.distill_mode() != "off"
     }

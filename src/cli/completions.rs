@@ -3,7 +3,7 @@
 //! calls `_git_agent_context` (defined here), zsh's `_git-agent-context` (the function clap_complete
 //! names after the binary); fish's hands `git agent-context` to the completions of
 //! `git-agent-context` (fish 3.6's does not).
-//! README.md, "Commands", says how to enable each.
+//! docs/commands.md, `completions`, says how to enable each.
 
 use std::io::Write;
 

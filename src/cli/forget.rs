@@ -1,13 +1,13 @@
 //! `forget`: take events out of the notes, the decision graph, the pending queue and the local
-//! caches (README.md, "Forgetting, and purging what was pushed"), by session, by id or by
+//! caches (docs/security.md, "Forgetting, and purging what was pushed"), by session, by id or by
 //! what they say.
 //!
 //! As with `git log --author --grep`, each kind of criterion given narrows the choice and
 //! several values of one kind are alternatives: `--session A --match KEY` forgets the events of
 //! A that mention KEY. Every `--session` and `--event` given must name something stored, or
 //! nothing is forgotten (as `git rm` with a pathspec that matches no file). The refs get new
-//! commits; their history keeps the old text, which the README's Security section says how to
-//! purge.
+//! commits; their history keeps the old text, which docs/security.md says how to purge (the
+//! hint printed after a forget points there through the README's "Purging pushed data").
 //!
 //! What was forgotten is remembered in this clone only. A notes ref fetched or merged from a
 //! clone that still has a forgotten event brings it back (`git notes merge -s cat_sort_uniq`

@@ -2,7 +2,7 @@
 //! `git agent-context` (`git-agent-context.1`) and one per command
 //! (`git-agent-context-<command>.1`). `git agent-context --help` has git open
 //! `man git-agent-context`; `install` writes the pages where man looks without any
-//! configuration (README.md, "Commands").
+//! configuration (docs/commands.md, `install`).
 //!
 //! man-db searches, for each folder `<dir>/bin` on PATH, `<dir>/share/man` and `<dir>/man`: the
 //! pages beside the binary (`~/.cargo/bin` → `~/.cargo/share/man/man1`) are found wherever the

@@ -1,5 +1,5 @@
 //! `record`: a decision, rejection, trade-off or constraint, in the words of whoever made it —
-//! the agent (from its Bash tool, inside a Claude Code session) or a person (README.md,
+//! the agent (from its Bash tool, inside a Claude Code session) or a person (docs/extraction.md,
 //! "Three ways reasoning gets in").
 //!
 //! Inside a session (`CLAUDE_CODE_SESSION_ID`, or `--session`) the event joins the session's

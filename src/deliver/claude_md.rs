@@ -1,4 +1,4 @@
-//! CLAUDE.md's marked section (README.md, `claude-md`): the standing decisions, rejected
+//! CLAUDE.md's marked section (docs/commands.md, `claude-md`): the standing decisions, rejected
 //! alternatives and trade-offs of the decision graph, grouped by component (the folder of the files
 //! they concern), and the work sessions left unfinished — rendered through `claude-md.md.j2`
 //! between `<!-- agent-context:begin -->` and `<!-- agent-context:end -->` in the CLAUDE.md at the

@@ -1,4 +1,4 @@
-//! Claude Code's hooks (README.md, "Claude Code hooks"): `git agent-context hook <Event>` reads
+//! Claude Code's hooks (docs/hooks.md, "Claude Code hooks"): `git agent-context hook <Event>` reads
 //! the hook's JSON on stdin and answers with the context to inject, if any.
 //!
 //! - `SessionStart`: on `startup` and `/clear`, a brief of the recent sessions, the work left

@@ -1,5 +1,5 @@
 //! The links on the way to a file we write in someone's folder: `install`'s Claude Code settings
-//! file and CLAUDE.md (README.md, "Links in a cloned repository").
+//! file and CLAUDE.md (docs/security.md, "Links in a cloned repository").
 //!
 //! A cloned repository is untrusted input: a committed link (`.claude` → `~/.claude`,
 //! `CLAUDE.md` → `~/.bashrc`) must not turn our write into a write to a file elsewhere, nor our

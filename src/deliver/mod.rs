@@ -1,4 +1,4 @@
-//! Delivery (README.md, "Claude Code hooks"): what goes back into a Claude Code session — the
+//! Delivery (docs/hooks.md, "Claude Code hooks"): what goes back into a Claude Code session — the
 //! context its hooks inject, once each per session.
 
 pub mod brief;

@@ -1,7 +1,7 @@
 //! Distillation: a small model reads what a session said — the user's prompts, the assistant's
 //! text and thinking — and names its decisions, rejections, trade-offs and constraints, and for
 //! the session's summary what it investigated, learned, completed and left to do next
-//! (README.md, "Three ways reasoning gets in"). The summary's request and files are not asked
+//! (docs/extraction.md, "Distillation"). The summary's request and files are not asked
 //! for: the session's first prompt and the files it edited say them exactly already. Off unless the user turns it on
 //! (`distill.mode`, which a cloned repository cannot set: docs/security.md).
 //!

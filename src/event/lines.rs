@@ -1,6 +1,6 @@
 //! The lines a change adds, as hashes: how a commit is known to carry a session's edits
-//! whatever its dates — rebased, amended by hand, made the next day, squashed (README.md,
-//! "Which commit gets which reasoning").
+//! whatever its dates — rebased, amended by hand, made the next day, squashed
+//! (docs/linking.md, "The signals, in order of trust").
 //!
 //! A line's hash is the low 32 bits of XXH3-64 of the line trimmed, with each run of
 //! whitespace made one space (a formatter that realigns a line does not hide it). Lines with

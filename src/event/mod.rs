@@ -157,8 +157,8 @@ pub struct ToolCall {
     pub outcome: Outcome,
 }
 
-/// How a commit was found to be a session's (README.md, "Which commit gets which reasoning"),
-/// the most trusted first.
+/// How a commit was found to be a session's (docs/linking.md, "The signals, in order of
+/// trust"), the most trusted first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {

@@ -1,5 +1,4 @@
-//! What a new or rewritten commit triggers — the work of the git hooks (README.md, "Which
-//! commit gets which reasoning").
+//! What a new or rewritten commit triggers — the work of the git hooks (docs/linking.md).
 //!
 //! **post-commit** runs inside the agent's `git commit`, before any Claude Code hook: it reads the
 //! session's transcript up to now and attaches the session's pending events to the new commit. The

@@ -1,5 +1,5 @@
-//! A decision, rejection, trade-off or constraint in the words of whoever made it (README.md,
-//! "Three ways reasoning gets in"): one implementation for the `record` command and the MCP
+//! A decision, rejection, trade-off or constraint in the words of whoever made it
+//! (docs/extraction.md, "Three ways reasoning gets in"): one implementation for the `record` command and the MCP
 //! server's `record_decision` tool.
 //!
 //! In a session the event joins the session's pending events and goes to the commit the

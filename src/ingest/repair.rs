@@ -1,5 +1,5 @@
-//! Notes follow the work when its commits do not (README.md, "Which commit gets which
-//! reasoning"): a squash merge, a rebase merge or a force-push — local or done on the server
+//! Notes follow the work when its commits do not (docs/linking.md, "Squash merges, rebase
+//! merges, force-pushes"): a squash merge, a rebase merge or a force-push — local or done on the server
 //! and fetched — puts a session's lines in new commits and leaves the annotated ones behind,
 //! soon unreachable and later pruned.
 //!

@@ -1,4 +1,4 @@
-//! The files a prompt is about (README.md, `query`): paths it names — whole, by a tail of the path
+//! The files a prompt is about (docs/commands.md, `query`): paths it names — whole, by a tail of the path
 //! or by bare file name — files defining the symbols it names, and the files changed in the working
 //! tree. Matched against the tree at HEAD and the paths the index knows, never a walk of the tree.
 

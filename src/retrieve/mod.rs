@@ -1,4 +1,4 @@
-//! Retrieval: from git's own signals back to the reasoning (README.md, `why` and `query`).
+//! Retrieval: from git's own signals back to the reasoning (docs/commands.md, `why` and `query`).
 
 pub mod diff;
 pub mod head;

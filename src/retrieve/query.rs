@@ -1,5 +1,5 @@
 //! `query "<prompt>"`: the reasoning that bears on a prompt, ranked and packed into a token
-//! budget (README.md, `query`).
+//! budget (docs/commands.md, `query`).
 //!
 //! Candidates come from three places: the annotated commits of the hinted files (weighted by
 //! the lines each still owns at HEAD), the decision graph through the chosen backend, and the

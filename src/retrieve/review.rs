@@ -1,4 +1,5 @@
-//! Code review with the reasoning beside the diff (README.md, "Code review"): `show` (one commit),
+//! Code review with the reasoning beside the diff (docs/commands.md, "Code review"): `show` (one
+//! commit),
 //! `review` (a branch's change set) and `log` (commits with their decisions underneath).
 //!
 //! A review is the net diff of a range and the reasoning in the notes of the commits in it.

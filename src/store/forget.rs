@@ -1,4 +1,4 @@
-//! Forgetting events (README.md, "Forgetting, and purging what was pushed"): taking them out of
+//! Forgetting events (docs/security.md, "Forgetting, and purging what was pushed"): taking them out of
 //! every place the store keeps them — the notes on `refs/notes/agent-context`, the pending queue,
 //! the attached index — and making the decision graph again from what is left, since every node and
 //! index line of it derives from the notes.
@@ -9,7 +9,7 @@
 //!
 //! History is not rewritten: the notes ref and the graph ref each get one new commit, whose
 //! message says how many events went, never what they said. Their older commits still hold
-//! the text; purging those is the user's to do with plain git (the README says how).
+//! the text; purging those is the user's to do with plain git (docs/security.md says how).
 //!
 //! Forgotten ids stay listed in `forgotten` (`<event id> TAB <session>` a line; ids are hashes
 //! of where an event came from, never its text), and extraction drops events with those ids

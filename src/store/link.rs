@@ -1,5 +1,4 @@
-//! Linking pending events to the commits their session produced (README.md, "Which commit
-//! gets which reasoning").
+//! Linking pending events to the commits their session produced (docs/linking.md).
 //!
 //! Signals, most trusted first, each recorded on the commit's copy of the session event
 //! ([`Signal`]):

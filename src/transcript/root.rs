@@ -1,5 +1,4 @@
-//! The folder a session's file paths are relative to (README.md, "Which commit gets which
-//! reasoning").
+//! The folder a session's file paths are relative to (docs/linking.md, "Whose files").
 //!
 //! Events name files relative to the repository, whoever recorded the transcript and wherever:
 //! in this clone, in a linked worktree of it, in a subfolder, or on a teammate's machine

@@ -116,7 +116,8 @@ fn reasoning_set_precision_and_recall_on_the_test_half() {
         "the test half has {} sentences",
         test.items
     );
-    // Floors a little under the figures the README reports, so that they stay true.
+    // Floors a little under the figures docs/quality.md and docs/extraction.md report, so that
+    // they stay true.
     assert!(
         test.precision() >= PRECISION_FLOOR,
         "precision {:.2} < {PRECISION_FLOOR}",

@@ -1,4 +1,4 @@
-//! A damaged store and unusual repositories (README.md, "Hooks fail open"): a truncated note, a
+//! A damaged store and unusual repositories (docs/security.md, "Hooks fail open"): a truncated note, a
 //! damaged note object, a broken cursor file, an unreadable configuration, store files of the wrong
 //! kind, a repository git cannot open, with no commits, bare, with a detached HEAD, shallow.
 //!

@@ -1,6 +1,6 @@
 //! `distill`: a session's text, redacted, to the Messages API of a scripted server on
 //! 127.0.0.1; what comes back becomes pending events only when its quotes are in the text
-//! sent; failures and budgets change nothing (README.md, "Three ways reasoning gets in").
+//! sent; failures and budgets change nothing (docs/extraction.md, "Distillation").
 
 use std::collections::VecDeque;
 use std::fs;

@@ -1,5 +1,4 @@
-//! Linking: each event lands on the commit it led to, by every signal README.md's "Which commit
-//! gets which reasoning" names, in
+//! Linking: each event lands on the commit it led to, by every signal docs/linking.md names, in
 //! repositories the tests build.
 
 use std::path::Path;

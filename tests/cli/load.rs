@@ -1,4 +1,4 @@
-//! Hooks under load (README.md, "Hooks fail open"): 32 hook processes started at once on one
+//! Hooks under load (docs/security.md, "Hooks fail open"): 32 hook processes started at once on one
 //! repository — every Claude Code event and git's post-commit, for six sessions with real
 //! transcripts — each exits 0 with valid output within its budget, and no event is lost: once the
 //! storm has passed and `extract` has settled what it left, every event the transcripts yield is

@@ -1,4 +1,4 @@
-//! No data loss on the hooks path (README.md, "No event lost"). The scenarios: git's `post-commit`
+//! No data loss on the hooks path (docs/security.md, "No event lost"). The scenarios: git's `post-commit`
 //! and Claude Code's `Stop` racing on the same commit; two commits of one session whose post-commit
 //! hooks overlap; two sessions in one worktree, their hooks interleaved with commits (by each
 //! session and by hand); two worktrees of one repository, each with its session and commits; and

@@ -5,7 +5,7 @@
 //! and the graph by `rebuild`.
 //!
 //! The terminal text (without colour), the Markdown and the JSON are compared with the files
-//! in `tests/golden/` — `review.md` is the example pull-request comment the README points to.
+//! in `tests/golden/` — `review.md` is the example pull-request comment docs/commands.md points to.
 //! Run with `GOLDEN_UPDATE=1` to rewrite them after an intended change, and read the diff.
 //! The diffs themselves are checked against git's: `git show` and `git diff` print the same
 //! lines (but for the function name git adds after `@@`).

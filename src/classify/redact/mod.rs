@@ -420,7 +420,8 @@ mod tests {
             "false positives:\n{}",
             flagged.join("\n")
         );
-        // The README quotes this line (`cargo test --lib corpus -- --nocapture`).
+        // docs/security.md, "What is redacted", quotes this line
+        // (`cargo test --lib corpus -- --nocapture`).
         println!(
             "redaction corpus: {positives} secrets, all redacted; {count} negatives, {} false \
              positives{}",

@@ -1,4 +1,4 @@
-//! `mcp`: a Model Context Protocol server over stdio (README.md, "The MCP server"), through which
+//! `mcp`: a Model Context Protocol server over stdio (docs/hooks.md, "The MCP server"), through which
 //! the agent records its decisions and asks for the reasoning kept in the repository
 //! ([`tools`]).
 //!

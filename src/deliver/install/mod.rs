@@ -1,4 +1,4 @@
-//! `install` and `uninstall` (README.md, "Claude Code hooks"): our hook entries in a Claude Code
+//! `install` and `uninstall` (docs/commands.md, `install`): our hook entries in a Claude Code
 //! settings file ([`settings`]) and our scripts in the repository's git hooks folder
 //! ([`git_hooks`]).
 //!

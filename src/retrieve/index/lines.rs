@@ -1,6 +1,6 @@
 //! Which lines each annotated commit added, as content hashes, and who owns a file's lines at
 //! HEAD by those hashes alone: a blame restricted to the commits that carry reasoning, with no
-//! walk of history (README.md, "The retrieval index").
+//! walk of history (docs/commands.md, "The retrieval index").
 //!
 //! A line is hashed trimmed of surrounding white space, so re-indented code keeps its owner.
 //! Lines too plain to tell apart (`}`, `end`, blank) are *trivial*: they are matched only near

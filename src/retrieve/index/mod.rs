@@ -1,6 +1,6 @@
 //! The retrieval index: a local cache in `$GIT_COMMON_DIR/agent-context/index/`, derived from
 //! the notes and kept up to date incrementally, so that a query reads a few small files instead
-//! of every note or any history (README.md, "The retrieval index" and "Performance").
+//! of every note or any history (docs/commands.md, "The retrieval index"; docs/performance.md).
 //!
 //! ```text
 //! state                 format, the notes commit it reflects, document count and length
