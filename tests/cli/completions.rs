@@ -86,7 +86,7 @@ tab git-agent-context install --sc
         "git agent-context wh|why\n\
          git -C . agent-context install --sc|--scope\n\
          git ac log --re|--reasoned\n\
-         git agent-context completions |-C -h --help bash zsh fish\n\
+         git agent-context completions |-C -p -h --paginate --no-pager --color --help bash zsh fish\n\
          git-agent-context wh|why\n\
          git-agent-context install --sc|--scope\n",
         "{}",

@@ -97,7 +97,6 @@ fn assert_shows_the_manual(out: &Output) {
     for line in [
         "NAME",
         "git-agent-context - The why behind the code: Claude Code reasoning kept",
-        "git agent-context [-C ] [-h|--help] [-V|--version] <subcommands>",
         "-C <path>",
         "git-agent-context-init(1)",
         "Create the local store in $GIT_DIR/agent-context",
@@ -105,6 +104,15 @@ fn assert_shows_the_manual(out: &Output) {
     ] {
         assert!(lines.contains(&line), "no line {line:?} in:\n{text}");
     }
+    // The synopsis, however man justifies it.
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "SYNOPSIS git agent-context [-C ] [-p|--paginate] [--no-pager] [--color] [-h|--help] \
+             [-V|--version] <subcommands>"
+        ),
+        "{text}"
+    );
 }
 
 /// Each page's name and modification time.
