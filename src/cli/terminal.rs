@@ -96,10 +96,17 @@ pub fn paged(
     };
     // Whatever `out` holds was written before the paged text and must reach the terminal first.
     out.flush()?;
-    let mut command = Command::new("sh");
+    // As git: a command with nothing for a shell to read is run as it is, so that a pager that
+    // is not there fails to start (and the text is shown unpaged) instead of taking it away.
+    let mut command = match pager.contains(SHELL_CHARS) {
+        true => {
+            let mut sh = Command::new("sh");
+            sh.arg("-c").arg(&pager);
+            sh
+        }
+        false => Command::new(&pager),
+    };
     command
-        .arg("-c")
-        .arg(&pager)
         .stdin(Stdio::piped())
         // So that a git we run does not start a pager of its own inside ours.
         .env("GIT_PAGER_IN_USE", "true");
@@ -127,6 +134,12 @@ pub fn paged(
         other => other,
     }
 }
+
+/// What makes git hand a pager command to the shell (git's `run-command.c`).
+const SHELL_CHARS: &[char] = &[
+    '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', ' ', '\t', '\n', '*', '?', '[',
+    '#', '~', '=', '%',
+];
 
 /// Whether the failure is a write to a closed pipe: the pager was quit before the end.
 fn is_broken_pipe(failure: &Failure) -> bool {

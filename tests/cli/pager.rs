@@ -460,3 +460,17 @@ fn why_is_paged_and_coloured_as_git_blame_is() {
     );
     assert!(!never.screen.contains(ESC), "{:?}", never.screen);
 }
+
+/// A pager that is not there, as a `core.pager` from dotfiles on a machine without it: the text
+/// is shown unpaged, as git shows it.
+#[test]
+fn a_pager_that_is_not_there_leaves_the_text_on_the_terminal() {
+    let repo = two_commits();
+    let shown = on_terminal(
+        &repo,
+        "git agent-context log",
+        &[("GIT_PAGER", "no-such-pager-anywhere")],
+    );
+    assert_eq!(shown.code, Some(0), "{}", shown.screen);
+    assert_eq!(shown.screen, git_oneline(&repo, true));
+}
