@@ -1072,3 +1072,51 @@ fn a_second_scope_is_warned_of_and_the_git_hooks_stay_while_a_scope_uses_them() 
     );
     assert!(hook_file(&repo, "post-commit").exists());
 }
+
+#[test]
+fn uninstall_keeps_the_git_hooks_another_worktree_or_repository_uses() {
+    let repo = TestRepo::new();
+    repo.commit("a.txt", "a\n", "first");
+    repo.ok(&["install"]);
+    let wt = repo.home.parent().unwrap().join("wt");
+    repo.git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let in_wt = |args: &[&str]| {
+        let out = repo.cmd_in(&wt).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    in_wt(&["install"]);
+    let out = in_wt(&["uninstall"]);
+    assert!(
+        out.contains("kept the git hooks in ") && out.contains(".claude/settings.local.json"),
+        "{out}"
+    );
+    assert!(
+        hook_file(&repo, "post-commit").exists(),
+        "the main worktree lost its hooks"
+    );
+
+    // A hooks folder outside the repository may serve others: left, and said.
+    let shared = repo.home.join("global-hooks");
+    let other = TestRepo::new();
+    other.git(&["config", "core.hooksPath", shared.to_str().unwrap()]);
+    other.ok(&["install"]);
+    assert!(shared.join("post-commit").exists());
+    let out = other.ok(&["uninstall"]);
+    assert!(out.contains("a folder outside the repository"), "{out}");
+    assert!(shared.join("post-commit").exists());
+
+    // Text a cloned repository brings reaches the terminal without its escapes.
+    let evil = TestRepo::new();
+    write_json(
+        &evil.root.join(".claude/settings.json"),
+        &json!({"enabledPlugins": {"git-agent-context@x\u{1b}]0;PWNED\u{7}": true}}),
+    );
+    for args in [&["install"][..], &["uninstall"][..]] {
+        let out = evil.ok(args);
+        assert!(
+            !out.contains('\u{1b}') && out.contains("git-agent-context@x"),
+            "{out:?}"
+        );
+    }
+}

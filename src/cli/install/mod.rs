@@ -224,6 +224,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     }
     for plugin in installation.scopes.iter().flat_map(|s| &s.plugins) {
         if !args.plugin {
+            let plugin = crate::sanitise::line(plugin);
             writeln!(
                 out,
                 "warning: the plugin {plugin} registers our Claude Code hooks too, and Claude \
@@ -249,14 +250,20 @@ fn scope_name(scope: Scope) -> &'static str {
 }
 
 pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> CmdResult {
-    // The scopes that still run our Claude Code hooks need the git hooks.
-    let others: Vec<String> = (survey::survey(store).scopes.into_iter())
+    // The scopes that still run our Claude Code hooks need the git hooks: this worktree's
+    // others, and those of the worktrees sharing its git directory.
+    let mut others: Vec<String> = (survey::survey(store).scopes.into_iter())
         .filter(|s| s.registers_hooks() && (s.scope != args.scope || !s.plugins.is_empty()))
         .map(|s| match s.plugins.first() {
-            Some(plugin) => format!("the plugin {plugin} (enabled in {})", s.settings),
+            Some(plugin) => format!(
+                "the plugin {} (enabled in {})",
+                crate::sanitise::line(plugin),
+                s.settings
+            ),
             None => s.settings,
         })
         .collect();
+    others.extend(survey::other_worktrees_registering(store));
     let mut file = settings_file(store, args.scope)?;
     file.uninstall().map_err(failure)?;
     let path = file.path().to_owned();
@@ -294,7 +301,17 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
             others.join(" and ")
         ));
     }
-    let removed = match others.is_empty() {
+    // A folder outside the repository (a global core.hooksPath) may serve other repositories.
+    let outside = !folder.starts_with(store.common_dir())
+        && !store.worktrees().iter().any(|w| folder.starts_with(w));
+    if outside && others.is_empty() {
+        left.push(format!(
+            "kept the git hooks in {}: a folder outside the repository, which other repositories \
+             may use; take ours out by hand when none does",
+            shown(store, &folder)
+        ));
+    }
+    let removed = match others.is_empty() && !outside {
         true => git_hooks::uninstall(&folder)?,
         false => Vec::new(),
     };

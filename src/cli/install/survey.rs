@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::{Scope, hooks_folder, keys, mcp_file, settings_file, shown};
 use crate::cli::Failure;
 use crate::deliver::install::git_hooks::{self, Found};
+use crate::deliver::install::settings::Settings;
 use crate::store::{Store, git_config};
 
 #[derive(Debug, Serialize)]
@@ -122,6 +123,28 @@ fn scope_state(store: &Store, scope: Scope) -> ScopeState {
         Err(e) => state.errors.push(message(e)),
     }
     state
+}
+
+/// The settings files of the other worktrees of the repository (local and project scope) that
+/// register our Claude Code hooks or enable our plugin, as shown to the user.
+pub fn other_worktrees_registering(store: &Store) -> Vec<String> {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let here = store.workdir().map(real);
+    let mut out = Vec::new();
+    for root in store.worktrees() {
+        if Some(real(&root)) == here {
+            continue;
+        }
+        for name in [".claude/settings.local.json", ".claude/settings.json"] {
+            let Ok(file) = Settings::read(&root, Path::new(name), Some(store.common_dir())) else {
+                continue;
+            };
+            if !file.ours().is_empty() || !file.our_plugins().is_empty() {
+                out.push(crate::cli::display_path(file.path()));
+            }
+        }
+    }
+    out
 }
 
 fn git_hooks_state(store: &Store) -> GitHooks {
