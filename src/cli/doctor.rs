@@ -2,7 +2,7 @@
 //! what it found; a problem also says what to run. Exit 1 when any check finds a problem.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::anyhow;
@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::install::survey::{self, Installation, ScopeState};
-use crate::cli::{CmdResult, Failure, write_json};
+use crate::cli::{CmdResult, Failure, display_path, write_json};
 use crate::ingest::Saved;
 use crate::sanitise::line;
 use crate::store::{Store, state};
@@ -243,12 +243,16 @@ fn transcripts(store: &Store) -> Check {
     let Some(claude) = claude_dir() else {
         return ok(CHECK, "no Claude Code folder (HOME is not set)".to_owned());
     };
-    let days = cleanup_days(store, &claude);
+    let (days, file) = cleanup_days(store, &claude);
+    let file = file.map_or_else(
+        || "~/.claude/settings.json".to_owned(),
+        |f| display_path(&f),
+    );
     if days == 0 {
         return problem(
             CHECK,
-            "cleanupPeriodDays is 0: Claude Code keeps no transcript to read".to_owned(),
-            "set cleanupPeriodDays to 30 or more in ~/.claude/settings.json".to_owned(),
+            format!("cleanupPeriodDays is 0 in {file}: Claude Code keeps no transcript to read"),
+            format!("set cleanupPeriodDays to 30 or more in {file}"),
         );
     }
     let read: Vec<(std::path::PathBuf, u64)> = (state::all::<Saved>(store).into_iter())
@@ -286,16 +290,16 @@ fn transcripts(store: &Store) -> Check {
                  within {WARN_DAYS} days (cleanupPeriodDays = {days})",
                 if n == 1 { "" } else { "s" }
             ),
-            "git agent-context extract; raise cleanupPeriodDays in ~/.claude/settings.json to \
-             keep them longer"
-                .to_owned(),
+            format!(
+                "git agent-context extract; raise cleanupPeriodDays in {file} to keep them longer"
+            ),
         ),
     }
 }
 
-/// `cleanupPeriodDays` as Claude Code takes it: the local settings over the project's over the
-/// user's, else its default.
-fn cleanup_days(store: &Store, claude: &Path) -> u64 {
+/// `cleanupPeriodDays` as Claude Code takes it, and the file it is set in: the local settings
+/// over the project's over the user's, else its default.
+fn cleanup_days(store: &Store, claude: &Path) -> (u64, Option<PathBuf>) {
     let mut files = Vec::new();
     if let Some(top) = store.workdir() {
         files.push(top.join(".claude/settings.local.json"));
@@ -303,12 +307,12 @@ fn cleanup_days(store: &Store, claude: &Path) -> u64 {
     }
     files.push(claude.join("settings.json"));
     files
-        .iter()
+        .into_iter()
         .find_map(|f| {
-            let value: serde_json::Value = serde_json::from_slice(&std::fs::read(f).ok()?).ok()?;
-            value.get("cleanupPeriodDays")?.as_u64()
+            let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).ok()?).ok()?;
+            Some((value.get("cleanupPeriodDays")?.as_u64()?, Some(f)))
         })
-        .unwrap_or(CLEANUP_DAYS)
+        .unwrap_or((CLEANUP_DAYS, None))
 }
 
 fn name(s: &ScopeState) -> String {

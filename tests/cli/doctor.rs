@@ -204,3 +204,28 @@ fn doctor_warns_of_transcripts_claude_code_will_delete_before_they_are_read() {
     repo.ok(&["extract"]);
     assert_eq!(problems(&repo), (vec![], Some(0)));
 }
+
+#[test]
+fn doctor_in_a_bare_repository_judges_only_what_applies_there() {
+    let repo = TestRepo::new();
+    repo.commit("a.txt", "a\n", "first");
+    let bare = repo.home.parent().unwrap().join("bare.git");
+    repo.git(&[
+        "clone",
+        "-q",
+        "--bare",
+        repo.root.to_str().unwrap(),
+        bare.to_str().unwrap(),
+    ]);
+    let out = repo
+        .cmd_in(&bare)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = report["checks"].as_array().unwrap();
+    assert!(
+        !checks.iter().any(|c| c["check"] == "settings"),
+        "no working tree is no broken settings file: {report}"
+    );
+}

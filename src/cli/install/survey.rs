@@ -87,6 +87,12 @@ pub fn survey(store: &Store) -> Installation {
 }
 
 fn scope_state(store: &Store, scope: Scope) -> ScopeState {
+    // A scope that does not apply here (no working tree for the repository's files, no home
+    // for the user's) holds nothing, and that is no error.
+    let applies = match scope {
+        Scope::Local | Scope::Project => store.workdir().is_some(),
+        Scope::User => crate::transcript::locate::claude_dir().is_some(),
+    };
     let mut state = ScopeState {
         scope,
         settings: String::new(),
@@ -96,6 +102,9 @@ fn scope_state(store: &Store, scope: Scope) -> ScopeState {
         plugins: Vec::new(),
         errors: Vec::new(),
     };
+    if !applies {
+        return state;
+    }
     match settings_file(store, scope) {
         Ok(file) => {
             state.settings = shown(store, file.path());
