@@ -75,11 +75,19 @@ pub fn install(out: &mut dyn Write) -> io::Result<()> {
     }
 }
 
-/// `<dir>/share/man/man1` for the binary `<dir>/bin/git-agent-context`.
+/// `<dir>/share/man/man1` for the binary `<dir>/bin/git-agent-context`; none for a binary in
+/// a folder not named `bin`, whose parent is no prefix man searches (a downloads folder).
 fn beside_binary() -> io::Result<PathBuf> {
     let exe = std::env::current_exe()?;
-    let base = exe.parent().and_then(Path::parent).ok_or_else(|| {
-        io::Error::other(format!("{} is in no folder's subfolder", exe.display()))
+    let bin = exe
+        .parent()
+        .filter(|dir| dir.file_name().is_some_and(|n| n == "bin"));
+    let base = bin.and_then(Path::parent).ok_or_else(|| {
+        io::Error::other(format!(
+            "{} is not in a bin folder, beside which man would look; `git agent-context man \
+             --out <dir>` writes the pages where you choose",
+            exe.display()
+        ))
     })?;
     Ok(base.join("share").join("man").join("man1"))
 }
