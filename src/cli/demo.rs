@@ -54,8 +54,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> CmdResult {
     if args.keep {
         writeln!(
             out,
-            "\nThe scratch repository is kept: {} (remove it when done)",
-            scratch.join("repo").display()
+            "\nThe scratch repository is kept: {} (remove {} when done)",
+            scratch.join("repo").display(),
+            scratch.display()
         )?;
     } else {
         let _ = fs::remove_dir_all(&scratch);
@@ -330,15 +331,25 @@ fn commit(repo: &Path, subject: &str, at: &str) -> CmdResult {
     Ok(())
 }
 
+/// What points git at another repository than the one it runs in (a demo started from a git
+/// hook has them set).
+const GIT_LOCATIONS: [&str; 5] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+];
+
 fn git_command(repo: &Path) -> Command {
     let mut command = Command::new("git");
     command
         .current_dir(repo)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE");
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    for var in GIT_LOCATIONS {
+        command.env_remove(var);
+    }
     command
 }
 
@@ -352,14 +363,16 @@ fn git(repo: &Path, args: &[&str]) -> Result<String, Failure> {
 /// This binary run with `args` in `repo`, its output; with `input` on its stdin.
 fn ours(repo: &Path, args: &[String], input: Option<String>) -> Result<Vec<u8>, Failure> {
     let exe = std::env::current_exe().context("cannot find this binary")?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    for var in GIT_LOCATIONS {
+        command.env_remove(var);
+    }
+    let mut child = command
         .current_dir(repo)
         .args(args)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_PAGER", "cat")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
         .env_remove("CLAUDE_CODE_SESSION_ID")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -71,10 +71,17 @@ pub fn import(store: &Store, cwd: &Path, args: ImportArgs, out: &mut dyn Write) 
     if reports.is_empty() {
         return nothing_found(store, out);
     }
+    let skipped = paths.len() - reports.len();
+    let what = match skipped {
+        0 => "every transcript of this repository is read".to_owned(),
+        n => format!(
+            "{n} transcript{} could not be read (above)",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     writeln!(
         out,
-        "every transcript of this repository is read; an import cut short goes on where it \
-         stopped when run again"
+        "{what}; an import cut short goes on where it stopped when run again"
     )?;
     Ok(())
 }
@@ -112,13 +119,16 @@ fn read(
             }
             Err(ingest::Error::Transcript { path, source }) => {
                 progress.read(&path, size, "skipped");
-                eprintln!("warning: skipped {}: {source}", display_path(&path));
+                progress.warn(&format!(
+                    "warning: skipped {}: {source}",
+                    display_path(&path)
+                ));
             }
             Err(e) => return Err(e.into()),
         }
     }
     drop(lock);
-    progress.finish();
+    drop(progress);
     // The events are stored: an index that cannot follow is said, not fatal (the next read
     // tries again).
     match index::refresh(store) {

@@ -78,8 +78,19 @@ impl Transcripts {
         }
     }
 
-    pub fn finish(self) {
-        if let Shown::Bar(bar) = self.shown {
+    /// Say `line` on stderr without breaking the bar.
+    pub fn warn(&self, line: &str) {
+        match &self.shown {
+            Shown::Bar(bar) => bar.suspend(|| eprintln!("{line}")),
+            _ => eprintln!("{line}"),
+        }
+    }
+}
+
+impl Drop for Transcripts {
+    /// The bar goes when the reading ends, however it ends.
+    fn drop(&mut self) {
+        if let Shown::Bar(bar) = &self.shown {
             bar.finish_and_clear();
         }
     }

@@ -74,7 +74,7 @@ fn the_demo_shows_why_query_the_brief_and_review_and_leaves_nothing_behind() {
         .lines()
         .last()
         .and_then(|l| l.strip_prefix("The scratch repository is kept: "))
-        .and_then(|l| l.strip_suffix(" (remove it when done)"))
+        .and_then(|l| l.split_once(" (remove ").map(|(repo, _)| repo))
         .unwrap_or_else(|| panic!("{said}"));
     assert!(Path::new(kept).starts_with(&tmp));
     let git = |args: &[&str]| {
