@@ -9,6 +9,7 @@ use anyhow::anyhow;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::cli::install::Scope;
 use crate::cli::install::survey::{self, Installation, ScopeState};
 use crate::cli::{CmdResult, Failure, display_path, write_json};
 use crate::ingest::Saved;
@@ -124,7 +125,9 @@ fn registrations(installed: &Installation, checks: &mut Vec<Check>) {
         [(what, _)] => checks.push(ok("Claude Code hooks", format!("registered by {what}"))),
         [..] => {
             let names: Vec<&str> = by.iter().map(|(w, _)| w.as_str()).collect();
-            let settings = by.iter().find(|(w, _)| !w.starts_with("the plugin "));
+            // Not the project's file, which is the team's, when another will do.
+            let settings = (by.iter().filter(|(w, _)| !w.starts_with("the plugin ")))
+                .min_by_key(|(_, s)| s.scope == Scope::Project);
             let fix = match settings {
                 Some((_, s)) => {
                     format!("keep one: git agent-context uninstall --scope {}", name(s))

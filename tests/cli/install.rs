@@ -1047,6 +1047,16 @@ fn a_second_scope_is_warned_of_and_the_git_hooks_stay_while_a_scope_uses_them() 
     );
     assert!(!hook_file(&repo, "post-commit").exists());
 
+    // With the team's file registering ours already, the one to take out is one's own.
+    repo.ok(&["install", "--scope", "project"]);
+    let own = repo.ok(&["install"]);
+    assert!(
+        own.contains("keep one: `git agent-context uninstall --scope local`"),
+        "{own}"
+    );
+    repo.ok(&["uninstall", "--scope", "project"]);
+    repo.ok(&["uninstall"]);
+
     // A plugin enabled in the user's settings runs our hooks too.
     write_json(
         &repo.home.join(".claude/settings.json"),

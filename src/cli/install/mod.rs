@@ -214,12 +214,17 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         .iter()
         .filter(|s| Some(s.scope) != here && !s.hooks.is_empty())
     {
+        // The project's file is the team's: the one to take out is the one just put in.
+        let out_of = match (other.scope, here) {
+            (Scope::Project, Some(here)) => here,
+            _ => other.scope,
+        };
         writeln!(
             out,
             "warning: {} registers our Claude Code hooks too, and Claude Code runs both; keep \
              one: `git agent-context uninstall --scope {}`",
             other.settings,
-            scope_name(other.scope)
+            scope_name(out_of)
         )?;
     }
     for plugin in installation.scopes.iter().flat_map(|s| &s.plugins) {
