@@ -3,7 +3,7 @@
 //! yet committed left open, and their standing decisions — read from the graph and the pending
 //! queue, never from the notes or the transcripts, so that it fits a prompt-time budget.
 
-use std::collections::{BTreeSet, BinaryHeap, HashSet};
+use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
 
@@ -94,53 +94,61 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
         return Ok((Vec::new(), Vec::new()));
     };
     let mut view = View::open(&repo)?;
-    let mut found: Vec<String> = Vec::new();
-    let mut seen: HashSet<ObjectId> = HashSet::new();
-    let mut queue: BinaryHeap<(i64, ObjectId)> = BinaryHeap::new();
-    let mut push = |id: ObjectId, queue: &mut BinaryHeap<(i64, ObjectId)>| {
-        if seen.insert(id)
-            && let Ok(commit) = repo.find_commit(id)
-        {
-            let time = commit.committer().map_or(0, |c| c.seconds());
-            queue.push((time, id));
-        }
-    };
-    // Nothing older than the oldest annotated commit can be one (its time read when there are
-    // few enough to read them all quickly).
     let pairs = view.commits()?;
-    let annotated: BTreeSet<&str> = pairs.iter().map(|(c, _)| c.as_str()).collect();
-    // The walk is over once every session it could find is found.
+    // Each annotated commit's sessions, looked up as the walk meets it.
+    let mut sessions_of: HashMap<ObjectId, Vec<&str>> = HashMap::new();
+    for (commit, session) in &pairs {
+        if let Ok(id) = ObjectId::from_hex(commit.as_bytes()) {
+            sessions_of.entry(id).or_default().push(session);
+        }
+    }
+    if sessions_of.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    // The walk is over once every session it could find is found, and nothing older than the
+    // oldest annotated commit can be one (their times read when there are few enough).
     let findable = (pairs.iter().map(|(_, s)| s.as_str()))
         .filter(|s| *s != current)
         .collect::<BTreeSet<_>>()
         .len()
         .min(SESSIONS);
-    let oldest = match annotated.len() {
-        0 => return Ok((Vec::new(), Vec::new())),
-        n if n <= ANNOTATED_READ => (annotated.iter())
-            .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
-            .filter_map(|id| repo.find_commit(id).ok())
+    let oldest = match sessions_of.len() <= ANNOTATED_READ {
+        true => (sessions_of.keys())
+            .filter_map(|id| repo.find_commit(*id).ok())
             .filter_map(|c| c.committer().ok().map(|s| s.seconds()))
             .min(),
-        _ => None,
+        false => None,
+    };
+    // Newest first, each commit decoded once: its time to queue it, its parents when it is
+    // taken.
+    let mut found: Vec<String> = Vec::new();
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)> = BinaryHeap::new();
+    let mut push = |id: ObjectId, queue: &mut BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>| {
+        if seen.insert(id)
+            && let Ok(commit) = repo.find_commit(id)
+        {
+            let time = commit.committer().map_or(0, |c| c.seconds());
+            let parents = commit.parent_ids().map(|p| p.detach()).collect();
+            queue.push((time, id, parents));
+        }
     };
     push(head.detach(), &mut queue);
     for _ in 0..COMMITS {
-        let Some((time, id)) = queue.pop() else { break };
+        let Some((time, id, parents)) = queue.pop() else {
+            break;
+        };
         if oldest.is_some_and(|oldest| time < oldest) {
             break;
         }
-        for s in view.sessions_of_commit(&id.to_string())? {
-            if s != current && !found.contains(&s) {
-                found.push(s);
+        for s in sessions_of.get(&id).into_iter().flatten() {
+            if *s != current && !found.iter().any(|f| f == s) {
+                found.push((*s).to_owned());
             }
         }
         if found.len() >= findable {
             break;
         }
-        let parents: Vec<ObjectId> = (repo.find_commit(id).ok().into_iter())
-            .flat_map(|c| c.parent_ids().map(|p| p.detach()).collect::<Vec<_>>())
-            .collect();
         for parent in parents {
             push(parent, &mut queue);
         }

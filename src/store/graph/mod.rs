@@ -296,16 +296,6 @@ impl<'r> View<'r> {
             .collect())
     }
 
-    /// The sessions whose events are on `commit` (full hex id).
-    pub fn sessions_of_commit(&mut self, commit: &str) -> Result<Vec<String>> {
-        if self.commits.is_none() {
-            self.commits = Some(self.snapshot.file(COMMITS_INDEX)?.unwrap_or_default());
-        }
-        Ok(lookup(self.commits.as_deref().unwrap_or_default(), commit)
-            .map(str::to_owned)
-            .collect())
-    }
-
     /// The later decisions with an edge to decision `id`.
     fn edges_to(&mut self, id: &str) -> Result<Vec<Edge>> {
         let path = edges_bucket(id);
