@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::cli::install::Scope;
 use crate::cli::install::survey::{self, Installation, ScopeState};
 use crate::cli::{CmdResult, Failure, display_path, write_json};
+use crate::deliver::install::shell_words;
 use crate::ingest::Saved;
 use crate::sanitise::line;
 use crate::store::{Store, state};
@@ -152,16 +153,15 @@ fn commands(installed: &Installation, checks: &mut Vec<Check>) {
         let mut runs: Vec<(&str, String)> = s
             .commands
             .iter()
-            .map(|c| ("hooks run", c.clone()))
+            .map(|c| ("hooks run", program(c)))
             .collect();
         if let Some(mcp) = &s.mcp {
-            runs.push(("MCP server runs", mcp.command.clone()));
+            runs.push(("MCP server runs", mcp.program.clone()));
         }
         if !s.plugins.is_empty() {
             runs.push(("plugin runs", "git-agent-context".to_owned()));
         }
-        for (what, command) in runs {
-            let program = program(&command);
+        for (what, program) in runs {
             let check = match found(&program) {
                 Some(at) => ok(
                     "binary",
@@ -325,12 +325,13 @@ fn name(s: &ScopeState) -> String {
         .unwrap_or_default()
 }
 
-/// The program a command line runs: its first word, its quotes aside.
+/// The program a command line runs: its first word as a shell reads it; `git agent-context`
+/// runs git-agent-context from PATH.
 fn program(command: &str) -> String {
-    let command = command.trim();
-    match command.strip_prefix('\'') {
-        Some(rest) => rest.split('\'').next().unwrap_or(rest).to_owned(),
-        None => command.split_whitespace().next().unwrap_or("").to_owned(),
+    match shell_words(command).as_slice() {
+        [git, sub, ..] if git == "git" && sub == "agent-context" => "git-agent-context".to_owned(),
+        [first, ..] => first.clone(),
+        [] => String::new(),
     }
 }
 
@@ -339,5 +340,32 @@ fn found(program: &str) -> Option<String> {
     match program.contains('/') {
         true => survey::executable(Path::new(program)).then(|| program.to_owned()),
         false => survey::on_path(program).map(|p| p.display().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program;
+
+    #[test]
+    fn the_program_of_a_hook_command_is_its_first_word_quoted_or_not() {
+        assert_eq!(
+            program("/usr/bin/git-agent-context"),
+            "/usr/bin/git-agent-context"
+        );
+        assert_eq!(
+            program("'/Users/Jo O'\\''Neil/b in/git-agent-context' hook Stop"),
+            "/Users/Jo O'Neil/b in/git-agent-context"
+        );
+        assert_eq!(
+            program("\"/opt/b in/git-agent-context\""),
+            "/opt/b in/git-agent-context"
+        );
+        assert_eq!(
+            program("'/opt/b in/git-agent-context'"),
+            "/opt/b in/git-agent-context"
+        );
+        assert_eq!(program("git agent-context"), "git-agent-context");
+        assert_eq!(program("git-agent-context"), "git-agent-context");
     }
 }

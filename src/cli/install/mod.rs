@@ -17,7 +17,7 @@ use anyhow::anyhow;
 use crate::cli::{CmdResult, Failure, claude_dir, display_path};
 use crate::deliver::install::git_hooks::{self, Action, Removal};
 use crate::deliver::install::settings::{self, ENTRIES, MCP_SERVER, Settings, Written};
-use crate::deliver::install::{self as deliver_install, shell_quote};
+use crate::deliver::install::{self as deliver_install, shell_quote, shell_words};
 use crate::deliver::links;
 use crate::store::{Store, git_config, notes};
 
@@ -436,12 +436,10 @@ fn keys(at: &[String]) -> Vec<&str> {
     at.iter().map(String::as_str).collect()
 }
 
-/// A `--command` as the program an MCP client starts and its arguments: its words, their
-/// quotes aside.
+/// A `--command` as the program an MCP client starts and its arguments: its words, as a shell
+/// reads them.
 fn split_command(command: &str) -> Result<(String, Vec<String>), Failure> {
-    let mut words = command
-        .split_whitespace()
-        .map(|w| w.trim_matches(['\'', '"']).to_owned());
+    let mut words = shell_words(command).into_iter();
     let program = words
         .next()
         .ok_or_else(|| Failure::Usage(anyhow!("--command is empty")))?;

@@ -52,6 +52,9 @@ impl ScopeState {
 #[derive(Debug, Serialize)]
 pub struct Mcp {
     pub file: String,
+    /// The program Claude Code starts.
+    pub program: String,
+    /// Its command line.
     pub command: String,
 }
 
@@ -124,8 +127,9 @@ fn scope_state(store: &Store, scope: Scope) -> ScopeState {
     }
     match mcp_file(store, scope) {
         Ok((file, at)) => {
-            state.mcp = file.our_server(&keys(&at)).map(|command| Mcp {
+            state.mcp = file.our_server(&keys(&at)).map(|(program, command)| Mcp {
                 file: shown(store, file.path()),
+                program,
                 command,
             });
         }

@@ -90,3 +90,48 @@ pub fn shell_quote(word: &str) -> String {
         false => format!("'{}'", word.replace('\'', r"'\''")),
     }
 }
+
+/// The words of a command line as a shell reads them: split at unquoted blanks, quotes and
+/// backslash escapes taken out (no expansion).
+pub fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let (mut word, mut quote, mut started) = (String::new(), None::<char>, false);
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            (None, '\'' | '"') => (quote, started) = (Some(c), true),
+            (Some(q), c) if c == q => quote = None,
+            (None | Some('"'), '\\') => {
+                word.extend(chars.next());
+                started = true;
+            }
+            (_, c) => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quoted_command_is_read_back_into_the_words_it_was_made_of() {
+        let path = "/Users/Jo O'Neil/b in/git-agent-context";
+        let line = format!("{} hook \"Stop\" a\\ b ''", shell_quote(path));
+        assert_eq!(shell_words(&line), [path, "hook", "Stop", "a b", ""]);
+        assert!(shell_words("  ").is_empty());
+    }
+}

@@ -152,8 +152,9 @@ impl Settings {
         out
     }
 
-    /// The command line of our MCP server in the object at `at`, as the file was read.
-    pub fn our_server(&self, at: &[&str]) -> Option<String> {
+    /// Our MCP server in the object at `at`, as the file was read: the program it runs, and
+    /// its command line.
+    pub fn our_server(&self, at: &[&str]) -> Option<(String, String)> {
         let mut object = Some(&self.before);
         for key in at {
             object = object.and_then(|o| o.get(*key)).and_then(Value::as_object);
@@ -169,12 +170,11 @@ impl Settings {
             .flatten())
         .filter_map(Value::as_str);
         let command = server.get("command").and_then(Value::as_str).unwrap_or("");
-        Some(
-            std::iter::once(command)
-                .chain(args)
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
+        let line = std::iter::once(command)
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" ");
+        Some((command.to_owned(), line))
     }
 
     /// The git-agent-context plugins the file enables (`enabledPlugins`, `<name>@<marketplace>`).
