@@ -81,6 +81,12 @@ pub fn follow(folder: &Path, name: &Path, git_dir: Option<&Path>) -> Result<Path
     }
 }
 
+/// `path` with every link followed and `.` and `..` resolved, even when it does not exist yet;
+/// `path` itself when that cannot be told.
+pub fn resolved(path: &Path) -> PathBuf {
+    real(path, 0).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// `path` with every link followed and `.` and `..` resolved, even when it, or the end of the
 /// links it goes through, does not exist yet (where a write would create it).
 fn real(path: &Path, hops: u32) -> io::Result<PathBuf> {

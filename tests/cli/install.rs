@@ -1010,6 +1010,18 @@ fn git_hooks_in_the_working_tree_name_no_path_of_this_machine() {
     // They find it on PATH.
     repo.commit("a.txt", "a\n", "second");
     assert!(repo.log().contains("hook post-commit"), "{}", repo.log());
+
+    // `..` leads out of the working tree: a folder of this machine's, which may name its path.
+    let other = TestRepo::new();
+    other.git(&["config", "core.hooksPath", "../outside-hooks"]);
+    other.ok(&["install"]);
+    let outside = other
+        .root
+        .parent()
+        .unwrap()
+        .join("outside-hooks/post-commit");
+    let hook = fs::read_to_string(&outside).unwrap();
+    assert!(hook.contains(&format!("\nbin={BIN}\n")), "{hook}");
 }
 
 #[test]

@@ -106,8 +106,10 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     // The git hooks call this binary first, unless they are in the working tree: committed,
     // they would name this machine's path to everyone.
     let folder = hooks_folder(store)?;
-    let shared = store.workdir().is_some_and(|top| folder.starts_with(top))
-        && !folder.starts_with(store.common_dir());
+    // Compared as the file system has them: `..`, links and other spellings resolved.
+    let real = links::resolved(&folder);
+    let shared = (store.worktrees().iter()).any(|top| real.starts_with(links::resolved(top)))
+        && !real.starts_with(links::resolved(store.common_dir()));
     let binary = match shared {
         true => None,
         false => Some(exe()?),
@@ -307,8 +309,9 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
         ));
     }
     // A folder outside the repository (a global core.hooksPath) may serve other repositories.
-    let outside = !folder.starts_with(store.common_dir())
-        && !store.worktrees().iter().any(|w| folder.starts_with(w));
+    let real = links::resolved(&folder);
+    let outside = !real.starts_with(links::resolved(store.common_dir()))
+        && !(store.worktrees().iter()).any(|w| real.starts_with(links::resolved(w)));
     if outside && others.is_empty() {
         left.push(format!(
             "kept the git hooks in {}: a folder outside the repository, which other repositories \
