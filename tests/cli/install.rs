@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use git_agent_context::deliver::install::settings::ENTRIES;
+use git_agent_context::deliver::install::settings::{ENTRIES, GUARD};
 use serde_json::{Value, json};
 
 use crate::repo::{BIN, TestRepo, stderr};
@@ -280,8 +280,31 @@ fn install_then_uninstall_gives_back_the_settings_it_found() {
 
     repo.ok(&["install", "--scope", "project"]);
     let installed = read_json(&path);
-    // A shared file names no path of this machine.
-    assert_eq!(sorted(ours(&installed, "git-agent-context")), table());
+    // A shared file names no path of this machine, and its hooks do nothing for a teammate
+    // without the binary.
+    let guarded = format!("{GUARD} git-agent-context");
+    assert_eq!(sorted(ours(&installed, &guarded)), table());
+    let command = installed["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run = |path: &std::ffi::OsStr| {
+        Command::new("sh")
+            .args(["-c", &command])
+            .env("PATH", path)
+            .current_dir(&repo.root)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let without = run(&path_without_binary());
+    assert_eq!(without.status.code(), Some(0), "{}", stderr(&without));
+    assert!(without.stdout.is_empty() && without.stderr.is_empty());
+    // With it, the hook runs.
+    let before = repo.log();
+    let with = run(&crate::repo::path_with_binary());
+    assert_eq!(with.status.code(), Some(0), "{}", stderr(&with));
+    assert_ne!(repo.log(), before, "the hook ran and logged");
     // Everything else as it was, in its order; ours after the other tools' hooks.
     let keys: Vec<&String> = installed.as_object().unwrap().keys().collect();
     assert_eq!(

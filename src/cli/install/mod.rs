@@ -16,7 +16,7 @@ use anyhow::anyhow;
 
 use crate::cli::{CmdResult, Failure, claude_dir, display_path};
 use crate::deliver::install::git_hooks::{self, Action, Removal};
-use crate::deliver::install::settings::{self, ENTRIES, MCP_SERVER, Settings, Written};
+use crate::deliver::install::settings::{self, ENTRIES, GUARD, MCP_SERVER, Settings, Written};
 use crate::deliver::install::{self as deliver_install, shell_quote, shell_words};
 use crate::deliver::links;
 use crate::store::{Store, git_config, notes};
@@ -73,7 +73,8 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             let command = match (args.command.clone(), args.scope) {
                 (Some(command), _) => command,
                 (None, Scope::Local) => this_binary()?,
-                (None, Scope::Project | Scope::User) => "git-agent-context".to_owned(),
+                (None, Scope::Project) => format!("{GUARD} git-agent-context"),
+                (None, Scope::User) => "git-agent-context".to_owned(),
             };
             if !settings::names_us(&command) {
                 return Err(Failure::Usage(anyhow!(

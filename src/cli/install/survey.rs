@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{Scope, hooks_folder, keys, mcp_file, settings_file, shown};
 use crate::cli::Failure;
 use crate::deliver::install::git_hooks::{self, Found};
-use crate::deliver::install::settings::Settings;
+use crate::deliver::install::settings::{GUARD, Settings};
 use crate::store::{Store, git_config};
 
 #[derive(Debug, Serialize)]
@@ -112,10 +112,16 @@ fn scope_state(store: &Store, scope: Scope) -> ScopeState {
         Ok(file) => {
             state.settings = shown(store, file.path());
             for (event, command) in file.ours() {
-                // The program, without the `hook <Event>` every handler ends with.
+                // The program, without the `hook <Event>` every handler ends with, nor the
+                // guard of a shared file.
                 let suffix = format!(" hook {event}");
                 let command = command.trim_end();
-                let command = command.strip_suffix(&suffix).unwrap_or(command).to_owned();
+                let command = command.strip_suffix(&suffix).unwrap_or(command);
+                let command = command
+                    .strip_prefix(GUARD)
+                    .unwrap_or(command)
+                    .trim()
+                    .to_owned();
                 state.hooks.push(event);
                 if !state.commands.contains(&command) {
                     state.commands.push(command);

@@ -21,6 +21,10 @@ use crate::deliver::{hooks, links};
 use crate::store::Store;
 use crate::store::write_atomic_with_mode;
 
+/// What a shared settings file's hooks say before the command: a teammate without the binary
+/// gets hooks that do nothing, not an error on every event.
+pub const GUARD: &str = "command -v git-agent-context >/dev/null 2>&1 || exit 0;";
+
 /// One of our hook entries: the event, the tools it is limited to, its timeout in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
