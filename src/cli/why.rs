@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::cli::terminal::{self, Look};
 use crate::cli::{CmdResult, Failure, repo_path, warn_unread, write_json};
 use crate::deliver::review::text::Palette;
-use crate::event::{Event, truncate_words};
+use crate::event::{Event, Kind, truncate_words};
 use crate::retrieve::why::{self, Error, Lines, Why};
 use crate::sanitise;
 use crate::store::Store;
@@ -28,6 +28,10 @@ pub struct Args {
     /// repository as on a small one, and close to the blame.
     #[arg(long)]
     fast: bool,
+    /// Also show what the session explored and thought without deciding (explorations and
+    /// unclassified thinking), which is mostly narration; JSON always has it.
+    #[arg(long)]
+    all: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -63,11 +67,12 @@ pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Writ
         );
     }
     let color = terminal::use_color(store, look.color, look.paging);
-    print_human(&answer, Palette { color }, out)
+    print_human(&answer, Palette { color }, args.all, out)
 }
 
-/// `answer` as text, its commit ids and kinds of reasoning coloured as `p` says.
-pub(super) fn print_human(answer: &Why, p: Palette, out: &mut dyn Write) -> CmdResult {
+/// `answer` as text, its commit ids and kinds of reasoning coloured as `p` says; explorations
+/// and unclassified thinking only with `all`.
+pub(super) fn print_human(answer: &Why, p: Palette, all: bool, out: &mut dyn Write) -> CmdResult {
     let Lines { start, end } = answer.range;
     let asked = if (start, end) == (1, answer.lines) {
         format!(
@@ -84,7 +89,7 @@ pub(super) fn print_human(answer: &Why, p: Palette, out: &mut dyn Write) -> CmdR
             "{}: no reasoning recorded for its {asked}",
             sanitise::line(&answer.path)
         )?;
-        return print_uncommitted(answer, p, out);
+        return print_uncommitted(answer, p, all, out);
     }
     writeln!(
         out,
@@ -137,15 +142,20 @@ pub(super) fn print_human(answer: &Why, p: Palette, out: &mut dyn Write) -> CmdR
             [only] => only.request.as_str(),
             _ => "",
         };
-        for e in &owner.events {
+        for e in owner.events.iter().filter(|e| all || shown(e)) {
             print_event(e, several, &mut last_prompt, p, out)?;
         }
     }
-    print_uncommitted(answer, p, out)
+    print_uncommitted(answer, p, all, out)
+}
+
+/// Whether an event is shown without `--all`: not an exploration nor unclassified thinking.
+fn shown(e: &Event) -> bool {
+    !matches!(e.kind, Kind::Exploration | Kind::Raw)
 }
 
 /// The working tree's changes to the file, and the pending reasoning behind them.
-fn print_uncommitted(answer: &Why, p: Palette, out: &mut dyn Write) -> CmdResult {
+fn print_uncommitted(answer: &Why, p: Palette, all: bool, out: &mut dyn Write) -> CmdResult {
     let Some(u) = &answer.uncommitted else {
         return Ok(());
     };
@@ -166,7 +176,7 @@ fn print_uncommitted(answer: &Why, p: Palette, out: &mut dyn Write) -> CmdResult
         writeln!(out, "  session {}", sanitise::line(&s.id))?;
     }
     let mut last_prompt = "";
-    for e in &u.events {
+    for e in u.events.iter().filter(|e| all || shown(e)) {
         print_event(e, several, &mut last_prompt, p, out)?;
     }
     Ok(())

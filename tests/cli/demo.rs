@@ -86,6 +86,27 @@ fn the_demo_shows_why_query_the_brief_and_review_and_leaves_nothing_behind() {
         String::from_utf8(out.stdout).unwrap()
     };
     assert_eq!(git(&["rev-list", "--count", "HEAD"]).trim(), "3");
+    // `why` leaves out what was explored and thought without deciding, unless asked.
+    let why = |all: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["why", "docs/architecture/shadow-branch-overlap.md"])
+            .args(all)
+            .current_dir(kept)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (plain, all) = (why(&[]), why(&["--all"]));
+    assert!(
+        plain.contains("  decision: ") && !plain.contains("  exploration: "),
+        "{plain}"
+    );
+    assert!(!plain.contains("  raw: "), "{plain}");
+    assert!(
+        all.contains("  exploration: Let me read the document first"),
+        "{all}"
+    );
     assert_eq!(
         git(&["notes", "--ref=agent-context", "list"])
             .lines()

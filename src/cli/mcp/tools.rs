@@ -249,7 +249,7 @@ fn why(context: &Context<'_>, args: WhyArgs) -> Outcome {
     );
     let answer: Why = serde_json::from_value(safe).map_err(|e| shown_error(&e))?;
     let mut out = Vec::new();
-    crate::cli::why::print_human(&answer, Palette { color: false }, &mut out)
+    crate::cli::why::print_human(&answer, Palette { color: false }, false, &mut out)
         .map_err(|_| "cannot render the answer".to_owned())?;
     Ok(within(
         String::from_utf8_lossy(&out).into_owned(),
