@@ -111,7 +111,7 @@ fn registrations(installed: &Installation, checks: &mut Vec<Check>) {
     for s in installed.scopes.iter().filter(|s| !s.errors.is_empty()) {
         checks.push(problem(
             "settings",
-            format!("{} scope: {}", name(s), line(&s.errors.join("; "))),
+            format!("{} scope: {}", s.scope.as_str(), line(&s.errors.join("; "))),
             "fix or remove the file named".to_owned(),
         ));
     }
@@ -131,7 +131,10 @@ fn registrations(installed: &Installation, checks: &mut Vec<Check>) {
                 .min_by_key(|(_, s)| s.scope == Scope::Project);
             let fix = match settings {
                 Some((_, s)) => {
-                    format!("keep one: git agent-context uninstall --scope {}", name(s))
+                    format!(
+                        "keep one: git agent-context uninstall --scope {}",
+                        s.scope.as_str()
+                    )
                 }
                 None => "keep one plugin enabled (/plugin in Claude Code)".to_owned(),
             };
@@ -165,13 +168,13 @@ fn commands(installed: &Installation, checks: &mut Vec<Check>) {
             let check = match found(&program) {
                 Some(at) => ok(
                     "binary",
-                    format!("the {} scope's {what} {}", name(s), line(&at)),
+                    format!("the {} scope's {what} {}", s.scope.as_str(), line(&at)),
                 ),
                 None if !program.contains('/') => problem(
                     "binary",
                     format!(
                         "the {} scope's {what} {} from PATH, where it is not",
-                        name(s),
+                        s.scope.as_str(),
                         line(&program)
                     ),
                     "put git-agent-context on PATH (`cargo install` puts it in ~/.cargo/bin)"
@@ -181,12 +184,12 @@ fn commands(installed: &Installation, checks: &mut Vec<Check>) {
                     "binary",
                     format!(
                         "the {} scope's {what} {}, which is not there",
-                        name(s),
+                        s.scope.as_str(),
                         line(&program)
                     ),
                     format!(
                         "run `git agent-context install --scope {}` with the binary you use",
-                        name(s)
+                        s.scope.as_str()
                     ),
                 ),
             };
@@ -316,13 +319,6 @@ fn cleanup_days(store: &Store, claude: &Path) -> (u64, Option<PathBuf>) {
             Some((value.get("cleanupPeriodDays")?.as_u64()?, Some(f)))
         })
         .unwrap_or((CLEANUP_DAYS, None))
-}
-
-fn name(s: &ScopeState) -> String {
-    serde_json::to_value(s.scope)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// The program a command line runs: its first word as a shell reads it; `git agent-context`

@@ -260,8 +260,7 @@ fn print_installation(installed: &Installation, out: &mut dyn Write) -> CmdResul
         if parts.is_empty() {
             parts.push("nothing".to_owned());
         }
-        let scope = serde_json::to_value(s.scope).unwrap_or_default();
-        let scope = scope.as_str().unwrap_or_default();
+        let scope = s.scope.as_str();
         let settings = match s.settings.as_str() {
             "" => String::new(),
             file => format!(" ({file})"),

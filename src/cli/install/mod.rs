@@ -227,7 +227,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             "warning: {} registers our Claude Code hooks too, and Claude Code runs both; keep \
              one: `git agent-context uninstall --scope {}`",
             other.settings,
-            scope_name(out_of)
+            out_of.as_str()
         )?;
     }
     for plugin in installation.scopes.iter().flat_map(|s| &s.plugins) {
@@ -249,11 +249,14 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     Ok(())
 }
 
-fn scope_name(scope: Scope) -> &'static str {
-    match scope {
-        Scope::Project => "project",
-        Scope::Local => "local",
-        Scope::User => "user",
+impl Scope {
+    /// The scope as `--scope` names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::User => "user",
+        }
     }
 }
 

@@ -184,12 +184,13 @@ pub fn survey(folder: &Path) -> Vec<(&'static str, PathBuf, Found, bool)> {
         .iter()
         .map(|(name, _)| {
             let path = folder.join(name);
-            let found = match fs::symlink_metadata(&path) {
-                Err(_) => Found::Absent,
-                Ok(_) if fs::read(&path).is_ok_and(|c| is_ours(&c)) => Found::Ours,
-                Ok(_) => Found::NotOurs,
+            // What cannot be read is as good as absent here: `plan` says why when it matters.
+            let found = match present(&path).unwrap_or(false) {
+                false => Found::Absent,
+                true if fs::read(&path).is_ok_and(|c| is_ours(&c)) => Found::Ours,
+                true => Found::NotOurs,
             };
-            let chained = fs::symlink_metadata(chained(&path)).is_ok();
+            let chained = present(&chained(&path)).unwrap_or(false);
             (*name, path, found, chained)
         })
         .collect()

@@ -128,14 +128,7 @@ impl Settings {
 
     /// Whether the file held any of our handlers when it was read.
     pub fn had_ours(&self) -> bool {
-        hooks_of(&self.before).is_some_and(|hooks| {
-            hooks
-                .values()
-                .filter_map(Value::as_array)
-                .flat_map(|groups| groups.iter().filter_map(handlers_of))
-                .flatten()
-                .any(is_ours)
-        })
+        !self.ours().is_empty()
     }
 
     /// Our handlers in the file as it was read: each event's command, in the file's order.
@@ -341,14 +334,7 @@ impl Settings {
 
     /// Whether the file held our MCP server in the object at `at` when it was read.
     pub fn had_our_server(&self, at: &[&str]) -> bool {
-        let mut object = Some(&self.before);
-        for key in at {
-            object = object.and_then(|o| o.get(*key)).and_then(Value::as_object);
-        }
-        object
-            .and_then(|o| o.get("mcpServers"))
-            .and_then(|s| s.get(MCP_SERVER))
-            .is_some_and(is_our_server)
+        self.our_server(at).is_some()
     }
 
     /// Whether the content differs from the file's.
