@@ -41,7 +41,7 @@ const BAR_BYTES: u64 = 8 << 20;
 /// `cwd` is where the command runs (after `-C`): relative paths are taken from there.
 pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let paths = transcripts(store, cwd, &args)?;
-    let progress = Transcripts::new(&sizes(&paths), BAR_BYTES, false);
+    let progress = Transcripts::new(&paths, BAR_BYTES, false);
     let reports = read(store, &paths, !args.transcript.is_empty(), progress)?;
     if args.json {
         return print_json(&reports, out);
@@ -62,7 +62,7 @@ pub fn import(store: &Store, cwd: &Path, args: ImportArgs, out: &mut dyn Write) 
         json: args.json,
     };
     let paths = transcripts(store, cwd, &every)?;
-    let progress = Transcripts::new(&sizes(&paths), 0, true);
+    let progress = Transcripts::new(&paths, 0, true);
     let reports = read(store, &paths, false, progress)?;
     if args.json {
         return print_json(&reports, out);
@@ -86,12 +86,6 @@ pub fn import(store: &Store, cwd: &Path, args: ImportArgs, out: &mut dyn Write) 
     Ok(())
 }
 
-fn sizes(paths: &[PathBuf]) -> Vec<u64> {
-    (paths.iter())
-        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
-        .collect()
-}
-
 /// Read `paths` in turn under the store's lock, then bring the index up to date. A file
 /// `named` by the user must be readable; in a scan, one unreadable file does not stop the others.
 fn read(
@@ -104,12 +98,10 @@ fn read(
     let mut reports = Vec::new();
     for path in paths {
         progress.start(path);
-        let size = std::fs::metadata(path).map_or(0, |m| m.len());
         match ingest::transcript(store, path, ingest::Options::default()) {
             Ok(r) => {
                 progress.read(
                     path,
-                    size,
                     &format!("+{} ~{} events", r.events_added, r.events_updated),
                 );
                 reports.push(r);
@@ -118,7 +110,7 @@ fn read(
                 return Err(Failure::Usage(e.into()));
             }
             Err(ingest::Error::Transcript { path, source }) => {
-                progress.read(&path, size, "skipped");
+                progress.read(&path, "skipped");
                 progress.warn(&format!(
                     "warning: skipped {}: {source}",
                     display_path(&path)

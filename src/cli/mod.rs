@@ -28,7 +28,7 @@ mod switch;
 mod terminal;
 mod why;
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -233,7 +233,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
         cli.command,
         Command::Why(_) | Command::Show(_) | Command::Review(_) | Command::Log(_)
     );
-    let pager = match pageable && !cli.no_pager {
+    // Only a terminal is paged: anywhere else no configuration is read for it.
+    let pager = match pageable && !cli.no_pager && io::stdout().is_terminal() {
         // Outside a repository there is no pager configuration to read: git's defaults.
         true => match open(&cwd) {
             Ok(store) => terminal::wants_pager(&store, cli.paginate, false, by_default)

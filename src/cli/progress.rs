@@ -3,7 +3,7 @@
 //! the command asks for them; else nothing.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -17,19 +17,27 @@ enum Shown {
     Nothing,
 }
 
-/// Progress through transcripts, by their bytes.
+/// Progress through transcripts, by their bytes, read in the order given.
 pub struct Transcripts {
     shown: Shown,
     count: usize,
+    /// Each transcript's size, for a bar.
+    sizes: Vec<u64>,
     done: usize,
 }
 
 impl Transcripts {
-    /// Progress through transcripts of `sizes` bytes: a bar on a terminal when they are at
-    /// least `min_bytes` in all; on anything else, a line per transcript if `lines`.
-    pub fn new(sizes: &[u64], min_bytes: u64, lines: bool) -> Transcripts {
+    /// Progress through `paths`: a bar on a terminal when they are at least `min_bytes` in all;
+    /// on anything else, a line per transcript if `lines`.
+    pub fn new(paths: &[PathBuf], min_bytes: u64, lines: bool) -> Transcripts {
+        let terminal = std::io::stderr().is_terminal();
+        // Sizes only matter to a bar.
+        let sizes: Vec<u64> = (paths.iter())
+            .filter(|_| terminal)
+            .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+            .collect();
         let total: u64 = sizes.iter().sum();
-        let shown = match std::io::stderr().is_terminal() {
+        let shown = match terminal {
             true if total >= min_bytes => {
                 let bar = ProgressBar::with_draw_target(
                     Some(total),
@@ -46,7 +54,8 @@ impl Transcripts {
         };
         Transcripts {
             shown,
-            count: sizes.len(),
+            count: paths.len(),
+            sizes,
             done: 0,
         }
     }
@@ -63,8 +72,9 @@ impl Transcripts {
         }
     }
 
-    /// A transcript of `size` bytes read; `said` is what came of it.
-    pub fn read(&mut self, path: &Path, size: u64, said: &str) {
+    /// The next transcript read; `said` is what came of it.
+    pub fn read(&mut self, path: &Path, said: &str) {
+        let size = self.sizes.get(self.done).copied().unwrap_or(0);
         self.done += 1;
         match &self.shown {
             Shown::Bar(bar) => bar.inc(size),
