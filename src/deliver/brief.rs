@@ -25,6 +25,8 @@ const SESSIONS: usize = 3;
 const COMMITS: usize = 10_000;
 /// Annotated commits whose times are read to end the walk early, at most.
 const ANNOTATED_READ: usize = 2_000;
+/// Commits walked before the walk is bounded by the oldest annotated commit.
+const FAR: usize = 500;
 /// Standing decisions shown, at most.
 const DECISIONS: usize = 6;
 /// Sessions not yet committed shown, at most.
@@ -112,13 +114,15 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
         .collect::<BTreeSet<_>>()
         .len()
         .min(SESSIONS);
-    let oldest = match sessions_of.len() <= ANNOTATED_READ {
+    // Read only for a walk that goes far: most find their sessions in the first commits.
+    let oldest_annotated = || match sessions_of.len() <= ANNOTATED_READ {
         true => (sessions_of.keys())
             .filter_map(|id| repo.find_commit(*id).ok())
             .filter_map(|c| c.committer().ok().map(|s| s.seconds()))
             .min(),
         false => None,
     };
+    let mut oldest = None;
     // Newest first, each commit decoded once: its time to queue it, its parents when it is
     // taken.
     let mut found: Vec<String> = Vec::new();
@@ -134,10 +138,13 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
         }
     };
     push(head.detach(), &mut queue);
-    for _ in 0..COMMITS {
+    for step in 0..COMMITS {
         let Some((time, id, parents)) = queue.pop() else {
             break;
         };
+        if step == FAR {
+            oldest = oldest_annotated();
+        }
         if oldest.is_some_and(|oldest| time < oldest) {
             break;
         }
