@@ -108,40 +108,29 @@ fn tour(scratch: &Path, out: &mut dyn Write) -> CmdResult {
         )?;
     }
 
-    let steps: [(&str, Vec<String>); 4] = [
-        (
-            "Extract both sessions: their reasoning goes into notes on the commits they made.",
-            {
-                let mut args = vec!["extract".to_owned()];
-                for entry in fs::read_dir(&transcripts)? {
-                    args.push("--transcript".to_owned());
-                    args.push(entry?.path().to_string_lossy().into_owned());
-                }
-                args
-            },
-        ),
-        (
-            "Why is this file the way it is? The commits that own its lines, and their reasoning:",
-            vec!["why".to_owned(), FILE.to_owned()],
-        ),
-        (
-            "What bears on a new task? The reasoning kept, packed into a token budget:",
-            vec!["query".to_owned(), PROMPT.to_owned()],
-        ),
-        (
-            "A reviewer's view of the two commits: each file's diff, the reasoning beside it.",
-            vec![
-                "review".to_owned(),
-                format!("{first}..HEAD"),
-                "--color=never".to_owned(),
-                "--no-pager".to_owned(),
-            ],
-        ),
-    ];
-    for (say, args) in &steps[..3] {
-        section(out, say, &args_line(args))?;
-        excerpt(out, &ours(&repo, args, None)?)?;
+    let mut extract = vec!["extract".to_owned()];
+    for entry in fs::read_dir(&transcripts)? {
+        extract.push("--transcript".to_owned());
+        extract.push(entry?.path().to_string_lossy().into_owned());
     }
+    step(
+        out,
+        &repo,
+        "Extract both sessions: their reasoning goes into notes on the commits they made.",
+        &extract,
+    )?;
+    step(
+        out,
+        &repo,
+        "Why is this file the way it is? The commits that own its lines, and their reasoning:",
+        &["why".to_owned(), FILE.to_owned()],
+    )?;
+    step(
+        out,
+        &repo,
+        "What bears on a new task? The reasoning kept, packed into a token budget:",
+        &["query".to_owned(), PROMPT.to_owned()],
+    )?;
     section(
         out,
         "What a new Claude Code session in this repository is told as it starts (SessionStart):",
@@ -164,9 +153,13 @@ fn tour(scratch: &Path, out: &mut dyn Write) -> CmdResult {
         .as_str()
         .unwrap_or("(nothing)");
     writeln!(out, "{context}")?;
-    let (say, args) = &steps[3];
-    section(out, say, &args_line(args))?;
-    excerpt(out, &ours(&repo, args, None)?)?;
+    // Piped, as every command here is: neither paged nor coloured.
+    step(
+        out,
+        &repo,
+        "A reviewer's view of the two commits: each file's diff, the reasoning beside it.",
+        &["review".to_owned(), format!("{first}..HEAD")],
+    )?;
     writeln!(
         out,
         "\nIn your own repository: `git agent-context install`, then work with Claude Code as \
@@ -193,6 +186,12 @@ fn excerpt(out: &mut dyn Write, text: &[u8]) -> CmdResult {
         )?;
     }
     Ok(())
+}
+
+/// Say what comes, run `args` in `repo` and show what it printed.
+fn step(out: &mut dyn Write, repo: &Path, say: &str, args: &[String]) -> CmdResult {
+    section(out, say, &args_line(args))?;
+    excerpt(out, &ours(repo, args, None)?)
 }
 
 fn section(out: &mut dyn Write, say: &str, command: &str) -> CmdResult {
