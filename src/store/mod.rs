@@ -465,20 +465,31 @@ impl Store {
         }
     }
 
-    /// After a ref update failed on `<ref>.lock`: whether the lock is gone — its writer
-    /// finished, or died holding it (it is older than [`STALE_REF_LOCK`], or becomes so within
-    /// the store's patience) and it was removed — so that the caller may try again. A live
-    /// writer holds such a lock for milliseconds.
+    /// After a ref update failed on a lock file — `<ref>.lock`, or `packed-refs.lock`, which
+    /// gix takes for every update of a repository with packed refs — whether the lock is gone:
+    /// its writer finished, or died holding it (it is older than [`STALE_REF_LOCK`], or
+    /// becomes so within the store's patience) and it was removed, so that the caller may try
+    /// again. A live writer holds such a lock for milliseconds; one killed holding it (a hook
+    /// past its timeout) would leave every later update of a ref failing, ours and git's.
     fn clear_dead_ref_lock(&self, refname: &str) -> bool {
-        let path = self.common_dir.join(format!("{refname}.lock"));
+        let paths = [
+            self.common_dir.join(format!("{refname}.lock")),
+            self.common_dir.join("packed-refs.lock"),
+        ];
         let deadline = Instant::now() + self.patience.unwrap_or(STALE_REF_LOCK);
         loop {
-            let Ok(modified) = fs::metadata(&path).and_then(|m| m.modified()) else {
+            let Some((path, modified)) = paths.iter().find_map(|path| {
+                let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+                Some((path, modified))
+            }) else {
                 return true;
             };
             let age = modified.elapsed().unwrap_or_default();
             if age >= STALE_REF_LOCK {
-                return fs::remove_file(&path).is_ok();
+                match fs::remove_file(path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return false,
+                    _ => continue,
+                }
             }
             if Instant::now() >= deadline {
                 return false;

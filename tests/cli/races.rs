@@ -1168,7 +1168,11 @@ fn stored_anywhere(repo: &TestRepo, commits: &[String]) -> Vec<(String, String)>
 /// after which writers take such a lock for a dead one's, as if that time had passed.
 pub fn age_dead_ref_locks(repo: &TestRepo) -> usize {
     let mut aged = 0;
-    for name in ["refs/notes/agent-context.lock", "refs/agent-context.lock"] {
+    for name in [
+        "refs/notes/agent-context.lock",
+        "refs/agent-context.lock",
+        "packed-refs.lock",
+    ] {
         let path = repo.root.join(".git").join(name);
         if let Ok(file) = File::options().write(true).open(&path) {
             file.set_modified(SystemTime::now() - Duration::from_secs(60))
@@ -1177,6 +1181,22 @@ pub fn age_dead_ref_locks(repo: &TestRepo) -> usize {
         }
     }
     aged
+}
+
+#[test]
+fn a_packed_refs_lock_left_by_a_killed_writer_blocks_neither_us_nor_git() {
+    // gix locks packed-refs for every ref update once the file exists (a clone has one): a
+    // writer killed then leaves `packed-refs.lock`, on which git's own updates fail too.
+    let repo = plain_repo();
+    repo.git(&["branch", "topic"]);
+    repo.git(&["pack-refs", "--all"]);
+    let lock = repo.root.join(".git/packed-refs.lock");
+    fs::write(&lock, "").unwrap();
+    assert_eq!(age_dead_ref_locks(&repo), 1);
+    repo.ok(&["record", "decision", "Keep the cache in memory"]);
+    assert!(!lock.exists(), "the dead writer's lock is gone");
+    repo.git(&["branch", "-D", "topic"]);
+    assert!(repo.ok(&["log"]).contains("Keep the cache in memory"));
 }
 
 #[test]
