@@ -13,5 +13,6 @@ pub mod event;
 pub mod ingest;
 pub mod retrieve;
 pub mod sanitise;
+pub mod share;
 pub mod store;
 pub mod transcript;

@@ -25,6 +25,7 @@ mod review;
 mod show;
 mod status;
 mod switch;
+mod sync;
 mod terminal;
 mod why;
 
@@ -118,6 +119,9 @@ enum Command {
     /// Carry the notes of commits no branch reaches any more (squash or rebase merges,
     /// force-pushes) to the commits that now hold their lines.
     Repair(repair::Args),
+    /// Share the notes through a remote: fetch its notes, merge them into ours by event id,
+    /// push ours back (never forced; retried when another clone pushed first).
+    Sync(sync::Args),
     /// Set the default query backend (file, session, decision) for this clone.
     Switch(switch::Args),
     /// Regenerate the marked section of CLAUDE.md from the decision graph.
@@ -274,6 +278,7 @@ fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn W
         Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
         Command::Repair(args) => repair::run(&open(&cwd)?, args, out),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
+        Command::Sync(args) => sync::run(&open(&cwd)?, args, out),
         Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),
         Command::Forget(args) => forget::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args, out),

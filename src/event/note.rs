@@ -48,6 +48,61 @@ pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
     (by_id.into_values().collect(), unreadable)
 }
 
+/// The union of two notes, line by line, as `git notes merge -s cat_sort_uniq` makes it, with
+/// one line per event id kept (the one that sorts last, the line [`decode`] reads) and the
+/// lines of events `dropped` says to leave out left out. Lines are kept as written, so fields a
+/// newer version wrote survive a merge made by an older one; a line that is not an event is
+/// kept too (readers skip it). Also returns the (event id, session) of each line that `ours`
+/// did not hold: what the merge brought.
+pub fn union(
+    ours: &[u8],
+    theirs: &[u8],
+    dropped: impl Fn(&str) -> bool,
+) -> (Vec<u8>, Vec<(String, String)>) {
+    /// The two fields a merge looks at; the others are carried as text.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: String,
+        session_id: String,
+    }
+    let split = |note: &[u8]| -> Vec<Vec<u8>> {
+        note.split(|&b| b == b'\n')
+            .filter(|l| !l.trim_ascii().is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let held: std::collections::HashSet<Vec<u8>> = split(ours).into_iter().collect();
+    let mut lines: Vec<Vec<u8>> = split(ours).into_iter().chain(split(theirs)).collect();
+    lines.sort();
+    lines.dedup();
+    // The last line of each id, by position in the sorted lines.
+    let mut last: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut heads: Vec<Option<String>> = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let head = serde_json::from_slice::<Head>(line).ok();
+        heads.push(head.as_ref().map(|h| h.id.clone()));
+        if let Some(h) = head {
+            last.insert(h.id, (i, h.session_id));
+        }
+    }
+    let mut out = Vec::new();
+    let mut brought = Vec::new();
+    for (i, (line, id)) in lines.iter().zip(&heads).enumerate() {
+        if let Some(id) = id {
+            let (at, session) = &last[id];
+            if *at != i || dropped(id) {
+                continue;
+            }
+            if !held.contains(line) {
+                brought.push((id.clone(), session.clone()));
+            }
+        }
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    (out, brought)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +175,43 @@ mod tests {
             .collect();
         let (events, _) = decode(&reversed);
         assert_eq!(events.iter().find(|e| e.id == a.id).unwrap(), last);
+    }
+
+    #[test]
+    fn union_keeps_one_line_per_event_unknown_fields_and_says_what_it_brought() {
+        let a = event("m1", Kind::Decision, "use notes");
+        let b = event("m2", Kind::Tradeoff, "slower but safe");
+        let c = event("m3", Kind::Rejection, "no daemon");
+        let mut a2 = a.clone();
+        a2.rationale = "more text".to_owned();
+        let ours = encode(&[a.clone(), c.clone()]);
+        // A newer writer's field, which this version does not know.
+        let newer = serde_json::to_string(&b)
+            .unwrap()
+            .replacen('{', r#"{"agent":"codex","#, 1);
+        let mut theirs = encode(std::slice::from_ref(&a2));
+        theirs.extend_from_slice(format!("{newer}\n").as_bytes());
+        let (merged, brought) = union(&ours, &theirs, |id| id == c.id);
+        let (events, bad) = decode(&merged);
+        assert_eq!(bad, 0);
+        assert_eq!(events.len(), 2, "{}", String::from_utf8_lossy(&merged));
+        assert!(String::from_utf8_lossy(&merged).contains(r#""agent":"codex""#));
+        assert!(!events.iter().any(|e| e.id == c.id), "a dropped id goes");
+        let line = |e: &Event| serde_json::to_string(e).unwrap();
+        let winner = if line(&a2) > line(&a) { &a2 } else { &a };
+        assert_eq!(events.iter().find(|e| e.id == a.id), Some(winner));
+        let mut expected = vec![(b.id.clone(), "s".to_owned())];
+        if winner == &a2 {
+            expected.push((a.id.clone(), "s".to_owned()));
+        }
+        let mut brought = brought;
+        brought.sort();
+        expected.sort();
+        assert_eq!(brought, expected);
+        // The same either way round, and nothing new the second time.
+        let (back, _) = union(&theirs, &ours, |id| id == c.id);
+        assert_eq!(back, merged);
+        assert!(union(&merged, &theirs, |_| false).1.is_empty());
     }
 
     #[test]

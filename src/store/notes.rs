@@ -6,13 +6,13 @@
 //! writer moved the ref in between, the work is redone on top of theirs, so no writer loses
 //! another's events.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, git_error, ref_tip, signature};
-use crate::event::note::{decode, encode};
+use crate::event::note::{decode, encode, union};
 use crate::event::{Event, Link, Merged, lines, merge};
 
 /// The notes ref the events live on.
@@ -333,4 +333,155 @@ fn rewrite(
         refname: REF,
         attempts: ATTEMPTS,
     })
+}
+
+/// What [`merge_from`] did to our notes ref.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Merge {
+    /// The notes ref's tip before and after (the same when nothing was to merge).
+    pub before: Option<ObjectId>,
+    pub after: Option<ObjectId>,
+    /// Notes that changed here, and the events they gained or saw updated.
+    pub notes: usize,
+    pub events: usize,
+    /// Whether our ref moved to theirs without a merge commit (ours had nothing of its own).
+    pub fast_forward: bool,
+}
+
+/// Merge the notes at `theirs` (a commit of a notes ref fetched from another clone) into ours:
+/// the union of both by event id, note by note ([`union`]), leaving out the events `dropped`
+/// names (those forgotten here). The result is a commit with both tips as parents — so that
+/// pushing it to where `theirs` came from is a fast-forward — or our ref moved to `theirs`
+/// when ours is behind it and nothing is left out. Nothing happens when ours already holds
+/// `theirs`. Like every update of the ref, it is redone if another writer moves the ref.
+pub fn merge_from(
+    store: &Store,
+    theirs: ObjectId,
+    dropped: impl Fn(&str) -> bool,
+) -> Result<Merge> {
+    let mut repo = store.repo();
+    let signature = signature(&mut repo)?;
+    for attempt in 0..ATTEMPTS {
+        let ours = tip(&repo)?;
+        let mut done = Merge {
+            before: ours,
+            after: ours,
+            ..Merge::default()
+        };
+        if ours.is_some_and(|ours| is_ancestor(&repo, theirs, ours)) {
+            return Ok(done);
+        }
+        let held: HashMap<ObjectId, ObjectId> = notes_at(&repo, ours)?.into_iter().collect();
+        let their_notes = notes_at(&repo, Some(theirs))?;
+        // Whether the union is exactly their notes: then ours, if behind, just moves to theirs.
+        let mut same_as_theirs = held.keys().all(|c| their_notes.iter().any(|(t, _)| t == c));
+        let mut state = state_at(&repo, ours)?;
+        for (commit, blob) in their_notes {
+            let mine = held.get(&commit).copied();
+            if mine == Some(blob) {
+                continue;
+            }
+            let text = |id: Option<ObjectId>| -> Result<Vec<u8>> {
+                Ok(match id {
+                    Some(id) => repo
+                        .find_blob(id)
+                        .map_err(git_error(format!("read the note of {commit}")))?
+                        .data
+                        .clone(),
+                    None => Vec::new(),
+                })
+            };
+            let their_text = text(Some(blob))?;
+            let (merged, brought) = union(&text(mine)?, &their_text, &dropped);
+            same_as_theirs &= merged == their_text;
+            if brought.is_empty() {
+                continue;
+            }
+            done.notes += 1;
+            done.events += brought.len();
+            let blob = repo
+                .write_blob(&merged)
+                .map_err(git_error("write a note"))?
+                .detach();
+            state
+                .edit(commit, Some(blob), &repo.objects)
+                .map_err(git_error("edit the notes tree"))?;
+        }
+        let behind = ours.is_none_or(|ours| is_ancestor(&repo, ours, theirs));
+        let new = if behind && same_as_theirs {
+            done.fast_forward = true;
+            theirs
+        } else {
+            let tree = state
+                .write(&repo.objects)
+                .map_err(git_error("write the notes tree"))?;
+            let message = format!(
+                "agent-context: merged fetched notes, {} events new on {} commits",
+                done.events, done.notes
+            );
+            let mut time = gix::date::parse::TimeBuf::default();
+            let who = signature.to_ref(&mut time);
+            let parents: Vec<ObjectId> = ours.into_iter().chain([theirs]).collect();
+            repo.new_commit_as(who, who, &message, tree, parents)
+                .map_err(git_error(format!("commit to {REF}")))?
+                .id
+        };
+        let expected = match ours {
+            Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
+            None => PreviousValue::MustNotExist,
+        };
+        match repo.reference(REF, new, expected, "agent-context: merge fetched notes") {
+            Ok(_) => {
+                done.after = Some(new);
+                return Ok(done);
+            }
+            Err(e) => store.retry_update(&repo, REF, ours, e, attempt)?,
+        }
+    }
+    Err(Error::Contended {
+        refname: REF,
+        attempts: ATTEMPTS,
+    })
+}
+
+/// The sessions whose events differ between the notes at `from` and at `to`, each with the
+/// commits whose notes differ for it: what the graph must take in after the ref moved from one
+/// to the other outside the writers that update it as they go (a merge of fetched notes).
+pub fn sessions_changed(
+    store: &Store,
+    from: Option<ObjectId>,
+    to: Option<ObjectId>,
+) -> Result<BTreeMap<String, BTreeSet<ObjectId>>> {
+    let repo = store.repo();
+    let before: HashMap<ObjectId, ObjectId> = notes_at(&repo, from)?.into_iter().collect();
+    let mut touched: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    let mut old = state_at(&repo, from)?;
+    for (commit, blob) in notes_at(&repo, to)? {
+        if before.get(&commit) == Some(&blob) {
+            continue;
+        }
+        let was: HashMap<String, Event> = note_of(&repo, &mut old, &commit)?
+            .into_iter()
+            .map(|e| (e.id.clone(), e))
+            .collect();
+        let data = repo
+            .find_blob(blob)
+            .map_err(git_error(format!("read the note of {commit}")))?;
+        for e in decode(&data.data).0 {
+            if was.get(&e.id) != Some(&e) {
+                touched.entry(e.session_id).or_default().insert(commit);
+            }
+        }
+    }
+    Ok(touched)
+}
+
+/// Whether commit `a` is `b` or one of its ancestors.
+fn is_ancestor(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> bool {
+    a == b
+        || repo
+            .merge_base(a, b)
+            .ok()
+            .flatten()
+            .is_some_and(|base| base.detach() == a)
 }

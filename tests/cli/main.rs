@@ -34,5 +34,6 @@ mod repo;
 mod review;
 mod scenario;
 mod shapes;
+mod sync;
 mod untrusted;
 mod why;

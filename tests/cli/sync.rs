@@ -1,0 +1,357 @@
+//! `sync`: clones of a bare repository share their notes through it. Every clone ends with the
+//! union of all events, none lost or doubled, whatever order the syncs run in, however many at
+//! once, and wherever one is killed; git (`fsck --strict`, `notes list`, `cat-file`) is the
+//! oracle for what is written.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::repo::{TestRepo, stderr};
+
+/// A bare repository with one commit on `main`, standing for the team's remote.
+fn remote() -> TestRepo {
+    let origin = TestRepo::new();
+    origin.commit("README", "hello\n", "first");
+    origin.clone_with(&["--bare"])
+}
+
+/// A decision recorded by hand on HEAD, after a commit of its own.
+fn decide(clone: &TestRepo, text: &str) {
+    let n = text.len() + clone.git(&["rev-list", "--count", "HEAD"]).len();
+    clone.commit(&format!("{n}-{}.txt", text.len()), text, text);
+    clone.ok(&["record", "decision", text]);
+}
+
+/// Every event of every note of `repo`'s notes ref: (commit, event id) once each, after
+/// checking that no note holds an id twice.
+fn events(repo: &TestRepo) -> BTreeSet<(String, String)> {
+    let list = repo.git(&["notes", "--ref=agent-context", "list"]);
+    let mut out = BTreeSet::new();
+    for line in list.lines() {
+        let (blob, commit) = line.split_once(' ').unwrap();
+        let note = repo.git(&["cat-file", "blob", blob]);
+        let mut ids = BTreeSet::new();
+        for line in note.lines() {
+            let event: Value = serde_json::from_str(line).unwrap();
+            let id = event["id"].as_str().unwrap().to_owned();
+            assert!(
+                ids.insert(id.clone()),
+                "event {id} twice in the note of {commit}"
+            );
+            out.insert((commit.to_owned(), id));
+        }
+    }
+    out
+}
+
+/// The recorded decisions' summaries in `repo`'s notes.
+fn decisions(repo: &TestRepo) -> BTreeSet<String> {
+    let list = repo.git(&["notes", "--ref=agent-context", "list"]);
+    let mut out = BTreeSet::new();
+    for line in list.lines() {
+        let blob = line.split_once(' ').unwrap().0;
+        for line in repo.git(&["cat-file", "blob", blob]).lines() {
+            let event: Value = serde_json::from_str(line).unwrap();
+            if event["kind"] == "decision" {
+                out.insert(event["summary"].as_str().unwrap().to_owned());
+            }
+        }
+    }
+    out
+}
+
+fn fsck(repo: &TestRepo) {
+    let out = repo.git_output(&repo.root, &["fsck", "--strict", "--no-dangling"], &[]);
+    assert!(out.status.success(), "fsck: {out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("error"),
+        "fsck: {out:?}"
+    );
+}
+
+/// The graph holds what the notes say: a rebuild from them changes nothing.
+fn graph_follows_the_notes(repo: &TestRepo) {
+    let rebuilt = repo.json(&["rebuild"]);
+    assert_eq!(
+        rebuilt["commit"],
+        Value::Null,
+        "the graph was behind: {rebuilt}"
+    );
+}
+
+#[test]
+fn two_clones_share_their_decisions_through_a_bare_remote() {
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    let b = bare.clone_with(&[]);
+    decide(&a, "Keep a TTL map for the price cache");
+    let first = a.json(&["sync"]);
+    assert_eq!(first["fetched"], false, "{first}");
+    assert_eq!(first["pushed"], true, "{first}");
+    assert_eq!(
+        b.ok(&["sync"]).trim(),
+        "origin: 1 event new here on 1 note; it has all of ours"
+    );
+    decide(&b, "No LRU for the price cache: prices expire by time");
+    assert_eq!(
+        b.ok(&["sync"]).trim(),
+        "origin: nothing new from it; ours pushed"
+    );
+    let merged = a.json(&["sync"]);
+    assert_eq!(merged["merged_events"], 1, "{merged}");
+    assert_eq!(merged["pushed"], false, "{merged}");
+    for clone in [&a, &b] {
+        assert_eq!(
+            decisions(clone),
+            BTreeSet::from([
+                "Keep a TTL map for the price cache".to_owned(),
+                "No LRU for the price cache: prices expire by time".to_owned()
+            ])
+        );
+        // Where they came from is the remote's notes, fetched beside ours.
+        clone.git(&[
+            "rev-parse",
+            "--verify",
+            "refs/notes/remotes/origin/agent-context",
+        ]);
+        fsck(clone);
+        graph_follows_the_notes(clone);
+    }
+    assert_eq!(events(&a), events(&b));
+    assert_eq!(events(&a), events(&bare));
+    fsck(&bare);
+    // Once b's branch is there too, `log` gives its decision beside its commit.
+    b.git(&["push", "-q", "origin", "main"]);
+    a.git(&["fetch", "-q", "origin"]);
+    assert!(
+        a.ok(&["log", "origin/main"])
+            .contains("No LRU for the price cache")
+    );
+    // Nothing is left to do either way.
+    let again = b.json(&["sync"]);
+    assert_eq!(
+        (again["merged_events"].clone(), again["pushed"].clone()),
+        (0.into(), false.into())
+    );
+}
+
+#[test]
+fn no_push_takes_in_and_gives_nothing() {
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    let b = bare.clone_with(&[]);
+    decide(&a, "Stream the transcript line by line");
+    a.ok(&["sync"]);
+    decide(&b, "Keep the cursor in the store");
+    let out = b.ok(&["sync", "--no-push"]);
+    assert_eq!(
+        out.trim(),
+        "origin: 1 event new here on 1 note; nothing pushed (--no-push)"
+    );
+    assert_eq!(decisions(&bare).len(), 1);
+    assert_eq!(decisions(&b).len(), 2);
+}
+
+#[test]
+fn a_forgotten_event_does_not_come_back_with_the_remote_notes() {
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    let b = bare.clone_with(&[]);
+    decide(&a, "Name the price cache after its owner, Jane");
+    decide(&a, "Keep the cache in memory");
+    a.ok(&["sync"]);
+    b.ok(&["sync"]);
+    let forgotten = a.json(&["forget", "--match", "Jane"]);
+    assert_eq!(
+        forgotten["events"].as_array().unwrap().len(),
+        1,
+        "{forgotten}"
+    );
+    // The forget is a new commit of the notes: the push takes it to the remote.
+    a.ok(&["sync"]);
+    let kept = BTreeSet::from(["Keep the cache in memory".to_owned()]);
+    assert_eq!(decisions(&bare), kept);
+    // A clone that had it gives it back to the remote; this clone still leaves it out.
+    decide(&b, "Cap the cache at a thousand entries");
+    b.ok(&["sync"]);
+    assert_eq!(decisions(&bare).len(), 3);
+    a.ok(&["sync"]);
+    assert_eq!(decisions(&a).len(), 2);
+    assert!(!decisions(&a).iter().any(|d| d.contains("Jane")));
+    graph_follows_the_notes(&a);
+}
+
+#[test]
+fn a_remote_that_does_not_exist_or_cannot_be_reached_is_one_error_line() {
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    decide(&a, "Keep the cache in memory");
+    let unknown = a.run(&["sync", "upstream"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        stderr(&unknown).trim(),
+        "error: no remote named \"upstream\" (git remote lists them)"
+    );
+    let lonely = TestRepo::new();
+    lonely.commit("a", "a", "a");
+    let none = lonely.run(&["sync"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(
+        stderr(&none).starts_with("error: no remote to sync with"),
+        "{}",
+        stderr(&none)
+    );
+    a.git(&["remote", "add", "gone", "/nonexistent/repository.git"]);
+    let gone = a.run(&["sync", "gone"]);
+    assert_eq!(gone.status.code(), Some(1));
+    let text = stderr(&gone);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("error: git fetch gone: "), "{text}");
+    // Nothing was lost or half-written.
+    assert_eq!(decisions(&a).len(), 1);
+    fsck(&a);
+}
+
+#[test]
+fn four_clones_syncing_twenty_times_at_once_end_with_every_event_once() {
+    const CLONES: usize = 4;
+    const ROUNDS: usize = 20;
+    let bare = remote();
+    let clones: Vec<TestRepo> = (0..CLONES).map(|_| bare.clone_with(&[])).collect();
+    let started = Instant::now();
+    let clones: Vec<TestRepo> = clones
+        .into_iter()
+        .enumerate()
+        .map(|(i, clone)| {
+            std::thread::spawn(move || {
+                let mut contended = 0;
+                for round in 0..ROUNDS {
+                    decide(&clone, &format!("Clone {i} decided {round}"));
+                    let out = clone.run(&["sync"]);
+                    match out.status.code() {
+                        Some(0) => {}
+                        // Other clones won every round of this one: the next sync takes it up.
+                        Some(1) if stderr(&out).contains("run sync again") => contended += 1,
+                        _ => panic!("clone {i} round {round}: {}", stderr(&out)),
+                    }
+                }
+                (clone, contended)
+            })
+        })
+        .map(|t| t.join().unwrap())
+        .map(|(clone, contended)| {
+            assert!(contended < ROUNDS / 2, "{contended} syncs gave up");
+            clone
+        })
+        .collect();
+    eprintln!(
+        "{CLONES} clones × {ROUNDS} syncs at once: {:?}",
+        started.elapsed()
+    );
+    // Each clone syncs once more, in turn, twice round: the last pushes reach everyone.
+    for _ in 0..2 {
+        for clone in &clones {
+            clone.ok(&["sync"]);
+        }
+    }
+    let all = events(&bare);
+    let expected: BTreeSet<String> = (0..CLONES)
+        .flat_map(|i| (0..ROUNDS).map(move |r| format!("Clone {i} decided {r}")))
+        .collect();
+    assert_eq!(decisions(&bare), expected);
+    for clone in &clones {
+        assert_eq!(events(clone), all);
+        fsck(clone);
+        graph_follows_the_notes(clone);
+    }
+    fsck(&bare);
+}
+
+#[test]
+fn a_sync_killed_at_any_point_leaves_everything_consistent_and_the_next_completes() {
+    const KILLS: usize = 30;
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    let b = bare.clone_with(&[]);
+    decide(&a, "A decided first");
+    a.ok(&["sync"]);
+    // How long a sync with something to take in and to give takes here.
+    decide(&a, "A decided again");
+    a.ok(&["sync"]);
+    decide(&b, "B decided first");
+    let timed = Instant::now();
+    b.ok(&["sync"]);
+    let mut length = timed.elapsed();
+    let mut kills = 0;
+    let mut expected: BTreeMap<String, ()> = BTreeMap::new();
+    for trial in 0..KILLS * 3 {
+        if kills == KILLS {
+            break;
+        }
+        decide(&a, &format!("A decided in trial {trial}"));
+        a.ok(&["sync"]);
+        decide(&b, &format!("B decided in trial {trial}"));
+        expected.insert(format!("A decided in trial {trial}"), ());
+        expected.insert(format!("B decided in trial {trial}"), ());
+        // Kill points spread over the sync's length, measured again whenever one ends first.
+        let at = length.mul_f64((trial * 7 % 31) as f64 / 31.0);
+        // Its own process group, so that the git it was running can be waited for: the kill
+        // takes the sync, and the git it started finishes on its own (git's updates are each
+        // atomic), as when a machine's OOM killer picks the sync.
+        let mut child = b
+            .cmd_in(&b.root)
+            .arg("sync")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = format!("-{}", child.id());
+        let begun = Instant::now();
+        std::thread::sleep(at);
+        match child.try_wait().unwrap() {
+            Some(_) => length = length.min(begun.elapsed()),
+            None => {
+                child.kill().unwrap();
+                kills += 1;
+            }
+        }
+        child.wait().unwrap();
+        let gone = Instant::now();
+        while Command::new("kill")
+            .args(["-0", "--", &group])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+        {
+            assert!(
+                gone.elapsed() < Duration::from_secs(30),
+                "git still running"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Whatever the kill interrupted, git reads every ref and object.
+        fsck(&b);
+        b.git(&["notes", "--ref=agent-context", "list"]);
+        // The next sync completes it: every event on both sides, the graph caught up.
+        let out = b.run(&["sync"]);
+        assert!(out.status.success(), "trial {trial}: {}", stderr(&out));
+        a.ok(&["sync"]);
+        let known = decisions(&b);
+        for text in expected.keys() {
+            assert!(known.contains(text), "trial {trial}: {text} missing in b");
+        }
+        assert_eq!(events(&a), events(&b), "trial {trial}");
+        graph_follows_the_notes(&b);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        kills, KILLS,
+        "only {kills} syncs were still running when killed"
+    );
+    assert!(!b.store_dir().join("sync-merging").exists());
+    fsck(&bare);
+}
