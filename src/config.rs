@@ -120,7 +120,7 @@ struct Spec {
     shared: Shared,
 }
 
-const SPECS: [Spec; 12] = [
+const SPECS: [Spec; 13] = [
     Spec {
         section: "query",
         name: "backend",
@@ -160,6 +160,16 @@ const SPECS: [Spec; 12] = [
             max: 600000,
         },
         default: Value::Number(DEFAULT_EXTRACT_BUDGET_MS),
+        shared: Shared::Lower,
+    },
+    Spec {
+        section: "sync",
+        name: "push_budget_ms",
+        kind: Kind::Number {
+            min: 100,
+            max: 600000,
+        },
+        default: Value::Number(10_000),
         shared: Shared::Lower,
     },
     Spec {
@@ -605,6 +615,12 @@ impl Config {
         std::time::Duration::from_millis(self.number("hook.extract_budget_ms") as u64)
     }
 
+    /// `sync.push_budget_ms`: how long the pre-push hook (`install --sync`) may hold up a push
+    /// to sync the notes.
+    pub fn sync_push_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.number("sync.push_budget_ms") as u64)
+    }
+
     /// `claude_md.refresh`: whether `Stop` and `SessionEnd` regenerate CLAUDE.md's section.
     pub fn claude_md_refresh(&self) -> bool {
         self.word("claude_md.refresh") == "on"
@@ -860,7 +876,7 @@ mod tests {
     fn bad_files_name_the_file_the_line_and_the_key() {
         let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
         let m = message("[query]\n\nbakend = \"file\"\n");
-        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, claude_md.refresh, distill.mode, distill.model, distill.base_url, distill.session_tokens, distill.daily_tokens, distill.timeout_ms, redact.rules, redact.allow, redact.exclude)"), "{m}");
+        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, sync.push_budget_ms, claude_md.refresh, distill.mode, distill.model, distill.base_url, distill.session_tokens, distill.daily_tokens, distill.timeout_ms, redact.rules, redact.allow, redact.exclude)"), "{m}");
         let m = message("[link]\ngrace_minutes = \"soon\"\n");
         assert!(
             m.ends_with(

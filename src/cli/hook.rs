@@ -38,6 +38,7 @@ use crate::deliver::reason;
 use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::ingest::repair;
 use crate::retrieve::index;
+use crate::share::sync;
 use crate::store::{self, Store, log};
 
 /// How long a hook waits for another writer before leaving its work to the next run.
@@ -443,6 +444,46 @@ fn repaired(store: &Store) -> Result<String, String> {
     }
 }
 
+/// The pre-push hook (`install --sync`): sync the notes with the remote pushed to, within
+/// `sync.push_budget_ms`; past it the process ends (a sync cut anywhere is completed by the
+/// next) and the push goes on.
+fn pre_push(store: &Store, remote: Option<&str>) -> Result<Option<String>, String> {
+    let Some(remote) = remote else {
+        return Ok(Some("no remote given: nothing synced".to_owned()));
+    };
+    let here = store.workdir().unwrap_or(store.common_dir());
+    let budget = (store.config().sync_push_budget(), "sync.push_budget_ms");
+    let watchdog = Watchdog::start(
+        "hook pre-push",
+        budget,
+        here,
+        "the notes were not pushed; `git agent-context sync` does it",
+    );
+    watchdog.configured(budget, store.dir());
+    let options = sync::Options {
+        push: true,
+        prompt: false,
+    };
+    let synced = sync::sync(store, remote, options);
+    watchdog.answer(|| ());
+    match synced {
+        Ok(done) => Ok(Some(format!(
+            "{remote}: {} events taken in; {}",
+            done.merged_events,
+            match done.pushed {
+                true => "ours pushed",
+                false => "it had all of ours",
+            }
+        ))),
+        // A push to a URL: there is no remote to keep its notes beside ours.
+        Err(sync::Error::NoSuchRemote(_)) => Ok(Some(format!(
+            "{} is not a named remote: nothing synced",
+            crate::sanitise::line(remote)
+        ))),
+        Err(e) => Err(reason(&e)),
+    }
+}
+
 /// Run a git hook; what it did (for the log), or why it failed.
 fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
     match args.name.as_str() {
@@ -486,7 +527,15 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
             };
             Ok(Some(format!("{said}{also}")))
         }
+        "pre-push" => pre_push(store, args.rest.first().map(String::as_str)),
         "post-merge" => {
+            // The team's notes a pull fetched (`install --sync`), before the commits it
+            // brought are looked at: a squash done on the server finds the branch's notes.
+            let taken = sync::take_in_fetched(store).map_err(|e| reason(&e))?;
+            let taken = match taken {
+                0 => String::new(),
+                n => format!("{n} events of the remotes' notes taken in; "),
+            };
             let repo = store.repo();
             let head = repo.head_id().map_err(|e| e.to_string())?.detach();
             let before = repo
@@ -495,12 +544,12 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
                 .and_then(|mut r| r.peel_to_id().ok())
                 .map(|id| id.detach());
             let Some(before) = before else {
-                return Ok(Some("no ORIG_HEAD: nothing arrived".to_owned()));
+                return Ok(Some(format!("{taken}no ORIG_HEAD: nothing arrived")));
             };
             let arrived = repair::arrived(&repo, before, head);
             let carried = repair::carry_to(store, &arrived).map_err(|e| reason(&e))?;
             Ok(Some(format!(
-                "{} commits arrived, the notes of {} commits whose lines they hold carried{}",
+                "{taken}{} commits arrived, the notes of {} commits whose lines they hold carried{}",
                 arrived.len(),
                 carried.len(),
                 repaired(store)?
@@ -521,7 +570,7 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
             )))
         }
         other => Err(format!(
-            "unknown hook {other:?} (expected post-commit, post-merge, post-rewrite or one of {})",
+            "unknown hook {other:?} (expected post-commit, post-merge, post-rewrite, pre-push or one of {})",
             hooks::EVENTS.join(", ")
         )),
     }

@@ -99,11 +99,6 @@ pub fn default_remote(store: &Store) -> Result<String, Error> {
     }
 }
 
-/// The notes ref a remote's notes are fetched into.
-pub fn tracking_ref(remote: &str) -> String {
-    format!("refs/notes/remotes/{remote}/agent-context")
-}
-
 /// Fetch `remote`'s notes, merge them into ours, push ours (when `options.push`), and bring the
 /// graph and the index up to date.
 pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Error> {
@@ -116,7 +111,7 @@ pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Err
     if !names.iter().any(|n| n == remote) {
         return Err(Error::NoSuchRemote(remote.to_owned()));
     }
-    let tracking = tracking_ref(remote);
+    let tracking = notes::tracking(remote);
     let mut done = Synced {
         remote: remote.to_owned(),
         tracking: tracking.clone(),
@@ -175,6 +170,25 @@ pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Err
         eprintln!("warning: the retrieval index was not updated: {e}");
     }
     Ok(done)
+}
+
+/// Merge into ours the notes a plain `git fetch` brought beside them (the fetch refspec
+/// `install --sync` adds): what the post-merge hook does after a pull, leaving the index to
+/// the caller. How many events were new here.
+pub fn take_in_fetched(store: &Store) -> Result<usize, Error> {
+    let remotes: Vec<String> = store
+        .repo()
+        .remote_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let mut events = 0;
+    for remote in remotes {
+        if let Some(theirs) = store::ref_tip(&store.repo(), &notes::tracking(&remote))? {
+            events += merge(store, theirs)?.0.events;
+        }
+    }
+    Ok(events)
 }
 
 /// Merge the notes at `theirs` into ours under the store lock, and the graph after them: the

@@ -18,6 +18,12 @@ use crate::event::{Event, Link, Merged, lines, merge};
 /// The notes ref the events live on.
 pub const REF: &str = "refs/notes/agent-context";
 
+/// The notes ref a remote's notes are fetched into (by `sync`, or by `git fetch` with the
+/// refspec `install --sync` adds).
+pub fn tracking(remote: &str) -> String {
+    format!("refs/notes/remotes/{remote}/agent-context")
+}
+
 /// How often an update is redone after losing a race before giving up.
 const ATTEMPTS: usize = 100;
 

@@ -355,3 +355,122 @@ fn a_sync_killed_at_any_point_leaves_everything_consistent_and_the_next_complete
     assert!(!b.store_dir().join("sync-merging").exists());
     fsck(&bare);
 }
+
+#[test]
+fn install_sync_pushes_the_notes_beside_each_branch_and_a_pull_brings_them() {
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    let b = bare.clone_with(&[]);
+    for clone in [&a, &b] {
+        let out = clone.ok(&["install", "--sync"]);
+        assert!(
+            out.contains(
+                "added the fetch refspec +refs/notes/agent-context:refs/notes/remotes/origin/agent-context \
+                 to the remote origin"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("installed the git hook .git/hooks/pre-push"),
+            "{out}"
+        );
+        // Installing again changes nothing.
+        assert!(
+            clone
+                .ok(&["install", "--sync"])
+                .starts_with("already installed: ")
+        );
+    }
+    decide(&a, "Keep a TTL map for the price cache");
+    let pushed = a.git_output(&a.root, &["push", "-q", "origin", "main"], &[]);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    assert_eq!(
+        stderr(&pushed),
+        "",
+        "the hook says nothing when all is well"
+    );
+    assert_eq!(decisions(&bare).len(), 1, "the notes went with the branch");
+    // A pull fetches the notes beside ours, and the post-merge hook takes them in.
+    b.git(&["pull", "-q"]);
+    assert_eq!(decisions(&b).len(), 1);
+    assert!(
+        b.ok(&["log"])
+            .contains("Keep a TTL map for the price cache")
+    );
+    graph_follows_the_notes(&b);
+    assert!(b.log().contains("hook post-merge"), "{}", b.log());
+    // Uninstall takes it all out again.
+    let out = a.ok(&["uninstall"]);
+    assert!(
+        out.contains("took the fetch refspec of our notes out of the remote origin"),
+        "{out}"
+    );
+    assert!(!a.root.join(".git/hooks/pre-push").exists());
+    assert_eq!(
+        a.git(&["config", "--get-all", "remote.origin.fetch"]),
+        "+refs/heads/*:refs/remotes/origin/*"
+    );
+}
+
+#[test]
+fn the_pre_push_hook_never_stops_the_push_and_says_why_the_notes_did_not_go() {
+    let bare = remote();
+    // The remote takes branches but refuses notes.
+    let refuse = bare.root.join("hooks/pre-receive");
+    std::fs::write(
+        &refuse,
+        "#!/bin/sh\nwhile read old new ref; do case $ref in refs/notes/*) echo 'no notes here' >&2; exit 1;; esac; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&refuse, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let a = bare.clone_with(&[]);
+    a.ok(&["install", "--sync"]);
+    decide(&a, "Keep a TTL map for the price cache");
+    let pushed = a.git_output(&a.root, &["push", "-q", "origin", "main"], &[]);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    let said: Vec<String> = stderr(&pushed)
+        .lines()
+        .filter(|l| l.starts_with("git-agent-context:"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(said.len(), 1, "{}", stderr(&pushed));
+    assert!(
+        said[0].starts_with("git-agent-context: hook pre-push: git push origin: "),
+        "{said:?}"
+    );
+    assert_eq!(
+        a.git(&["rev-parse", "main"]),
+        bare.git(&["rev-parse", "main"])
+    );
+    assert!(decisions(&bare).is_empty());
+
+    // A remote that hangs: past its budget the hook ends, and the push goes on.
+    let slow = bare.clone_with(&["--bare"]);
+    a.git(&["remote", "add", "slow", slow.root.to_str().unwrap()]);
+    a.git(&[
+        "config",
+        "remote.slow.uploadpack",
+        "sleep 30; git-upload-pack",
+    ]);
+    let begun = Instant::now();
+    let pushed = a.git_output(
+        &a.root,
+        &["push", "-q", "slow", "main"],
+        &[("GIT_AGENT_CONTEXT_SYNC_PUSH_BUDGET_MS", "1000")],
+    );
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    assert!(
+        begun.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        begun.elapsed()
+    );
+    assert!(
+        stderr(&pushed).contains("hook pre-push: over its budget of 1000 ms (sync.push_budget_ms)"),
+        "{}",
+        stderr(&pushed)
+    );
+    assert_eq!(
+        a.git(&["rev-parse", "main"]),
+        slow.git(&["rev-parse", "main"])
+    );
+}

@@ -19,6 +19,7 @@ use crate::deliver::install::git_hooks::{self, Action, Removal};
 use crate::deliver::install::settings::{self, ENTRIES, GUARD, MCP_SERVER, Settings, Written};
 use crate::deliver::install::{self as deliver_install, shell_quote, shell_words};
 use crate::deliver::links;
+use crate::share::sync;
 use crate::store::{Store, git_config, notes};
 
 /// The Claude Code settings file the hooks go in.
@@ -57,6 +58,11 @@ pub struct Args {
     /// working tree (local) or every project (user).
     #[arg(long, conflicts_with = "plugin")]
     mcp: bool,
+    /// Share the notes through the remote (the current branch's, else origin, else the only
+    /// one): `git fetch` brings its notes beside ours, merged at the next pull, and a pre-push
+    /// hook pushes ours beside each branch pushed.
+    #[arg(long)]
+    sync: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -115,7 +121,14 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         true => None,
         false => Some(exe()?),
     };
-    let steps = git_hooks::plan(&folder, binary.as_deref()).map_err(failure)?;
+    // With --sync, the remote whose fetches bring the notes; a pre-push hook of ours already
+    // there stays and is kept up to date.
+    let sync_remote = match args.sync {
+        true => Some(sync::default_remote(store).map_err(|e| Failure::Usage(e.into()))?),
+        false => None,
+    };
+    let push = args.sync || git_hooks::pushes(&folder);
+    let steps = git_hooks::plan(&folder, binary.as_deref(), push).map_err(failure)?;
 
     let mut done = Vec::new();
     let mut in_place = Vec::new();
@@ -182,6 +195,15 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         }
     }
 
+    if let Some(remote) = &sync_remote {
+        let spec = git_config::notes_refspec(remote);
+        match git_config::fetch_notes(store, remote)? {
+            true => done.push(format!(
+                "added the fetch refspec {spec} to the remote {remote}: fetches bring its notes"
+            )),
+            false => in_place.push(format!("the fetch refspec of {remote}")),
+        }
+    }
     if done.is_empty() {
         writeln!(
             out,
@@ -324,7 +346,14 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
         ));
     }
     let removed = match others.is_empty() && !outside {
-        true => git_hooks::uninstall(&folder)?,
+        true => {
+            for remote in git_config::stop_fetching_notes(store)? {
+                done.push(format!(
+                    "took the fetch refspec of our notes out of the remote {remote}"
+                ));
+            }
+            git_hooks::uninstall(&folder)?
+        }
         false => Vec::new(),
     };
     for (hook, removal) in removed {

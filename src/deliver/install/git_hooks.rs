@@ -1,4 +1,5 @@
-//! Our git hooks, `post-commit`, `post-merge` and `post-rewrite` (the scripts of `git-hooks/`), in the folder
+//! Our git hooks, `post-commit`, `post-merge` and `post-rewrite`, and `pre-push` when asked
+//! for (`install --sync`) — the scripts of `git-hooks/` — in the folder
 //! git runs hooks from: `core.hooksPath` — relative to where git runs hooks, the top of the
 //! working tree (`$GIT_DIR` in a bare repository) — else `hooks/` in the common git directory.
 //!
@@ -45,6 +46,9 @@ const SHIPPED: [(&str, &str); 3] = [
     ),
 ];
 
+/// The hook that pushes the notes beside a branch, installed only when asked for.
+const PRE_PUSH: (&str, &str) = ("pre-push", include_str!("../../../git-hooks/pre-push"));
+
 /// What installing a hook does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -80,10 +84,12 @@ pub enum Removal {
 }
 
 /// What installing our hooks in `folder` would do, calling `binary` first when given (an
-/// absolute path); an error, before anything is changed, when a hook cannot be chained.
-pub fn plan(folder: &Path, binary: Option<&str>) -> Result<Vec<Step>> {
+/// absolute path), `pre-push` among them when `push`; an error, before anything is changed,
+/// when a hook cannot be chained.
+pub fn plan(folder: &Path, binary: Option<&str>, push: bool) -> Result<Vec<Step>> {
     SHIPPED
         .iter()
+        .chain(push.then_some(&PRE_PUSH))
         .map(|(name, shipped)| {
             let path = folder.join(name);
             let script = script(shipped, binary);
@@ -141,8 +147,11 @@ pub fn apply(step: &Step) -> Result<()> {
 
 /// Take our hooks out of `folder`, putting back the hooks they ran.
 pub fn uninstall(folder: &Path) -> Result<Vec<(PathBuf, Removal)>> {
+    // `pre-push` only when ours is there, or the hook it ran: another is none of our business.
+    let push = pushes(folder) || present(&chained(&folder.join(PRE_PUSH.0)))?;
     SHIPPED
         .iter()
+        .chain(push.then_some(&PRE_PUSH))
         .map(|(name, _)| {
             let path = folder.join(name);
             let saved = chained(&path);
@@ -194,6 +203,11 @@ pub fn survey(folder: &Path) -> Vec<(&'static str, PathBuf, Found, bool)> {
             (*name, path, found, chained)
         })
         .collect()
+}
+
+/// Whether our `pre-push` is in `folder`.
+pub fn pushes(folder: &Path) -> bool {
+    fs::read(folder.join(PRE_PUSH.0)).is_ok_and(|c| is_ours(&c))
 }
 
 /// Where the hook that was at `path` is kept.
