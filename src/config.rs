@@ -120,7 +120,7 @@ struct Spec {
     shared: Shared,
 }
 
-const SPECS: [Spec; 13] = [
+const SPECS: [Spec; 14] = [
     Spec {
         section: "query",
         name: "backend",
@@ -161,6 +161,13 @@ const SPECS: [Spec; 13] = [
         },
         default: Value::Number(DEFAULT_EXTRACT_BUDGET_MS),
         shared: Shared::Lower,
+    },
+    Spec {
+        section: "share",
+        name: "level",
+        kind: Kind::Word(&["reasoning", "summary", "none"]),
+        default: Value::Word("reasoning"),
+        shared: Shared::May,
     },
     Spec {
         section: "sync",
@@ -615,6 +622,12 @@ impl Config {
         std::time::Duration::from_millis(self.number("hook.extract_budget_ms") as u64)
     }
 
+    /// `share.level`: what `sync` pushes — `reasoning` (reasoning, session summaries, writes
+    /// and commits), `summary` (session summaries and commits) or `none`.
+    pub fn share_level(&self) -> &'static str {
+        self.word("share.level")
+    }
+
     /// `sync.push_budget_ms`: how long the pre-push hook (`install --sync`) may hold up a push
     /// to sync the notes.
     pub fn sync_push_budget(&self) -> std::time::Duration {
@@ -876,7 +889,7 @@ mod tests {
     fn bad_files_name_the_file_the_line_and_the_key() {
         let message = |shared: &str| load(Some(shared), None).unwrap_err().to_string();
         let m = message("[query]\n\nbakend = \"file\"\n");
-        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, sync.push_budget_ms, claude_md.refresh, distill.mode, distill.model, distill.base_url, distill.session_tokens, distill.daily_tokens, distill.timeout_ms, redact.rules, redact.allow, redact.exclude)"), "{m}");
+        assert!(m.ends_with(".agent-context.toml:3: unknown key `query.bakend` (known keys: query.backend, link.grace_minutes, link.active_minutes, hook.budget_ms, hook.extract_budget_ms, share.level, sync.push_budget_ms, claude_md.refresh, distill.mode, distill.model, distill.base_url, distill.session_tokens, distill.daily_tokens, distill.timeout_ms, redact.rules, redact.allow, redact.exclude)"), "{m}");
         let m = message("[link]\ngrace_minutes = \"soon\"\n");
         assert!(
             m.ends_with(

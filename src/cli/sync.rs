@@ -29,6 +29,8 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     };
     let done = sync::sync(store, &remote, options).map_err(|e| match e {
         Error::NoSuchRemote(_) | Error::NoRemote => usage(e),
+        // As every command's: a damaged store or repository is bad input (exit 2).
+        Error::Store(e) => Failure::Failed(e.into()),
         e => Failure::Failed(e.into()),
     })?;
     if args.json {
@@ -50,6 +52,8 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         "ours pushed"
     } else if args.no_push {
         "nothing pushed (--no-push)"
+    } else if done.level == "none" {
+        "nothing pushed (share.level = none)"
     } else {
         "it has all of ours"
     };

@@ -8,4 +8,5 @@
 //! round is done again on top of theirs. The graph and the retrieval index then take in what
 //! the merge brought, session by session.
 
+pub mod level;
 pub mod sync;

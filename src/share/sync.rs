@@ -10,10 +10,15 @@ use serde::Serialize;
 
 use crate::retrieve::index;
 use crate::sanitise;
+use crate::share::level::{self, Level};
 use crate::store::{self, Store, forget, graph, notes};
 
 /// How many fetch–merge–push rounds a sync tries before giving up to other pushers.
 const ROUNDS: usize = 20;
+
+/// Where the notes given to the remote are made ([`notes::derive`]): a local ref, never
+/// pushed under its own name, that keeps the last of them from gc.
+pub const SHARED: &str = "refs/notes/agent-context-shared";
 
 /// The file that says a merge of fetched notes may not have reached the graph yet: it holds
 /// the notes tip from before the merge, so that the next sync brings the graph up to date.
@@ -56,8 +61,11 @@ pub struct Synced {
     pub merged_events: usize,
     /// Sessions of the graph brought up to date.
     pub sessions: usize,
-    /// Whether ours went to the remote (false: it had them all, or `push` was off).
+    /// Whether ours went to the remote (false: it had them all, `push` was off, or
+    /// `share.level` is `none`).
     pub pushed: bool,
+    /// `share.level`: what of ours is given.
+    pub level: &'static str,
     /// Fetch–merge–push rounds it took.
     pub rounds: usize,
     /// The notes ref's tip here, and on the remote, once done.
@@ -120,6 +128,7 @@ pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Err
         merged_events: 0,
         sessions: 0,
         pushed: false,
+        level: store.config().share_level(),
         rounds: 0,
         tip: None,
     };
@@ -146,12 +155,23 @@ pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Err
             done.merged_events += merged.0.events;
             done.sessions += merged.1;
         }
-        let ours = notes::tip(&store.repo())?;
-        done.tip = ours.map(|t| t.to_string());
-        if !options.push || ours.is_none() || ours == theirs {
+        done.tip = notes::tip(&store.repo())?.map(|t| t.to_string());
+        let level = Level::named(done.level);
+        if !options.push || level == Level::None {
             break;
         }
-        match push(store, remote, options)? {
+        // What `share.level` gives of ours, beside theirs; nothing when they hold it all.
+        let forgotten = forget::forgotten(store)?;
+        let dropped = |id: &str| forgotten.contains_key(id);
+        let dropped: Option<&dyn Fn(&str) -> bool> = match forgotten.is_empty() {
+            true => None,
+            false => Some(&dropped),
+        };
+        let share = |note: &[u8]| level::filter(note, level);
+        let Some(given) = notes::derive(store, SHARED, theirs, share, dropped)? else {
+            break;
+        };
+        match push(store, remote, given, options)? {
             Pushed::Done => {
                 done.pushed = true;
                 break;
@@ -297,11 +317,11 @@ enum Pushed {
     Moved,
 }
 
-/// Push our notes to `remote`, never forcing: rejected when the remote's notes moved since
-/// the fetch. `--no-verify`: a push of notes is not the push the user's pre-push hooks check
-/// (and ours pushes the notes beside a branch from one).
-fn push(store: &Store, remote: &str, options: Options) -> Result<Pushed, Error> {
-    let refspec = format!("{0}:{0}", notes::REF);
+/// Push the notes commit `given` to `remote`'s notes ref, never forcing: rejected when the
+/// remote's notes moved since the fetch. `--no-verify`: a push of notes is not the push the
+/// user's pre-push hooks check (and ours pushes the notes beside a branch from one).
+fn push(store: &Store, remote: &str, given: ObjectId, options: Options) -> Result<Pushed, Error> {
+    let refspec = format!("{given}:{}", notes::REF);
     let output = git(store, options)
         .args([
             "push",

@@ -450,6 +450,83 @@ pub fn merge_from(
     })
 }
 
+/// The notes to give to where `theirs` came from: for each of our notes, what `share` keeps of
+/// it, in union with the note `theirs` holds for the same commit, less the events `dropped`
+/// names (those forgotten here, which thus leave the remote too). Written as a commit whose one
+/// parent is `theirs` — pushing it is a fast-forward — at `refname`, which keeps it from gc;
+/// `None` when `theirs` holds all of it already.
+pub fn derive(
+    store: &Store,
+    refname: &str,
+    theirs: Option<ObjectId>,
+    share: impl Fn(&[u8]) -> Vec<u8>,
+    dropped: Option<&dyn Fn(&str) -> bool>,
+) -> Result<Option<ObjectId>> {
+    let mut repo = store.repo();
+    let ours: HashMap<ObjectId, ObjectId> = notes_at(&repo, tip(&repo)?)?.into_iter().collect();
+    let their_notes: HashMap<ObjectId, ObjectId> = notes_at(&repo, theirs)?.into_iter().collect();
+    let mut state = state_at(&repo, theirs)?;
+    let mut given = 0;
+    let read = |commit: ObjectId, id: ObjectId| -> Result<Vec<u8>> {
+        Ok(repo
+            .find_blob(id)
+            .map_err(git_error(format!("read the note of {commit}")))?
+            .data
+            .clone())
+    };
+    let mut commits: Vec<ObjectId> = ours.keys().copied().collect();
+    if dropped.is_some() {
+        commits.extend(their_notes.keys().filter(|c| !ours.contains_key(*c)));
+    }
+    for commit in commits {
+        let shared = match ours.get(&commit) {
+            Some(&blob) => share(&read(commit, blob)?),
+            None => Vec::new(),
+        };
+        let note = match their_notes.get(&commit) {
+            Some(&held) => {
+                let held = read(commit, held)?;
+                let (merged, _) = union(&held, &shared, |id| dropped.is_some_and(|d| d(id)));
+                if merged == held {
+                    continue;
+                }
+                merged
+            }
+            None if shared.is_empty() => continue,
+            None => shared,
+        };
+        let blob = match note.is_empty() {
+            true => None,
+            false => Some(
+                repo.write_blob(&note)
+                    .map_err(git_error("write a note"))?
+                    .detach(),
+            ),
+        };
+        state
+            .edit(commit, blob, &repo.objects)
+            .map_err(git_error("edit the notes tree"))?;
+        given += 1;
+    }
+    if given == 0 {
+        return Ok(None);
+    }
+    let tree = state
+        .write(&repo.objects)
+        .map_err(git_error("write the notes tree"))?;
+    let signature = signature(&mut repo)?;
+    let mut time = gix::date::parse::TimeBuf::default();
+    let who = signature.to_ref(&mut time);
+    let message = format!("agent-context: {given} notes to share");
+    let commit = repo
+        .new_commit_as(who, who, &message, tree, theirs)
+        .map_err(git_error(format!("commit to {refname}")))?
+        .id;
+    repo.reference(refname, commit, PreviousValue::Any, message.as_str())
+        .map_err(git_error(format!("update {refname}")))?;
+    Ok(Some(commit))
+}
+
 /// The sessions whose events differ between the notes at `from` and at `to`, each with the
 /// commits whose notes differ for it: what the graph must take in after the ref moved from one
 /// to the other outside the writers that update it as they go (a merge of fetched notes).

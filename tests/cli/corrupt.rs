@@ -80,6 +80,8 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
         "record decision keep-the-format --files f.txt",
         "record rejection a-second-format --json",
         "mcp",
+        "sync team",
+        "sync team --json",
     ]
     .iter()
     .map(|c| c.split(' ').map(str::to_owned).collect())
@@ -92,8 +94,18 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
 }
 
 /// Run every command in `dir`. Each must work, or fail with exit 2 in one `error:` line; none
-/// may panic. Returns what each did, for the scenario's own expectations.
+/// may panic. Returns what each did, for the scenario's own expectations. `sync` has a remote,
+/// `team`, an empty bare repository, wherever git can add one.
 fn run_commands(repo: &TestRepo, dir: &Path, transcript: &Path) -> Vec<Ran> {
+    let team = repo.home.join("team.git");
+    if !team.exists() {
+        repo.git_in(
+            &repo.home,
+            &["init", "-q", "--bare", team.to_str().unwrap()],
+            &[],
+        );
+    }
+    let _ = repo.git_output(dir, &["remote", "add", "team", team.to_str().unwrap()], &[]);
     commands(transcript)
         .into_iter()
         .map(|args| {
@@ -435,6 +447,8 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
                 "forget --session 0cf3db51 --dry-run",
                 "forget --session 0cf3db51 --dry-run --json",
                 "record decision keep-the-format --files f.txt",
+                "sync team",
+                "sync team --json",
                 "record rejection a-second-format --json",
             ]
         ),
@@ -779,6 +793,9 @@ fn store_files_of_the_wrong_kind_are_named_with_their_cause() {
                 "switch file --json",
                 "record decision keep-the-format --files f.txt",
                 "record rejection a-second-format --json",
+                // The first sync has nothing to merge (the remote had no notes), so no lock to
+                // take; the second merges what the first pushed.
+                "sync team --json",
                 &format!("extract --transcript {}", transcript.display()),
             ]
         ),

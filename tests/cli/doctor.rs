@@ -125,14 +125,26 @@ fn doctor_names_each_problem_with_its_fix_until_none_is_left() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("git-agent-context");
     fs::copy(BIN, &bin).unwrap();
-    let out = Command::new(&bin)
-        .arg("install")
-        .current_dir(&repo.root)
-        .env("HOME", &repo.home)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
+    // Another test's fork may still hold the copy open for writing a moment ("text file
+    // busy"): tried again until it lets go.
+    let out = (0..50)
+        .find_map(|_| {
+            let ran = Command::new(&bin)
+                .arg("install")
+                .current_dir(&repo.root)
+                .env("HOME", &repo.home)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output();
+            match ran {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                }
+                other => Some(other.unwrap()),
+            }
+        })
+        .expect("the copied binary runs");
     assert!(out.status.success(), "{}", stderr(&out));
     fs::remove_file(&bin).unwrap();
     let out = repo

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::git_hooks::{commit_as, transcript_in};
+use crate::link::{cache_turn, edit_turn};
 use crate::repo::{TestRepo, stderr};
 
 /// A bare repository with one commit on `main`, standing for the team's remote.
@@ -473,4 +475,91 @@ fn the_pre_push_hook_never_stops_the_push_and_says_why_the_notes_did_not_go() {
         a.git(&["rev-parse", "main"]),
         slow.git(&["rev-parse", "main"])
     );
+}
+
+/// The kinds of the events in `repo`'s notes, and the notes' whole text.
+fn kinds(repo: &TestRepo) -> (BTreeSet<String>, String) {
+    let list = repo.git(&["notes", "--ref=agent-context", "list"]);
+    let mut kinds = BTreeSet::new();
+    let mut text = String::new();
+    for line in list.lines() {
+        let blob = line.split_once(' ').unwrap().0;
+        let note = repo.git(&["cat-file", "blob", blob]);
+        for line in note.lines() {
+            let event: Value = serde_json::from_str(line).unwrap();
+            kinds.insert(event["kind"].as_str().unwrap().to_owned());
+        }
+        text.push_str(&note);
+    }
+    (kinds, text)
+}
+
+#[test]
+fn what_is_pushed_is_what_share_level_shares_and_the_rest_stays_here() {
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    a.ok(&["init"]);
+    a.install_git_hooks();
+    let session = [
+        cache_turn(&a),
+        edit_turn(
+            &a,
+            2,
+            "Document it",
+            10,
+            "Let me check what the README says about caching.",
+            "README.md",
+        ),
+    ]
+    .concat();
+    transcript_in(&a, &a.root, "s-share", &session);
+    commit_as(&a, &a.root, Some("s-share"), "cache.py", "cache");
+    let strs = |v: &[&str]| -> BTreeSet<String> { v.iter().map(|s| s.to_string()).collect() };
+    let (here, _) = kinds(&a);
+    assert!(
+        here.is_superset(&strs(&["decision", "exploration", "session", "write"])),
+        "{here:?}"
+    );
+    a.ok(&["sync"]);
+    let (shared, text) = kinds(&bare);
+    assert_eq!(shared, strs(&["decision", "session", "write"]));
+    assert!(
+        !text.contains(a.root.to_str().unwrap()),
+        "no path of the author's machine: {text}"
+    );
+    assert!(!text.contains("tool_calls"), "{text}");
+    // This clone keeps all of it, and a teammate gets the reasoning on the file.
+    assert_eq!(kinds(&a).0, here);
+    let b = bare.clone_with(&[]);
+    b.ok(&["sync"]);
+    a.git(&["push", "-q", "origin", "main"]);
+    b.git(&["pull", "-q"]);
+    let why = b.ok(&["why", "cache.py"]);
+    assert!(why.contains("TTL map"), "{why}");
+
+    for (level, expected) in [("summary", strs(&["session"])), ("none", BTreeSet::new())] {
+        let other = remote();
+        a.git(&["remote", "add", level, other.root.to_str().unwrap()]);
+        let out = a
+            .cmd_in(&a.root)
+            .args(["sync", level])
+            .env("GIT_AGENT_CONTEXT_SHARE_LEVEL", level)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        if level == "none" {
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim(),
+                "none: it has no notes yet; nothing pushed (share.level = none)"
+            );
+            let absent = other.git_output(
+                &other.root,
+                &["rev-parse", "--verify", "-q", "refs/notes/agent-context"],
+                &[],
+            );
+            assert!(!absent.status.success());
+        } else {
+            assert_eq!(kinds(&other).0, expected);
+        }
+    }
 }

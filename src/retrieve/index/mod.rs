@@ -26,7 +26,7 @@
 pub mod lines;
 pub mod terms;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -72,6 +72,9 @@ struct State {
     /// The notes of that commit that could not be read, so none of their events is indexed:
     /// by commit, the note's blob and why.
     unread: BTreeMap<ObjectId, (ObjectId, String)>,
+    /// Annotated commits this clone did not have when their notes were indexed (notes fetched
+    /// before their branch): what they added is indexed once they are here.
+    absent: BTreeSet<ObjectId>,
 }
 
 /// A note the index left out because it could not be read.
@@ -102,6 +105,11 @@ impl State {
                     let why = fields.next().unwrap_or_default().to_owned();
                     state.unread.insert(commit, (blob, why));
                 }
+                "absent" => {
+                    state
+                        .absent
+                        .insert(ObjectId::from_hex(value.as_bytes()).ok()?);
+                }
                 _ => {}
             }
         }
@@ -120,6 +128,9 @@ impl State {
                 why.replace('\n', " ")
             ));
         }
+        for commit in &self.absent {
+            text.push_str(&format!("absent {commit}\n"));
+        }
         text
     }
 
@@ -128,6 +139,7 @@ impl State {
         self.unread
             .values()
             .any(|(blob, _)| note_events(repo, *blob).is_ok())
+            || self.absent.iter().any(|c| repo.has_object(*c))
     }
 }
 
@@ -305,6 +317,18 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
             add_terms(&mut state, &mut edits, commit, &events);
         }
     }
+    // Annotated commits that arrived since their notes were indexed (and keep their notes).
+    let arrived: Vec<ObjectId> = state
+        .absent
+        .iter()
+        .filter(|c| repo.has_object(**c))
+        .filter(|c| changes.get(*c).is_none_or(|(_, new)| new.is_some()))
+        .copied()
+        .collect();
+    for commit in arrived {
+        state.absent.remove(&commit);
+        add_lines(&repo, commit, &mut edits, &mut paths);
+    }
     for (commit, (old, new)) in changes {
         let (old, new) = (old.as_ref(), new.as_ref());
         // A note left out put nothing in the index to take out.
@@ -337,6 +361,7 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         // annotated, taken out (as the index recorded it) when its note goes.
         let hex = commit.to_string();
         if new.is_none() {
+            state.absent.remove(&commit);
             edits.drop("commits", &hex, commit);
             let prefix = format!("{hex}\t");
             for line in read_lines(&dir.join(bucket("commits", &hex))) {
@@ -352,21 +377,11 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
                 }
             }
         } else if old.is_none() {
-            let seconds = repo
-                .find_commit(commit)
-                .ok()
-                .and_then(|c| c.time().ok())
-                .map_or(0, |t| t.seconds);
-            // A note on a commit this clone does not have explains no line of it.
-            for a in lines::added_by(&repo, commit).unwrap_or_default() {
-                *paths.entry(a.path.clone()).or_default() += 1;
-                let hashes: Vec<String> = a.lines.iter().map(|h| h.encode()).collect();
-                let line = format!("{}\t{commit}\t{seconds}\t{}", a.path, hashes.join(" "));
-                edits.add("files", &a.path, line);
-                let line = format!("{hex}\t{}\t{}", a.path, a.symbols.join(" "));
-                edits.add("commits", &hex, line);
-                for s in &a.symbols {
-                    edits.add("symbols", s, format!("{s}\t{commit}\t{}", a.path));
+            match repo.has_object(commit) {
+                true => add_lines(&repo, commit, &mut edits, &mut paths),
+                // A note on a commit this clone does not have explains no line of it yet.
+                false => {
+                    state.absent.insert(commit);
                 }
             }
         }
@@ -419,6 +434,32 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
     state.notes = tip;
     write_cache(&dir.join("state"), state.encode().as_bytes())?;
     Ok(true)
+}
+
+/// Index what `commit` added: its files' added lines, its symbols.
+fn add_lines(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    edits: &mut Edits,
+    paths: &mut BTreeMap<String, i64>,
+) {
+    let hex = commit.to_string();
+    let seconds = repo
+        .find_commit(commit)
+        .ok()
+        .and_then(|c| c.time().ok())
+        .map_or(0, |t| t.seconds);
+    for a in lines::added_by(repo, commit).unwrap_or_default() {
+        *paths.entry(a.path.clone()).or_default() += 1;
+        let hashes: Vec<String> = a.lines.iter().map(|h| h.encode()).collect();
+        let line = format!("{}\t{commit}\t{seconds}\t{}", a.path, hashes.join(" "));
+        edits.add("files", &a.path, line);
+        let line = format!("{hex}\t{}\t{}", a.path, a.symbols.join(" "));
+        edits.add("commits", &hex, line);
+        for s in &a.symbols {
+            edits.add("symbols", s, format!("{s}\t{commit}\t{}", a.path));
+        }
+    }
 }
 
 /// A commit's note blob before and after (`None`: no note).
