@@ -53,11 +53,14 @@ pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
 /// lines of events `dropped` says to leave out left out. Lines are kept as written, so fields a
 /// newer version wrote survive a merge made by an older one; a line that is not an event is
 /// kept too (readers skip it). Also returns the (event id, session) of each line that `ours`
-/// did not hold: what the merge brought.
+/// did not hold: what the merge brought. When the line kept for an id is `copy_of` one of ours
+/// (the shared copy of our own event, come back from a remote), ours is kept instead: the
+/// copy is not a newer version, only a shorter one.
 pub fn union(
     ours: &[u8],
     theirs: &[u8],
     dropped: impl Fn(&str) -> bool,
+    copy_of: impl Fn(&[u8]) -> Option<Vec<u8>>,
 ) -> (Vec<u8>, Vec<(String, String)>) {
     /// The two fields a merge looks at; the others are carried as text.
     #[derive(serde::Deserialize)]
@@ -85,18 +88,40 @@ pub fn union(
             last.insert(h.id, (i, h.session_id));
         }
     }
-    let mut out = Vec::new();
+    // Our line of each id, for the copies that come back.
+    let mut mine: BTreeMap<String, &[u8]> = BTreeMap::new();
+    for line in held.iter() {
+        if let Ok(head) = serde_json::from_slice::<Head>(line) {
+            let slot = mine.entry(head.id).or_insert(line);
+            if line.as_slice() > *slot {
+                *slot = line;
+            }
+        }
+    }
+    let mut kept: Vec<&[u8]> = Vec::new();
     let mut brought = Vec::new();
     for (i, (line, id)) in lines.iter().zip(&heads).enumerate() {
+        let mut line = line.as_slice();
         if let Some(id) = id {
             let (at, session) = &last[id];
             if *at != i || dropped(id) {
                 continue;
             }
+            if let Some(&own) = mine.get(id)
+                && !held.contains(line)
+                && copy_of(own).as_deref() == Some(line)
+            {
+                line = own;
+            }
             if !held.contains(line) {
                 brought.push((id.clone(), session.clone()));
             }
         }
+        kept.push(line);
+    }
+    kept.sort();
+    let mut out = Vec::new();
+    for line in kept {
         out.extend_from_slice(line);
         out.push(b'\n');
     }
@@ -191,7 +216,7 @@ mod tests {
             .replacen('{', r#"{"agent":"codex","#, 1);
         let mut theirs = encode(std::slice::from_ref(&a2));
         theirs.extend_from_slice(format!("{newer}\n").as_bytes());
-        let (merged, brought) = union(&ours, &theirs, |id| id == c.id);
+        let (merged, brought) = union(&ours, &theirs, |id| id == c.id, |_| None);
         let (events, bad) = decode(&merged);
         assert_eq!(bad, 0);
         assert_eq!(events.len(), 2, "{}", String::from_utf8_lossy(&merged));
@@ -209,9 +234,16 @@ mod tests {
         expected.sort();
         assert_eq!(brought, expected);
         // The same either way round, and nothing new the second time.
-        let (back, _) = union(&theirs, &ours, |id| id == c.id);
+        let (back, _) = union(&theirs, &ours, |id| id == c.id, |_| None);
         assert_eq!(back, merged);
-        assert!(union(&merged, &theirs, |_| false).1.is_empty());
+        assert!(union(&merged, &theirs, |_| false, |_| None).1.is_empty());
+        // A shorter copy of our own event that comes back does not replace it.
+        let short = |line: &[u8]| Some(String::from_utf8_lossy(line).replace("more text", "").into_bytes());
+        let copy = short(serde_json::to_string(&a2).unwrap().as_bytes()).unwrap();
+        let mine = encode(std::slice::from_ref(&a2));
+        let (kept, brought) = union(&mine, &[copy.as_slice(), b"\n"].concat(), |_| false, short);
+        assert_eq!(kept, mine);
+        assert!(brought.is_empty());
     }
 
     #[test]

@@ -69,11 +69,20 @@ pub fn filter(note: &[u8], level: Level) -> Vec<u8> {
 }
 
 fn shared_line(line: &[u8], level: Level) -> Option<Vec<u8>> {
-    let mut event: Value = serde_json::from_slice(line).ok()?;
+    let event: Value = serde_json::from_slice(line).ok()?;
     let kind: Kind = serde_json::from_value(event.get("kind")?.clone()).ok()?;
-    if !level.shares(kind) {
-        return None;
-    }
+    level.shares(kind).then(|| shared_form(line, event, kind))?
+}
+
+/// The form an event's line is shared in, whatever the level, if it is an event: what `sync`
+/// must know to tell a teammate's version of an event from the shared copy of its own.
+pub fn shared_copy(line: &[u8]) -> Option<Vec<u8>> {
+    let event: Value = serde_json::from_slice(line).ok()?;
+    let kind: Kind = serde_json::from_value(event.get("kind")?.clone()).ok()?;
+    shared_form(line, event, kind)
+}
+
+fn shared_form(line: &[u8], mut event: Value, kind: Kind) -> Option<Vec<u8>> {
     let fields = event.as_object_mut()?;
     let mut changed = fields.remove("tool_calls").is_some();
     if kind == Kind::Write {

@@ -162,13 +162,13 @@ pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Err
         }
         // What `share.level` gives of ours, beside theirs; nothing when they hold it all.
         let forgotten = forget::forgotten(store)?;
-        let dropped = |id: &str| forgotten.contains_key(id);
-        let dropped: Option<&dyn Fn(&str) -> bool> = match forgotten.is_empty() {
-            true => None,
-            false => Some(&dropped),
+        let giving = notes::Giving {
+            level: done.level,
+            filter: &|note| level::filter(note, level),
+            forgotten: &|id| forgotten.contains_key(id),
+            count: forgotten.len(),
         };
-        let share = |note: &[u8]| level::filter(note, level);
-        let Some(given) = notes::derive(store, SHARED, theirs, share, dropped)? else {
+        let Some(given) = notes::derive(store, SHARED, theirs, giving)? else {
             break;
         };
         match push(store, remote, given, options)? {
@@ -229,7 +229,12 @@ fn merge(store: &Store, theirs: ObjectId) -> Result<(notes::Merge, usize), Error
     } else {
         store::write_atomic(&marker, b"")?;
     }
-    let merged = notes::merge_from(store, theirs, |id| forgotten.contains_key(id))?;
+    let merged = notes::merge_from(
+        store,
+        theirs,
+        |id| forgotten.contains_key(id),
+        level::shared_copy,
+    )?;
     sessions += catch_up(store, before)?;
     remove(&marker)?;
     Ok((merged, sessions))

@@ -356,7 +356,8 @@ pub struct Merge {
 
 /// Merge the notes at `theirs` (a commit of a notes ref fetched from another clone) into ours:
 /// the union of both by event id, note by note ([`union`]), leaving out the events `dropped`
-/// names (those forgotten here). The result is a commit with both tips as parents — so that
+/// names (those forgotten here) and keeping our own events whole where theirs are only the
+/// shared copies `copy_of` makes of them. The result is a commit with both tips as parents — so that
 /// pushing it to where `theirs` came from is a fast-forward — or our ref moved to `theirs`
 /// when ours is behind it and nothing is left out. Nothing happens when ours already holds
 /// `theirs`. Like every update of the ref, it is redone if another writer moves the ref.
@@ -364,6 +365,7 @@ pub fn merge_from(
     store: &Store,
     theirs: ObjectId,
     dropped: impl Fn(&str) -> bool,
+    copy_of: impl Fn(&[u8]) -> Option<Vec<u8>>,
 ) -> Result<Merge> {
     let mut repo = store.repo();
     let signature = signature(&mut repo)?;
@@ -379,12 +381,19 @@ pub fn merge_from(
         }
         let held: HashMap<ObjectId, ObjectId> = notes_at(&repo, ours)?.into_iter().collect();
         let their_notes = notes_at(&repo, Some(theirs))?;
+        // What both had when they last met: a note of theirs unchanged since was merged then
+        // (and what this clone took out of it since stays out).
+        let base = ours.and_then(|ours| repo.merge_base(ours, theirs).ok().flatten());
+        let met: HashMap<ObjectId, ObjectId> = notes_at(&repo, base.map(|b| b.detach()))?
+            .into_iter()
+            .collect();
         // Whether the union is exactly their notes: then ours, if behind, just moves to theirs.
-        let mut same_as_theirs = held.keys().all(|c| their_notes.iter().any(|(t, _)| t == c));
+        let theirs_hold: HashSet<ObjectId> = their_notes.iter().map(|(c, _)| *c).collect();
+        let mut same_as_theirs = held.keys().all(|c| theirs_hold.contains(c));
         let mut state = state_at(&repo, ours)?;
         for (commit, blob) in their_notes {
             let mine = held.get(&commit).copied();
-            if mine == Some(blob) {
+            if mine == Some(blob) || met.get(&commit) == Some(&blob) {
                 continue;
             }
             let text = |id: Option<ObjectId>| -> Result<Vec<u8>> {
@@ -398,7 +407,7 @@ pub fn merge_from(
                 })
             };
             let their_text = text(Some(blob))?;
-            let (merged, brought) = union(&text(mine)?, &their_text, &dropped);
+            let (merged, brought) = union(&text(mine)?, &their_text, &dropped, &copy_of);
             same_as_theirs &= merged == their_text;
             if brought.is_empty() {
                 continue;
@@ -450,21 +459,50 @@ pub fn merge_from(
     })
 }
 
+/// What [`derive`] gives of a note: `filter` makes the note's shared form (`level` names it),
+/// and the events `forgotten` names (`count` of them) are left out.
+#[derive(Clone, Copy)]
+pub struct Giving<'a> {
+    pub level: &'a str,
+    pub filter: &'a dyn Fn(&[u8]) -> Vec<u8>,
+    pub forgotten: &'a dyn Fn(&str) -> bool,
+    pub count: usize,
+}
+
 /// The notes to give to where `theirs` came from: for each of our notes, what `share` keeps of
 /// it, in union with the note `theirs` holds for the same commit, less the events `dropped`
 /// names (those forgotten here, which thus leave the remote too). Written as a commit whose one
 /// parent is `theirs` — pushing it is a fast-forward — at `refname`, which keeps it from gc;
-/// `None` when `theirs` holds all of it already.
+/// `None` when `theirs` holds all of it already. When `theirs` holds what was given last time,
+/// only the notes written since are looked at; otherwise (a first sync, a push that lost, a
+/// forget since) every note is.
 pub fn derive(
     store: &Store,
-    refname: &str,
+    refname: &'static str,
     theirs: Option<ObjectId>,
-    share: impl Fn(&[u8]) -> Vec<u8>,
-    dropped: Option<&dyn Fn(&str) -> bool>,
+    giving: Giving<'_>,
 ) -> Result<Option<ObjectId>> {
     let mut repo = store.repo();
-    let ours: HashMap<ObjectId, ObjectId> = notes_at(&repo, tip(&repo)?)?.into_iter().collect();
+    let our_tip = tip(&repo)?;
+    let ours: HashMap<ObjectId, ObjectId> = notes_at(&repo, our_tip)?.into_iter().collect();
     let their_notes: HashMap<ObjectId, ObjectId> = notes_at(&repo, theirs)?.into_iter().collect();
+    // The notes given last time, if the remote holds them (and neither the level nor what is
+    // forgotten changed since): only our notes written since then need giving.
+    let given_from = ref_tip(&repo, refname)?.and_then(|last| {
+        let commit = repo.find_commit(last).ok()?;
+        let message = commit.message_raw_sloppy().to_string();
+        let from = message.lines().find_map(|l| l.strip_prefix("from "))?;
+        let forgotten = message.lines().find_map(|l| l.strip_prefix("forgotten "))?;
+        let level = message.lines().find_map(|l| l.strip_prefix("level "))?;
+        let held = theirs.is_some_and(|t| is_ancestor(&repo, last, t));
+        (held && forgotten.parse() == Ok(giving.count) && level == giving.level)
+            .then(|| ObjectId::from_hex(from.as_bytes()).ok())
+            .flatten()
+    });
+    let since: Option<HashMap<ObjectId, ObjectId>> = match given_from {
+        Some(from) => Some(notes_at(&repo, Some(from))?.into_iter().collect()),
+        None => None,
+    };
     let mut state = state_at(&repo, theirs)?;
     let mut given = 0;
     let read = |commit: ObjectId, id: ObjectId| -> Result<Vec<u8>> {
@@ -474,19 +512,23 @@ pub fn derive(
             .data
             .clone())
     };
-    let mut commits: Vec<ObjectId> = ours.keys().copied().collect();
-    if dropped.is_some() {
+    let mut commits: Vec<ObjectId> = ours
+        .iter()
+        .filter(|(c, b)| since.as_ref().is_none_or(|since| since.get(*c) != Some(*b)))
+        .map(|(c, _)| *c)
+        .collect();
+    if since.is_none() && giving.count > 0 {
         commits.extend(their_notes.keys().filter(|c| !ours.contains_key(*c)));
     }
     for commit in commits {
         let shared = match ours.get(&commit) {
-            Some(&blob) => share(&read(commit, blob)?),
+            Some(&blob) => (giving.filter)(&read(commit, blob)?),
             None => Vec::new(),
         };
         let note = match their_notes.get(&commit) {
             Some(&held) => {
                 let held = read(commit, held)?;
-                let (merged, _) = union(&held, &shared, |id| dropped.is_some_and(|d| d(id)));
+                let (merged, _) = union(&held, &shared, giving.forgotten, |_| None);
                 if merged == held {
                     continue;
                 }
@@ -517,14 +559,28 @@ pub fn derive(
     let signature = signature(&mut repo)?;
     let mut time = gix::date::parse::TimeBuf::default();
     let who = signature.to_ref(&mut time);
-    let message = format!("agent-context: {given} notes to share");
+    // Where the next derive starts from.
+    let from = our_tip.map_or_else(|| "none".to_owned(), |t| t.to_string());
+    let message = format!(
+        "agent-context: {given} notes to share\n\nfrom {from}\nlevel {}\nforgotten {}\n",
+        giving.level, giving.count
+    );
     let commit = repo
         .new_commit_as(who, who, &message, tree, theirs)
         .map_err(git_error(format!("commit to {refname}")))?
         .id;
-    repo.reference(refname, commit, PreviousValue::Any, message.as_str())
-        .map_err(git_error(format!("update {refname}")))?;
-    Ok(Some(commit))
+    // The ref is this clone's alone; a lock a killed writer left is cleared as for ours.
+    for attempt in 0..ATTEMPTS {
+        let current = ref_tip(&repo, refname)?;
+        match repo.reference(refname, commit, PreviousValue::Any, message.as_str()) {
+            Ok(_) => return Ok(Some(commit)),
+            Err(e) => store.retry_update(&repo, refname, current, e, attempt)?,
+        }
+    }
+    Err(Error::Contended {
+        refname,
+        attempts: ATTEMPTS,
+    })
 }
 
 /// The sessions whose events differ between the notes at `from` and at `to`, each with the

@@ -528,8 +528,12 @@ fn what_is_pushed_is_what_share_level_shares_and_the_rest_stays_here() {
         "no path of the author's machine: {text}"
     );
     assert!(!text.contains("tool_calls"), "{text}");
-    // This clone keeps all of it, and a teammate gets the reasoning on the file.
-    assert_eq!(kinds(&a).0, here);
+    // This clone keeps all of it, whole, even once the shared copies come back to it; and a
+    // teammate gets the reasoning on the file.
+    let whole = kinds(&a).1;
+    assert!(whole.contains("tool_calls"), "{whole}");
+    a.ok(&["sync"]);
+    assert_eq!(kinds(&a), (here.clone(), whole));
     let b = bare.clone_with(&[]);
     b.ok(&["sync"]);
     a.git(&["push", "-q", "origin", "main"]);
