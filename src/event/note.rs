@@ -238,7 +238,13 @@ mod tests {
         assert_eq!(back, merged);
         assert!(union(&merged, &theirs, |_| false, |_| None).1.is_empty());
         // A shorter copy of our own event that comes back does not replace it.
-        let short = |line: &[u8]| Some(String::from_utf8_lossy(line).replace("more text", "").into_bytes());
+        let short = |line: &[u8]| {
+            Some(
+                String::from_utf8_lossy(line)
+                    .replace("more text", "")
+                    .into_bytes(),
+            )
+        };
         let copy = short(serde_json::to_string(&a2).unwrap().as_bytes()).unwrap();
         let mine = encode(std::slice::from_ref(&a2));
         let (kept, brought) = union(&mine, &[copy.as_slice(), b"\n"].concat(), |_| false, short);

@@ -16,7 +16,7 @@ use crate::store::{self, Store, forget, graph, notes};
 /// How many fetch–merge–push rounds a sync tries before giving up to other pushers.
 const ROUNDS: usize = 20;
 
-/// Where the notes given to the remote are made ([`notes::derive`]): a local ref, never
+/// Where the notes given to the remote are made ([`notes::derive()`]): a local ref, never
 /// pushed under its own name, that keeps the last of them from gc.
 pub const SHARED: &str = "refs/notes/agent-context-shared";
 

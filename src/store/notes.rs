@@ -459,7 +459,7 @@ pub fn merge_from(
     })
 }
 
-/// What [`derive`] gives of a note: `filter` makes the note's shared form (`level` names it),
+/// What [`derive()`] gives of a note: `filter` makes the note's shared form (`level` names it),
 /// and the events `forgotten` names (`count` of them) are left out.
 #[derive(Clone, Copy)]
 pub struct Giving<'a> {
