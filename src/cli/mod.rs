@@ -261,8 +261,8 @@ fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn W
         Command::Init(args) => init::run(&open(&cwd)?, args, out),
         Command::Install(args) => install::run(&open(&cwd)?, args, out),
         Command::Uninstall(args) => install::uninstall(&open(&cwd)?, args, out),
-        Command::Extract(args) => extract::run(&open(&cwd)?, &cwd, args, out),
-        Command::Import(args) => extract::import(&open(&cwd)?, &cwd, args, out),
+        Command::Extract(args) => packing(&open(&cwd)?, |s| extract::run(s, &cwd, args, out)),
+        Command::Import(args) => packing(&open(&cwd)?, |s| extract::import(s, &cwd, args, out)),
         Command::Status(args) => status::run(&open(&cwd)?, args, out),
         Command::Doctor(args) => doctor::run(&open(&cwd)?, args, out),
         Command::Why(args) => why::run(&open(&cwd)?, &cwd, args, look, out),
@@ -275,16 +275,27 @@ fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn W
         Command::Mcp(args) => open(&cwd).and_then(|_| mcp::run(&cwd, args, out)),
         Command::Record(args) => record::run(&open(&cwd)?, &cwd, args, out),
         Command::Distill(args) => distill::run(&open(&cwd)?, args, out),
-        Command::Rebuild(args) => rebuild::run(&open(&cwd)?, args, out),
-        Command::Repair(args) => repair::run(&open(&cwd)?, args, out),
+        Command::Rebuild(args) => packing(&open(&cwd)?, |s| rebuild::run(s, args, out)),
+        Command::Repair(args) => packing(&open(&cwd)?, |s| repair::run(s, args, out)),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
-        Command::Sync(args) => sync::run(&open(&cwd)?, args, out),
+        Command::Sync(args) => packing(&open(&cwd)?, |s| sync::run(s, args, out)),
         Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),
         Command::Forget(args) => forget::run(&open(&cwd)?, args, out),
         Command::Hook(args) => hook::run(&cwd, args, out),
         Command::Man(args) => man::run(args, out),
         Command::Completions(args) => completions::run(args, out),
     }
+}
+
+/// Run a command that may write many objects (notes, the graph) and pack them when it did
+/// ([`store::pack`]); a pack that fails is a warning, the objects being there loose.
+fn packing(store: &Store, command: impl FnOnce(&Store) -> CmdResult) -> CmdResult {
+    let before = store::pack::loose(store);
+    let done = command(store);
+    if let Err(e) = store::pack::pack_if_many(store, before) {
+        eprintln!("warning: the objects written were left loose: {e}");
+    }
+    done
 }
 
 /// What to do about an error, in git's words, when there is something to do.

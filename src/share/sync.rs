@@ -81,11 +81,18 @@ pub struct Options {
     pub prompt: bool,
 }
 
+/// The names of the repository's remotes.
+fn remotes(store: &Store) -> Vec<String> {
+    (store.repo().remote_names().iter())
+        .map(|n| n.to_string())
+        .collect()
+}
+
 /// The remote a sync without a name uses: the current branch's, else `origin`, else the only
 /// one.
 pub fn default_remote(store: &Store) -> Result<String, Error> {
     let repo = store.repo();
-    let names: Vec<String> = repo.remote_names().iter().map(|n| n.to_string()).collect();
+    let names = remotes(store);
     let branch = repo
         .head_name()
         .ok()
@@ -110,13 +117,7 @@ pub fn default_remote(store: &Store) -> Result<String, Error> {
 /// Fetch `remote`'s notes, merge them into ours, push ours (when `options.push`), and bring the
 /// graph and the index up to date.
 pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Error> {
-    let names: Vec<String> = store
-        .repo()
-        .remote_names()
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
-    if !names.iter().any(|n| n == remote) {
+    if !remotes(store).iter().any(|n| n == remote) {
         return Err(Error::NoSuchRemote(remote.to_owned()));
     }
     let tracking = notes::tracking(remote);
@@ -196,14 +197,8 @@ pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Err
 /// `install --sync` adds): what the post-merge hook does after a pull, leaving the index to
 /// the caller. How many events were new here.
 pub fn take_in_fetched(store: &Store) -> Result<usize, Error> {
-    let remotes: Vec<String> = store
-        .repo()
-        .remote_names()
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
     let mut events = 0;
-    for remote in remotes {
+    for remote in remotes(store) {
         if let Some(theirs) = store::ref_tip(&store.repo(), &notes::tracking(&remote))? {
             events += merge(store, theirs)?.0.events;
         }

@@ -12,6 +12,7 @@ pub(crate) mod history;
 pub mod link;
 pub mod log;
 pub mod notes;
+pub mod pack;
 pub mod parameters;
 pub mod pending;
 pub mod sessions;

@@ -567,3 +567,57 @@ fn what_is_pushed_is_what_share_level_shares_and_the_rest_stays_here() {
         }
     }
 }
+
+/// How many loose objects git counts in `repo`.
+fn loose_objects(repo: &TestRepo) -> usize {
+    let counts = repo.git(&["count-objects", "-v"]);
+    counts
+        .lines()
+        .find_map(|l| l.strip_prefix("count: "))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_sync_that_writes_many_notes_leaves_them_packed() {
+    const NOTES: usize = 300;
+    let bare = remote();
+    let a = bare.clone_with(&[]);
+    // Commits with a note each, made by fast-import (which writes a pack, not loose objects).
+    let data = |text: &str| format!("data {}\n{text}\n", text.len());
+    let mut stream = String::new();
+    for i in 1..=NOTES {
+        stream.push_str(&format!(
+            "commit refs/heads/main\nmark :{i}\ncommitter T <t@example.com> {} +0000\n{}",
+            1_700_000_000 + i,
+            data(&format!("change {i}"))
+        ));
+        if i == 1 {
+            stream.push_str("from refs/heads/main^0\n");
+        }
+        stream.push_str(&format!("M 644 inline f{i}.txt\n{}", data(&i.to_string())));
+    }
+    stream.push_str(&format!(
+        "commit refs/notes/agent-context\ncommitter T <t@example.com> 1700001000 +0000\n{}",
+        data("notes")
+    ));
+    for i in 1..=NOTES {
+        let event = format!(
+            r#"{{"kind":"decision","summary":"Decision {i}","id":"{i:032x}","schema_version":1,"session_id":"s","timestamp":"2026-01-01T00:00:00Z","origin":"text","source":"m{i}","tool_calls":[{{"name":"Edit","input":"/home/jane/f{i}.txt","outcome":"success"}}],"session":{{}}}}"#
+        );
+        stream.push_str(&format!("N inline :{i}\n{}", data(&event)));
+    }
+    a.git_with_input(&["fast-import", "--quiet"], stream.as_bytes());
+    let before = loose_objects(&a);
+    let out = a.ok(&["sync"]);
+    assert_eq!(out.trim(), "origin: it has no notes yet; ours pushed");
+    // The shared copies of 300 notes and their trees were written, then packed.
+    assert!(
+        loose_objects(&a) <= before,
+        "{} loose objects",
+        loose_objects(&a)
+    );
+    assert_eq!(decisions(&bare).len(), NOTES);
+    fsck(&a);
+}
