@@ -8,6 +8,7 @@ mod completions;
 mod demo;
 mod distill;
 mod doctor;
+mod export;
 mod extract;
 mod forget;
 mod hook;
@@ -122,6 +123,9 @@ enum Command {
     /// Share the notes through a remote: fetch its notes, merge them into ours by event id,
     /// push ours back (never forced; retried when another clone pushed first).
     Sync(sync::Args),
+    /// Write what the notes hold for other tools: Agent Trace records of the commits sessions
+    /// made, or one session's log as Markdown or JSON.
+    Export(export::Args),
     /// Set the default query backend (file, session, decision) for this clone.
     Switch(switch::Args),
     /// Regenerate the marked section of CLAUDE.md from the decision graph.
@@ -278,6 +282,7 @@ fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn W
         Command::Rebuild(args) => packing(&open(&cwd)?, |s| rebuild::run(s, args, out)),
         Command::Repair(args) => packing(&open(&cwd)?, |s| repair::run(s, args, out)),
         Command::Switch(args) => switch::run(&open(&cwd)?, args, out),
+        Command::Export(args) => export::run(&open(&cwd)?, args, out),
         Command::Sync(args) => packing(&open(&cwd)?, |s| sync::run(s, args, out)),
         Command::ClaudeMd(args) => claude_md::run(&open(&cwd)?, args, out),
         Command::Forget(args) => forget::run(&open(&cwd)?, args, out),
@@ -335,9 +340,19 @@ fn warn_unread(store: &Store) {
 /// Write a value as pretty JSON followed by a newline.
 fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> CmdResult {
     let text = serde_json::to_string_pretty(value).map_err(io::Error::from)?;
-    // serde_json escapes the C0 controls only: DEL and the 8-bit controls (an 8-bit CSI) are
-    // escaped too, so that JSON read in a terminal drives it no more than text does. They can
-    // only be inside strings, where `\u00XX` means the same.
+    write_escaped(out, &text)
+}
+
+/// Write a value as JSON on one line (JSON Lines).
+fn write_json_line(out: &mut dyn Write, value: &serde_json::Value) -> CmdResult {
+    let text = serde_json::to_string(value).map_err(io::Error::from)?;
+    write_escaped(out, &text)
+}
+
+/// Write JSON text and a newline. serde_json escapes the C0 controls only: DEL and the 8-bit
+/// controls (an 8-bit CSI) are escaped too, so that JSON read in a terminal drives it no more
+/// than text does. They can only be inside strings, where `\u00XX` means the same.
+fn write_escaped(out: &mut dyn Write, text: &str) -> CmdResult {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

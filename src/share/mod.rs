@@ -8,5 +8,6 @@
 //! round is done again on top of theirs. The graph and the retrieval index then take in what
 //! the merge brought, session by session.
 
+pub mod export;
 pub mod level;
 pub mod sync;

@@ -82,6 +82,9 @@ fn commands(transcript: &Path) -> Vec<Vec<String>> {
         "mcp",
         "sync team",
         "sync team --json",
+        "export --format agent-trace HEAD",
+        "export --format json 0cf3db51",
+        "export --format md 0cf3db51",
     ]
     .iter()
     .map(|c| c.split(' ').map(str::to_owned).collect())
@@ -449,6 +452,9 @@ fn a_damaged_note_object_fails_commands_in_one_line_and_hooks_open() {
                 "record decision keep-the-format --files f.txt",
                 "sync team",
                 "sync team --json",
+                "export --format agent-trace HEAD",
+                "export --format json 0cf3db51",
+                "export --format md 0cf3db51",
                 "record rejection a-second-format --json",
             ]
         ),
@@ -883,6 +889,7 @@ fn a_repository_without_commits() {
                 "log --json",
                 "record decision keep-the-format --files f.txt",
                 "record rejection a-second-format --json",
+                "export --format agent-trace HEAD",
             ]
         ),
         "{failing:#?}"

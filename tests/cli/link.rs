@@ -211,24 +211,18 @@ pub fn cache_turn(repo: &TestRepo) -> String {
     edit_turn(repo, 1, "Add a cache", 0, answer, "cache.py")
 }
 
+/// [`cache_turn`], then at 10:10 a look at the README (an exploration) and an edit of it.
+pub fn cache_then_readme(repo: &TestRepo) -> String {
+    let look = "Let me check what the README says about caching.";
+    cache_turn(repo) + &edit_turn(repo, 2, "Document it", 10, look, "README.md")
+}
+
 #[test]
 fn without_a_named_commit_events_go_to_the_commit_that_fits_their_time_and_files() {
     let repo = TestRepo::new();
     let before = repo.commit_at("other.txt", "x\n", "older work", "2026-01-01T09:00:00Z");
     let transcript = repo.home.join("s-link.jsonl");
-    let content = [
-        cache_turn(&repo),
-        edit_turn(
-            &repo,
-            2,
-            "Document it",
-            10,
-            "Let me check what the README says about caching.",
-            "README.md",
-        ),
-        prompt("p3", "thanks", "2026-01-01T10:12:00Z"),
-    ]
-    .concat();
+    let content = cache_then_readme(&repo) + &prompt("p3", "thanks", "2026-01-01T10:12:00Z");
     std::fs::write(&transcript, content).unwrap();
     // The user commits by hand: the cache between the two prompts, something unrelated, and
     // (later) the README.

@@ -13,6 +13,7 @@ mod crash;
 mod demo;
 mod distill;
 mod doctor;
+mod export;
 mod extract;
 mod forget;
 mod git_hooks;

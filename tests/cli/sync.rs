@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::git_hooks::{commit_as, transcript_in};
-use crate::link::{cache_turn, edit_turn};
+use crate::link::cache_then_readme;
 use crate::repo::{TestRepo, stderr};
 
 /// A bare repository with one commit on `main`, standing for the team's remote.
@@ -500,19 +500,7 @@ fn what_is_pushed_is_what_share_level_shares_and_the_rest_stays_here() {
     let a = bare.clone_with(&[]);
     a.ok(&["init"]);
     a.install_git_hooks();
-    let session = [
-        cache_turn(&a),
-        edit_turn(
-            &a,
-            2,
-            "Document it",
-            10,
-            "Let me check what the README says about caching.",
-            "README.md",
-        ),
-    ]
-    .concat();
-    transcript_in(&a, &a.root, "s-share", &session);
+    transcript_in(&a, &a.root, "s-share", &cache_then_readme(&a));
     commit_as(&a, &a.root, Some("s-share"), "cache.py", "cache");
     let strs = |v: &[&str]| -> BTreeSet<String> { v.iter().map(|s| s.to_string()).collect() };
     let (here, _) = kinds(&a);

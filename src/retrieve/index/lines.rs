@@ -75,6 +75,8 @@ pub fn hash_lines(data: &[u8]) -> Option<Vec<LineHash>> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Added {
     pub path: String,
+    /// The added lines' numbers in the commit's file, from 1, in order.
+    pub numbers: Vec<usize>,
     pub lines: Vec<LineHash>,
     /// Names the added lines define (`fn parse_range`, `class Cache`, …).
     pub symbols: Vec<String>,
@@ -173,6 +175,7 @@ pub fn added_by(repo: &gix::Repository, commit: ObjectId) -> store::Result<Vec<A
         defined.dedup();
         out.push(Added {
             path,
+            numbers: added.iter().map(|i| i + 1).collect(),
             lines: lines.into_iter().map(|(_, h)| h).collect(),
             symbols: defined,
         });
