@@ -48,12 +48,12 @@ def note_sizes(repo):
     return [int(s) for s in out.split()]
 
 
-def pack_bytes(repo):
-    """The objects of a repository (loose ones included), as git counts them."""
+def pack_bytes(repo, loose=True):
+    """The objects of a repository, as git counts them: its packs, and its loose objects."""
     fields = dict(
         line.split(": ", 1) for line in git(repo, "count-objects", "-v").splitlines()
     )
-    return (int(fields["size-pack"]) + int(fields["size"])) * 1024
+    return (int(fields["size-pack"]) + (int(fields["size"]) if loose else 0)) * 1024
 
 
 def refs_pack_bytes(repo, exclude):
@@ -73,7 +73,7 @@ def refs_pack_bytes(repo, exclude):
     return len(out)
 
 
-def describe(name, sizes, packed, pack):
+def describe(name, sizes, packed, pack, whole):
     if not sizes:
         print(f"{name:>10}: no notes")
         return
@@ -82,7 +82,7 @@ def describe(name, sizes, packed, pack):
         f"{name:>10}: {len(sizes)} notes, median {statistics.median(sizes) / 1024:.1f} KB, "
         f"largest {max(sizes) / 1024:.1f} KB, all {total / 1e6:.2f} MB "
         f"({100 * total / pack:.1f}%); packed {packed / 1e6:.2f} MB "
-        f"({100 * packed / pack:.2f}%)"
+        f"({100 * packed / pack:.2f}%; {100 * packed / whole:.2f}% of the clone's pack)"
     )
 
 
@@ -94,17 +94,17 @@ def main():
     args = parser.parse_args()
     binary = os.path.abspath(args.bin)
     pack = refs_pack_bytes(args.clone, args.exclude)
+    whole = pack_bytes(args.clone, loose=False)
     print(
-        f"the clone's objects: {pack_bytes(args.clone) / 1e6:.1f} MB; a pack of its refs "
-        f"(but ours and {args.exclude!r}): {pack / 1e6:.2f} MB, of which the percentages "
-        "below are"
+        f"the clone's pack: {whole / 1e6:.1f} MB; a pack of its refs (but ours and "
+        f"{args.exclude!r}): {pack / 1e6:.2f} MB, of which the percentages below are"
     )
     with tempfile.TemporaryDirectory() as tmp:
         # Everything, as this clone keeps it: pushed as it is by plain git.
         everything = os.path.join(tmp, "everything.git")
         git(tmp, "init", "-q", "--bare", everything)
         git(args.clone, "push", "-q", everything, f"{NOTES}:{NOTES}")
-        describe("local", note_sizes(everything), pack_bytes(everything), pack)
+        describe("local", note_sizes(everything), pack_bytes(everything), pack, whole)
         for level in ["reasoning", "summary"]:
             bare = os.path.join(tmp, f"{level}.git")
             git(tmp, "init", "-q", "--bare", bare)
@@ -128,7 +128,7 @@ def main():
             finally:
                 git(args.clone, "remote", "remove", remote)
                 git(args.clone, "update-ref", "-d", f"refs/notes/remotes/{remote}/agent-context")
-            describe(level, note_sizes(bare), pack_bytes(bare), pack)
+            describe(level, note_sizes(bare), pack_bytes(bare), pack, whole)
             print(f"{'':>10}  sync {took:.2f} s, again with nothing new {again:.2f} s")
 
 
