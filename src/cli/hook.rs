@@ -531,10 +531,12 @@ fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
         "post-merge" => {
             // The team's notes a pull fetched (`install --sync`), before the commits it
             // brought are looked at: a squash done on the server finds the branch's notes.
-            let taken = sync::take_in_fetched(store).map_err(|e| reason(&e))?;
-            let taken = match taken {
-                0 => String::new(),
-                n => format!("{n} events of the remotes' notes taken in; "),
+            // Left to the next sync when it cannot be done now (the store busy): the repair
+            // below goes on.
+            let taken = match sync::take_in_fetched(store) {
+                Ok(0) => String::new(),
+                Ok(n) => format!("{n} events of the remotes' notes taken in; "),
+                Err(e) => format!("the remotes' notes left for later ({}); ", reason(&e)),
             };
             let repo = store.repo();
             let head = repo.head_id().map_err(|e| e.to_string())?.detach();
