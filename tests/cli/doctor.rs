@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 
 use crate::link::edit_turn;
-use crate::repo::{BIN, TestRepo, stderr};
+use crate::repo::{BIN, TestRepo, output_of_copy, stderr};
 
 /// `doctor --json`'s checks that found a problem, as (check, what it found), and its exit code.
 fn problems(repo: &TestRepo) -> (Vec<(String, String)>, Option<i32>) {
@@ -125,26 +125,14 @@ fn doctor_names_each_problem_with_its_fix_until_none_is_left() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("git-agent-context");
     fs::copy(BIN, &bin).unwrap();
-    // Another test's fork may still hold the copy open for writing a moment ("text file
-    // busy"): tried again until it lets go.
-    let out = (0..50)
-        .find_map(|_| {
-            let ran = Command::new(&bin)
-                .arg("install")
-                .current_dir(&repo.root)
-                .env("HOME", &repo.home)
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .output();
-            match ran {
-                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    None
-                }
-                other => Some(other.unwrap()),
-            }
-        })
-        .expect("the copied binary runs");
+    let out = output_of_copy(
+        Command::new(&bin)
+            .arg("install")
+            .current_dir(&repo.root)
+            .env("HOME", &repo.home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1"),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     fs::remove_file(&bin).unwrap();
     let out = repo

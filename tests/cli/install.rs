@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use git_agent_context::deliver::install::settings::{ENTRIES, GUARD};
 use serde_json::{Value, json};
 
-use crate::repo::{BIN, TestRepo, stderr};
+use crate::repo::{BIN, TestRepo, output_of_copy, stderr};
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
@@ -985,15 +985,15 @@ fn the_git_hooks_find_the_binary_as_the_settings_do_and_say_nothing_without_it()
     let bin = tmp.path().join("git-agent-context");
     fs::copy(BIN, &bin).unwrap();
     let repo = TestRepo::new();
-    let out = Command::new(&bin)
-        .arg("install")
-        .current_dir(&repo.root)
-        .env("HOME", &repo.home)
-        .env("PATH", path_without_binary())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
+    let out = output_of_copy(
+        Command::new(&bin)
+            .arg("install")
+            .current_dir(&repo.root)
+            .env("HOME", &repo.home)
+            .env("PATH", path_without_binary())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1"),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout);
     // The settings call it by its path, as the git hooks do: nothing needs PATH.

@@ -439,6 +439,20 @@ pub fn run_within(
     (child.wait_with_output().unwrap(), took)
 }
 
+/// Run `command`, whose program a test has just copied: another test's fork may still hold the
+/// copy open for writing a moment ("text file busy"), so it is tried again until it lets go.
+pub fn output_of_copy(command: &mut Command) -> Output {
+    for _ in 0..50 {
+        match command.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.expect("the copied binary runs"),
+        }
+    }
+    panic!("the copied binary stayed busy");
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
