@@ -74,8 +74,9 @@ pub fn union(
             .map(<[u8]>::to_vec)
             .collect()
     };
-    let held: std::collections::HashSet<Vec<u8>> = split(ours).into_iter().collect();
-    let mut lines: Vec<Vec<u8>> = split(ours).into_iter().chain(split(theirs)).collect();
+    let ours = split(ours);
+    let held: std::collections::HashSet<&[u8]> = ours.iter().map(Vec::as_slice).collect();
+    let mut lines: Vec<Vec<u8>> = ours.iter().cloned().chain(split(theirs)).collect();
     lines.sort();
     lines.dedup();
     // The last line of each id, by position in the sorted lines.
@@ -88,14 +89,13 @@ pub fn union(
             last.insert(h.id, (i, h.session_id));
         }
     }
-    // Our line of each id, for the copies that come back.
-    let mut mine: BTreeMap<String, &[u8]> = BTreeMap::new();
-    for line in held.iter() {
-        if let Ok(head) = serde_json::from_slice::<Head>(line) {
-            let slot = mine.entry(head.id).or_insert(line);
-            if line.as_slice() > *slot {
-                *slot = line;
-            }
+    // Our line of each id (the last, the lines being sorted), for the copies that come back.
+    let mut mine: BTreeMap<&str, &[u8]> = BTreeMap::new();
+    for (line, id) in lines.iter().zip(&heads) {
+        if let Some(id) = id
+            && held.contains(line.as_slice())
+        {
+            mine.insert(id, line);
         }
     }
     let mut kept: Vec<&[u8]> = Vec::new();
@@ -107,7 +107,7 @@ pub fn union(
             if *at != i || dropped(id) {
                 continue;
             }
-            if let Some(&own) = mine.get(id)
+            if let Some(&own) = mine.get(id.as_str())
                 && !held.contains(line)
                 && copy_of(own).as_deref() == Some(line)
             {

@@ -69,17 +69,22 @@ pub fn filter(note: &[u8], level: Level) -> Vec<u8> {
 }
 
 fn shared_line(line: &[u8], level: Level) -> Option<Vec<u8>> {
-    let event: Value = serde_json::from_slice(line).ok()?;
-    let kind: Kind = serde_json::from_value(event.get("kind")?.clone()).ok()?;
+    let (event, kind) = parse(line)?;
     level.shares(kind).then(|| shared_form(line, event, kind))?
 }
 
 /// The form an event's line is shared in, whatever the level, if it is an event: what `sync`
 /// must know to tell a teammate's version of an event from the shared copy of its own.
 pub fn shared_copy(line: &[u8]) -> Option<Vec<u8>> {
+    let (event, kind) = parse(line)?;
+    shared_form(line, event, kind)
+}
+
+/// A note's line as a JSON value, and its kind, if it is an event.
+fn parse(line: &[u8]) -> Option<(Value, Kind)> {
     let event: Value = serde_json::from_slice(line).ok()?;
     let kind: Kind = serde_json::from_value(event.get("kind")?.clone()).ok()?;
-    shared_form(line, event, kind)
+    Some((event, kind))
 }
 
 fn shared_form(line: &[u8], mut event: Value, kind: Kind) -> Option<Vec<u8>> {

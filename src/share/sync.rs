@@ -219,11 +219,8 @@ fn merge(store: &Store, theirs: ObjectId) -> Result<(notes::Merge, usize), Error
     }
     let forgotten = forget::forgotten(store)?;
     let before = notes::tip(&store.repo())?;
-    if let Some(before) = before {
-        store::write_atomic(&marker, before.to_string().as_bytes())?;
-    } else {
-        store::write_atomic(&marker, b"")?;
-    }
+    let text = before.map(|b| b.to_string()).unwrap_or_default();
+    store::write_atomic(&marker, text.as_bytes())?;
     let merged = notes::merge_from(
         store,
         theirs,

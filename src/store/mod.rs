@@ -164,6 +164,33 @@ pub(crate) fn signature(repo: &mut gix::Repository) -> Result<gix::actor::Signat
         .map_err(|e| Error::git("read the committer identity", e.to_string()))
 }
 
+/// A commit of ours (by `signature`) of `tree` with `parents`, for `refname`'s chain; the ref is
+/// the caller's to move.
+pub(crate) fn commit(
+    repo: &gix::Repository,
+    signature: &gix::actor::Signature,
+    refname: &str,
+    message: &str,
+    tree: gix::ObjectId,
+    parents: impl IntoIterator<Item = gix::ObjectId>,
+) -> Result<gix::ObjectId> {
+    let mut time = gix::date::parse::TimeBuf::default();
+    let who = signature.to_ref(&mut time);
+    Ok(repo
+        .new_commit_as(who, who, message, tree, parents)
+        .map_err(git_error(format!("commit to {refname}")))?
+        .id)
+}
+
+/// What a compare-and-swap of a ref expects: the tip read before, or no ref at all.
+pub(crate) fn expecting(tip: Option<gix::ObjectId>) -> gix::refs::transaction::PreviousValue {
+    use gix::refs::transaction::PreviousValue;
+    match tip {
+        Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
+        None => PreviousValue::MustNotExist,
+    }
+}
+
 /// The top of the working tree of another repository holding the bare repository `git_dir`
 /// (a folder above it with a `.git`), if one does.
 fn enclosing_worktree(git_dir: &Path) -> Option<PathBuf> {

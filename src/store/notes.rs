@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, git_error, ref_tip, signature};
+use super::{Error, Result, Store, commit, expecting, git_error, ref_tip, signature};
 use crate::event::note::{decode, encode, union};
 use crate::event::{Event, Link, Merged, lines, merge};
 
@@ -80,13 +80,7 @@ fn note_of(
     let blob = state
         .get(commit, &repo.objects)
         .map_err(git_error(format!("look up the note of {commit}")))?;
-    let Some(blob) = blob else {
-        return Ok(Vec::new());
-    };
-    let data = repo
-        .find_blob(blob)
-        .map_err(git_error(format!("read the note of {commit}")))?;
-    Ok(decode(&data.data).0)
+    Ok(decode(&note_text(repo, *commit, blob)?).0)
 }
 
 /// Create the notes ref, empty, if it does not exist: with `notes.rewriteRef` set, git warns
@@ -97,17 +91,13 @@ pub fn ensure_ref(store: &Store) -> Result<bool> {
         return Ok(false);
     }
     let signature = signature(&mut repo)?;
-    let mut time = gix::date::parse::TimeBuf::default();
-    let who = signature.to_ref(&mut time);
     let message = "agent-context: notes start here";
     let empty = repo
         .write_object(gix::objs::Tree::empty())
         .map_err(git_error("write the empty tree"))?
         .detach();
-    let commit = repo
-        .new_commit_as(who, who, message, empty, None::<ObjectId>)
-        .map_err(git_error(format!("commit to {REF}")))?;
-    match repo.reference(REF, commit.id, PreviousValue::MustNotExist, message) {
+    let new = commit(&repo, &signature, REF, message, empty, None)?;
+    match repo.reference(REF, new, PreviousValue::MustNotExist, message) {
         Ok(_) => Ok(true),
         // Another writer made it first.
         Err(_) if tip(&repo)?.is_some() => Ok(false),
@@ -142,6 +132,18 @@ impl<'r> Reader<'r> {
     pub(crate) fn events(&mut self, id: ObjectId) -> Result<Vec<Event>> {
         note_of(self.repo, &mut self.state, &id)
     }
+}
+
+/// The text of `commit`'s note whose blob is `blob` (empty for none).
+fn note_text(repo: &gix::Repository, commit: ObjectId, blob: Option<ObjectId>) -> Result<Vec<u8>> {
+    let Some(blob) = blob else {
+        return Ok(Vec::new());
+    };
+    Ok(repo
+        .find_blob(blob)
+        .map_err(git_error(format!("read the note of {commit}")))?
+        .detach()
+        .data)
 }
 
 /// Every commit that has a note, whatever fan-out the notes tree uses.
@@ -320,16 +322,8 @@ fn rewrite(
             message.push_str(&format!(", {} removed", total.removed));
         }
         message.push_str(&format!(" on {target}"));
-        let mut time = gix::date::parse::TimeBuf::default();
-        let who = signature.to_ref(&mut time);
-        let new = repo
-            .new_commit_as(who, who, &message, tree, old_tip)
-            .map_err(git_error(format!("commit to {REF}")))?;
-        let expected = match old_tip {
-            Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
-            None => PreviousValue::MustNotExist,
-        };
-        match repo.reference(REF, new.id, expected, message.as_str()) {
+        let new = commit(&repo, &signature, REF, &message, tree, old_tip)?;
+        match repo.reference(REF, new, expecting(old_tip), message.as_str()) {
             Ok(_) => return Ok(total),
             // Another writer moved the ref, or held its lock: redo the work on top of theirs.
             Err(e) => store.retry_update(&repo, REF, old_tip, e, attempt)?,
@@ -341,17 +335,12 @@ fn rewrite(
     })
 }
 
-/// What [`merge_from`] did to our notes ref.
+/// What [`merge_from`] did to our notes: the notes that changed here, and the events they
+/// gained or saw updated.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Merge {
-    /// The notes ref's tip before and after (the same when nothing was to merge).
-    pub before: Option<ObjectId>,
-    pub after: Option<ObjectId>,
-    /// Notes that changed here, and the events they gained or saw updated.
     pub notes: usize,
     pub events: usize,
-    /// Whether our ref moved to theirs without a merge commit (ours had nothing of its own).
-    pub fast_forward: bool,
 }
 
 /// Merge the notes at `theirs` (a commit of a notes ref fetched from another clone) into ours:
@@ -371,11 +360,7 @@ pub fn merge_from(
     let signature = signature(&mut repo)?;
     for attempt in 0..ATTEMPTS {
         let ours = tip(&repo)?;
-        let mut done = Merge {
-            before: ours,
-            after: ours,
-            ..Merge::default()
-        };
+        let mut done = Merge::default();
         if ours.is_some_and(|ours| is_ancestor(&repo, theirs, ours)) {
             return Ok(done);
         }
@@ -396,18 +381,9 @@ pub fn merge_from(
             if mine == Some(blob) || met.get(&commit) == Some(&blob) {
                 continue;
             }
-            let text = |id: Option<ObjectId>| -> Result<Vec<u8>> {
-                Ok(match id {
-                    Some(id) => repo
-                        .find_blob(id)
-                        .map_err(git_error(format!("read the note of {commit}")))?
-                        .data
-                        .clone(),
-                    None => Vec::new(),
-                })
-            };
-            let their_text = text(Some(blob))?;
-            let (merged, brought) = union(&text(mine)?, &their_text, &dropped, &copy_of);
+            let their_text = note_text(&repo, commit, Some(blob))?;
+            let mine = note_text(&repo, commit, mine)?;
+            let (merged, brought) = union(&mine, &their_text, &dropped, &copy_of);
             same_as_theirs &= merged == their_text;
             if brought.is_empty() {
                 continue;
@@ -424,7 +400,6 @@ pub fn merge_from(
         }
         let behind = ours.is_none_or(|ours| is_ancestor(&repo, ours, theirs));
         let new = if behind && same_as_theirs {
-            done.fast_forward = true;
             theirs
         } else {
             let tree = state
@@ -434,22 +409,22 @@ pub fn merge_from(
                 "agent-context: merged fetched notes, {} events new on {} commits",
                 done.events, done.notes
             );
-            let mut time = gix::date::parse::TimeBuf::default();
-            let who = signature.to_ref(&mut time);
-            let parents: Vec<ObjectId> = ours.into_iter().chain([theirs]).collect();
-            repo.new_commit_as(who, who, &message, tree, parents)
-                .map_err(git_error(format!("commit to {REF}")))?
-                .id
+            commit(
+                &repo,
+                &signature,
+                REF,
+                &message,
+                tree,
+                ours.into_iter().chain([theirs]),
+            )?
         };
-        let expected = match ours {
-            Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
-            None => PreviousValue::MustNotExist,
-        };
-        match repo.reference(REF, new, expected, "agent-context: merge fetched notes") {
-            Ok(_) => {
-                done.after = Some(new);
-                return Ok(done);
-            }
+        match repo.reference(
+            REF,
+            new,
+            expecting(ours),
+            "agent-context: merge fetched notes",
+        ) {
+            Ok(_) => return Ok(done),
             Err(e) => store.retry_update(&repo, REF, ours, e, attempt)?,
         }
     }
@@ -505,13 +480,6 @@ pub fn derive(
     };
     let mut state = state_at(&repo, theirs)?;
     let mut given = 0;
-    let read = |commit: ObjectId, id: ObjectId| -> Result<Vec<u8>> {
-        Ok(repo
-            .find_blob(id)
-            .map_err(git_error(format!("read the note of {commit}")))?
-            .data
-            .clone())
-    };
     let mut commits: Vec<ObjectId> = ours
         .iter()
         .filter(|(c, b)| since.as_ref().is_none_or(|since| since.get(*c) != Some(*b)))
@@ -522,12 +490,12 @@ pub fn derive(
     }
     for commit in commits {
         let shared = match ours.get(&commit) {
-            Some(&blob) => (giving.filter)(&read(commit, blob)?),
+            Some(&blob) => (giving.filter)(&note_text(&repo, commit, Some(blob))?),
             None => Vec::new(),
         };
         let note = match their_notes.get(&commit) {
             Some(&held) => {
-                let held = read(commit, held)?;
+                let held = note_text(&repo, commit, Some(held))?;
                 let (merged, _) = union(&held, &shared, giving.forgotten, |_| None);
                 if merged == held {
                     continue;
@@ -557,23 +525,18 @@ pub fn derive(
         .write(&repo.objects)
         .map_err(git_error("write the notes tree"))?;
     let signature = signature(&mut repo)?;
-    let mut time = gix::date::parse::TimeBuf::default();
-    let who = signature.to_ref(&mut time);
     // Where the next derive starts from.
     let from = our_tip.map_or_else(|| "none".to_owned(), |t| t.to_string());
     let message = format!(
         "agent-context: {given} notes to share\n\nfrom {from}\nlevel {}\nforgotten {}\n",
         giving.level, giving.count
     );
-    let commit = repo
-        .new_commit_as(who, who, &message, tree, theirs)
-        .map_err(git_error(format!("commit to {refname}")))?
-        .id;
+    let new = commit(&repo, &signature, refname, &message, tree, theirs)?;
     // The ref is this clone's alone; a lock a killed writer left is cleared as for ours.
     for attempt in 0..ATTEMPTS {
         let current = ref_tip(&repo, refname)?;
-        match repo.reference(refname, commit, PreviousValue::Any, message.as_str()) {
-            Ok(_) => return Ok(Some(commit)),
+        match repo.reference(refname, new, PreviousValue::Any, message.as_str()) {
+            Ok(_) => return Ok(Some(new)),
             Err(e) => store.retry_update(&repo, refname, current, e, attempt)?,
         }
     }
@@ -603,10 +566,7 @@ pub fn sessions_changed(
             .into_iter()
             .map(|e| (e.id.clone(), e))
             .collect();
-        let data = repo
-            .find_blob(blob)
-            .map_err(git_error(format!("read the note of {commit}")))?;
-        for e in decode(&data.data).0 {
+        for e in decode(&note_text(&repo, commit, Some(blob))?).0 {
             if was.get(&e.id) != Some(&e) {
                 touched.entry(e.session_id).or_default().insert(commit);
             }

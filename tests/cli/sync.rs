@@ -23,47 +23,54 @@ fn remote() -> TestRepo {
 
 /// A decision recorded by hand on HEAD, after a commit of its own.
 fn decide(clone: &TestRepo, text: &str) {
-    let n = text.len() + clone.git(&["rev-list", "--count", "HEAD"]).len();
-    clone.commit(&format!("{n}-{}.txt", text.len()), text, text);
+    let file: String = text.chars().filter(char::is_ascii_alphanumeric).collect();
+    clone.commit(&format!("{file}.txt"), text, text);
     clone.ok(&["record", "decision", text]);
+}
+
+/// Each note of `repo`'s notes ref as git stores it: its commit and its text.
+fn notes_of(repo: &TestRepo) -> Vec<(String, String)> {
+    let list = repo.git(&["notes", "--ref=agent-context", "list"]);
+    list.lines()
+        .map(|line| {
+            let (blob, commit) = line.split_once(' ').unwrap();
+            (commit.to_owned(), repo.git(&["cat-file", "blob", blob]))
+        })
+        .collect()
+}
+
+/// Every event of `repo`'s notes, with its commit.
+fn notes_events(repo: &TestRepo) -> Vec<(String, Value)> {
+    notes_of(repo)
+        .into_iter()
+        .flat_map(|(commit, note)| {
+            note.lines()
+                .map(|l| (commit.clone(), serde_json::from_str(l).unwrap()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Every event of every note of `repo`'s notes ref: (commit, event id) once each, after
 /// checking that no note holds an id twice.
 fn events(repo: &TestRepo) -> BTreeSet<(String, String)> {
-    let list = repo.git(&["notes", "--ref=agent-context", "list"]);
     let mut out = BTreeSet::new();
-    for line in list.lines() {
-        let (blob, commit) = line.split_once(' ').unwrap();
-        let note = repo.git(&["cat-file", "blob", blob]);
-        let mut ids = BTreeSet::new();
-        for line in note.lines() {
-            let event: Value = serde_json::from_str(line).unwrap();
-            let id = event["id"].as_str().unwrap().to_owned();
-            assert!(
-                ids.insert(id.clone()),
-                "event {id} twice in the note of {commit}"
-            );
-            out.insert((commit.to_owned(), id));
-        }
+    for (commit, event) in notes_events(repo) {
+        let id = event["id"].as_str().unwrap().to_owned();
+        assert!(
+            out.insert((commit.clone(), id.clone())),
+            "event {id} twice in the note of {commit}"
+        );
     }
     out
 }
 
 /// The recorded decisions' summaries in `repo`'s notes.
 fn decisions(repo: &TestRepo) -> BTreeSet<String> {
-    let list = repo.git(&["notes", "--ref=agent-context", "list"]);
-    let mut out = BTreeSet::new();
-    for line in list.lines() {
-        let blob = line.split_once(' ').unwrap().0;
-        for line in repo.git(&["cat-file", "blob", blob]).lines() {
-            let event: Value = serde_json::from_str(line).unwrap();
-            if event["kind"] == "decision" {
-                out.insert(event["summary"].as_str().unwrap().to_owned());
-            }
-        }
-    }
-    out
+    (notes_events(repo).into_iter())
+        .filter(|(_, e)| e["kind"] == "decision")
+        .map(|(_, e)| e["summary"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 fn fsck(repo: &TestRepo) {
@@ -479,18 +486,10 @@ fn the_pre_push_hook_never_stops_the_push_and_says_why_the_notes_did_not_go() {
 
 /// The kinds of the events in `repo`'s notes, and the notes' whole text.
 fn kinds(repo: &TestRepo) -> (BTreeSet<String>, String) {
-    let list = repo.git(&["notes", "--ref=agent-context", "list"]);
-    let mut kinds = BTreeSet::new();
-    let mut text = String::new();
-    for line in list.lines() {
-        let blob = line.split_once(' ').unwrap().0;
-        let note = repo.git(&["cat-file", "blob", blob]);
-        for line in note.lines() {
-            let event: Value = serde_json::from_str(line).unwrap();
-            kinds.insert(event["kind"].as_str().unwrap().to_owned());
-        }
-        text.push_str(&note);
-    }
+    let kinds = (notes_events(repo).into_iter())
+        .map(|(_, e)| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    let text = notes_of(repo).into_iter().map(|(_, note)| note).collect();
     (kinds, text)
 }
 

@@ -28,7 +28,6 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gix::ObjectId;
-use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, git_error, history, notes, pending, ref_tip, signature};
 use crate::event::{Event, Kind};
@@ -1000,18 +999,10 @@ fn write(
         if Some(tree) == tip_tree {
             return Ok(updated);
         }
-        let mut time = gix::date::parse::TimeBuf::default();
-        let who = signature.to_ref(&mut time);
-        let commit = repo
-            .new_commit_as(who, who, &message, tree, snapshot.tip)
-            .map_err(git_error(format!("commit to {REF}")))?;
-        let previous = match expected {
-            Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
-            None => PreviousValue::MustNotExist,
-        };
-        match repo.reference(REF, commit.id, previous, message.as_str()) {
+        let new = super::commit(&repo, &signature, REF, &message, tree, snapshot.tip)?;
+        match repo.reference(REF, new, super::expecting(expected), message.as_str()) {
             Ok(_) => {
-                updated.commit = Some(commit.id);
+                updated.commit = Some(new);
                 return Ok(updated);
             }
             // Another writer moved the ref, or held its lock: redo the work on top of theirs.
