@@ -11,7 +11,7 @@
 //! that names the file, the line and the key (or the variable), never silently ignored.
 //!
 //! The `[redact]` section holds lists rather than one value a key: rules, allow-list patterns
-//! and exclude globs ([`Redact`]). Both files add to them (neither can take away the defaults
+//! and exclude globs ([`redact::Settings`]). Both files add to them (neither can take away the defaults
 //! or what the other adds); they have no environment variables.
 //!
 //! The shared file comes with a clone: whoever wrote it is not the user (docs/security.md). It
@@ -24,7 +24,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::classify::redact::{Redactor, check_allow, check_glob, check_rule};
+use crate::classify::redact::{self, Redactor, check_allow, check_glob, check_rule};
 
 /// The shared file, at the top of the working tree.
 pub const SHARED_FILE: &str = ".agent-context.toml";
@@ -357,50 +357,7 @@ pub enum Error {
         source: std::io::Error,
     },
     #[error("[redact]: {0}")]
-    Redact(String),
-}
-
-/// Paths whose content is never captured, whatever the files say (they can only add to it).
-/// The first four are the issue's; then other private keys (`ssh-keygen`'s other kinds, TLS
-/// keys and key stores) and the files where tools keep their credentials.
-pub const DEFAULT_EXCLUDE: [&str; 15] = [
-    ".env*",
-    "*.pem",
-    "*id_rsa*",
-    "secrets/**",
-    "*id_ed25519*",
-    "*id_ecdsa*",
-    "*id_dsa*",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    ".netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    "**/.aws/credentials",
-];
-
-/// The `[redact]` section: what the user adds to redaction (see `classify::redact`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redact {
-    /// `[redact.rules]`: name → regex; the first capture group (or the whole match) is the
-    /// secret, replaced by `[REDACTED:<name>]`.
-    pub rules: Vec<(String, String)>,
-    /// `redact.allow`: regexes; a would-be secret that one of them matches whole is kept.
-    pub allow: Vec<String>,
-    /// `redact.exclude`: globs of paths whose content is never captured, after the defaults.
-    pub exclude: Vec<String>,
-}
-
-impl Default for Redact {
-    fn default() -> Redact {
-        Redact {
-            rules: Vec::new(),
-            allow: Vec::new(),
-            exclude: DEFAULT_EXCLUDE.iter().map(|g| (*g).to_owned()).collect(),
-        }
-    }
+    Redact(#[from] redact::Invalid),
 }
 
 /// One value a file adds to `[redact]`: `redact.rules.<name>`, `redact.allow` or
@@ -426,7 +383,7 @@ pub struct Refused {
 #[derive(Debug, Clone)]
 pub struct Config {
     settings: Vec<Setting>,
-    redact: Redact,
+    redact: redact::Settings,
     additions: Vec<Addition>,
     refused: Vec<Refused>,
     redactor: std::sync::Arc<Redactor>,
@@ -444,7 +401,7 @@ impl Config {
                 source: Source::Default,
             })
             .collect();
-        let mut redact = Redact::default();
+        let mut redact = redact::Settings::default();
         let (mut additions, mut refused) = (Vec::new(), Vec::new());
         let files = workdir
             .map(|w| (w.join(SHARED_FILE), true))
@@ -537,7 +494,7 @@ impl Config {
             settings[i].value = value;
             settings[i].source = Source::Env(var);
         }
-        let redactor = Redactor::new(&redact).map_err(Error::Redact)?;
+        let redactor = Redactor::new(&redact)?;
         Ok(Config {
             settings,
             redact,
@@ -558,7 +515,7 @@ impl Config {
     }
 
     /// What the files add to redaction, the default exclude globs first.
-    pub fn redact(&self) -> &Redact {
+    pub fn redact(&self) -> &redact::Settings {
         &self.redact
     }
 
@@ -687,7 +644,7 @@ struct FileValues {
     /// (index in [`SPECS`], value) pairs.
     values: Vec<(usize, Value)>,
     /// The `[redact]` lists, without the defaults.
-    redact: Redact,
+    redact: redact::Settings,
 }
 
 fn read_file(path: &Path, text: &str) -> Result<FileValues, Error> {
@@ -713,9 +670,9 @@ fn read_file(path: &Path, text: &str) -> Result<FileValues, Error> {
             .join(", ")
     };
     let mut out = FileValues {
-        redact: Redact {
+        redact: redact::Settings {
             exclude: Vec::new(),
-            ..Redact::default()
+            ..redact::Settings::default()
         },
         ..FileValues::default()
     };
@@ -779,7 +736,11 @@ const REDACT_KEYS: [&str; 3] = ["rules", "allow", "exclude"];
 type Problem = (Option<usize>, String);
 
 /// One key of `[redact]` into `redact`, each pattern checked as it would be used.
-fn read_redact(name: &str, item: &toml_edit::Item, redact: &mut Redact) -> Result<(), Problem> {
+fn read_redact(
+    name: &str,
+    item: &toml_edit::Item,
+    redact: &mut redact::Settings,
+) -> Result<(), Problem> {
     let at = |item: &toml_edit::Item| item.span().map(|s| s.start);
     if name == "rules" {
         let Some(rules) = item.as_table_like() else {
@@ -916,7 +877,10 @@ mod tests {
     }
 
     fn config_defaults() -> Vec<String> {
-        DEFAULT_EXCLUDE.iter().map(|g| (*g).to_owned()).collect()
+        redact::DEFAULT_EXCLUDE
+            .iter()
+            .map(|g| (*g).to_owned())
+            .collect()
     }
 
     #[test]

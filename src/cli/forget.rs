@@ -336,7 +336,7 @@ fn complete_interrupted(store: &Store) -> Result<Option<Completed>, Failure> {
     let inventory = forget::inventory(store, &[])?;
     let left = inventory.already_forgotten(store)?;
     let removed = forget::remove(store, &left, &[])?;
-    let forgotten = forget::forgotten(store)?;
+    let forgotten = crate::store::forgotten::all(store)?;
     clear_caches(
         store,
         true,

@@ -217,7 +217,7 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
     };
     // A read or a search has one id per session and file or pattern: the same call after a
     // `forget` would store the forgotten event again.
-    if store::forget::is_forgotten(store, &event.id).map_err(|e| reason(&e))? {
+    if store::forgotten::contains(store, &event.id).map_err(|e| reason(&e))? {
         return Ok(Response::default());
     }
     if pending::holds(store, session, &event.id)

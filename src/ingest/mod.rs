@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
 use crate::event::Event;
-use crate::store::{self, Store, forget, link, pending, sessions, state, taint};
+use crate::store::{self, Store, forgotten, link, pending, sessions, state, taint};
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::locate;
 use crate::transcript::reader::{Line, LineReader};
@@ -272,7 +272,7 @@ impl Progress<'_> {
         state: State,
     ) -> Result<(), Error> {
         // What `forget` took out stays out, however often the transcript is read again.
-        let events = forget::drop_forgotten(self.store, events)?;
+        let events = forgotten::without(self.store, events)?;
         // Events already attached to a commit update their note; the rest wait in the queue.
         let (in_notes, waiting) = link::route(self.store, events)?;
         self.report.events_updated += in_notes;

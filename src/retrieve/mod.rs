@@ -6,4 +6,5 @@ pub mod hints;
 pub mod index;
 pub mod query;
 pub mod review;
+pub mod text;
 pub mod why;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::retrieve::index;
 use crate::sanitise;
 use crate::share::level::{self, Level};
-use crate::store::{self, Store, forget, graph, notes};
+use crate::store::{self, Store, forgotten, graph, notes};
 
 /// How many fetch–merge–push rounds a sync tries before giving up to other pushers.
 const ROUNDS: usize = 20;
@@ -162,7 +162,7 @@ pub fn sync(store: &Store, remote: &str, options: Options) -> Result<Synced, Err
             break;
         }
         // What `share.level` gives of ours, beside theirs; nothing when they hold it all.
-        let forgotten = forget::forgotten(store)?;
+        let forgotten = forgotten::all(store)?;
         let giving = notes::Giving {
             level: done.level,
             filter: &|note| level::filter(note, level),
@@ -217,7 +217,7 @@ fn merge(store: &Store, theirs: ObjectId) -> Result<(notes::Merge, usize), Error
         let before = ObjectId::from_hex(text.trim().as_bytes()).ok();
         sessions += catch_up(store, before)?;
     }
-    let forgotten = forget::forgotten(store)?;
+    let forgotten = forgotten::all(store)?;
     let before = notes::tip(&store.repo())?;
     let text = before.map(|b| b.to_string()).unwrap_or_default();
     store::write_atomic(&marker, text.as_bytes())?;

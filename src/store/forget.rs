@@ -11,11 +11,11 @@
 //! message says how many events went, never what they said. Their older commits still hold
 //! the text; purging those is the user's to do with plain git (docs/security.md says how).
 //!
-//! Forgotten ids stay listed in `forgotten` (`<event id> TAB <session>` a line; ids are hashes
+//! Forgotten ids stay listed in `forgotten` (`super::forgotten`) (`<event id> TAB <session>` a line; ids are hashes
 //! of where an event came from, never its text), and extraction drops events with those ids
-//! ([`drop_forgotten`]): the open turn of a live session is extracted again on every run, and a
+//! ([`forgotten::without`]): the open turn of a live session is extracted again on every run, and a
 //! transcript replaced or truncated is read again from its start, either of which would bring a
-//! forgotten event back. So does the `PostToolUse` hook ([`is_forgotten`]), whose reads and
+//! forgotten event back. So does the `PostToolUse` hook ([`forgotten::contains`]), whose reads and
 //! searches have one id per session and file or pattern, and the linker, which takes a
 //! forgotten event the hook appended as a forget ran out of the queue instead of to a commit.
 //! Until that session links again, such an event waits in the queue, where local reads (`why`,
@@ -34,11 +34,11 @@ use std::io;
 use gix::ObjectId;
 use regex::Regex;
 
-use super::{Result, Store, graph, io_error, link, log, notes, pending, state, write_atomic};
+use super::{
+    Result, Store, forgotten, graph, io_error, link, log, notes, pending, state, write_atomic,
+};
 use crate::event::{Event, Kind};
 
-/// The ids forgotten in this clone, with their sessions.
-pub const FORGOTTEN: &str = "forgotten";
 /// Present while a forget is under way.
 const FORGETTING: &str = "forgetting";
 
@@ -135,7 +135,7 @@ impl Inventory {
 
     /// The events forgotten before and still stored: what a forget that died left.
     pub fn already_forgotten(&self, store: &Store) -> Result<Vec<&Stored>> {
-        let forgotten = forgotten(store)?;
+        let forgotten = forgotten::all(store)?;
         Ok(self
             .events
             .values()
@@ -303,7 +303,10 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
     let resuming = interrupted(store);
     store.init()?;
     write_atomic(&store.dir().join(FORGETTING), b"")?;
-    remember(store, events)?;
+    forgotten::remember(
+        store,
+        events.iter().map(|e| (e.id.as_str(), e.session.as_str())),
+    )?;
 
     let mut by_commit: BTreeMap<ObjectId, HashSet<&str>> = BTreeMap::new();
     for e in events {
@@ -339,7 +342,7 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
     // the attached index (and maybe an empty queue file), where no inventory finds them: every
     // id it remembered is looked for.
     let before_death = match resuming {
-        true => forgotten(store)?,
+        true => forgotten::all(store)?,
         false => HashMap::new(),
     };
     for (id, session) in &before_death {
@@ -589,64 +592,6 @@ fn remove_if_empty(path: &std::path::Path) -> Result<()> {
         gone(fs::remove_file(path), path)?;
     }
     Ok(())
-}
-
-/// The forgotten ids, each with its session.
-pub fn forgotten(store: &Store) -> Result<HashMap<String, String>> {
-    let path = store.dir().join(FORGOTTEN);
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashMap::new()),
-        Err(e) => return Err(io_error("cannot read", &path)(e)),
-    };
-    Ok(text
-        .lines()
-        .filter_map(|l| {
-            let (id, session) = l.split_once('\t')?;
-            Some((id.to_owned(), session.to_owned()))
-        })
-        .collect())
-}
-
-/// Whether event `id` was forgotten in this clone: for a writer that makes events of its own,
-/// outside extraction (the `PostToolUse` hook), before it stores one.
-pub fn is_forgotten(store: &Store, id: &str) -> Result<bool> {
-    Ok(forgotten(store)?.contains_key(id))
-}
-
-/// Add the ids of `events` to the forgotten ones.
-fn remember(store: &Store, events: &[&Stored]) -> Result<()> {
-    let mut all = forgotten(store)?;
-    let size = all.len();
-    for e in events {
-        // A session id with a line break could not be read back; the id alone is what
-        // extraction needs.
-        let session = e.session.replace(['\t', '\n', '\r'], " ");
-        all.insert(e.id.clone(), session);
-    }
-    if all.len() == size {
-        return Ok(());
-    }
-    let lines: BTreeSet<String> = all
-        .into_iter()
-        .map(|(id, session)| format!("{id}\t{session}\n"))
-        .collect();
-    write_atomic(
-        &store.dir().join(FORGOTTEN),
-        lines.into_iter().collect::<String>().as_bytes(),
-    )
-}
-
-/// `events` without those forgotten in this clone: what extraction may store.
-pub fn drop_forgotten(store: &Store, mut events: Vec<Event>) -> Result<Vec<Event>> {
-    if events.is_empty() {
-        return Ok(events);
-    }
-    let forgotten = forgotten(store)?;
-    if !forgotten.is_empty() {
-        events.retain(|e| !forgotten.contains_key(&e.id));
-    }
-    Ok(events)
 }
 
 #[cfg(test)]

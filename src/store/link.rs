@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::{Result, Store, forget, graph, history, io_error, notes, pending, write_atomic};
+use super::{Result, Store, forgotten, graph, history, io_error, notes, pending, write_atomic};
 use crate::event::time::{now_seconds, unix_seconds};
 use crate::event::{Event, Kind, Link, Origin, Signal, lines};
 
@@ -437,7 +437,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let mut events = pending::session_events(store, session)?;
     // A read or a search that `PostToolUse` appended without the lock as a `forget` took it
     // out of the queue is forgotten all the same: it leaves the queue, for no commit.
-    let forgotten = forget::forgotten(store)?;
+    let forgotten = forgotten::all(store)?;
     if events.iter().any(|e| forgotten.contains_key(&e.id)) {
         let (gone, kept): (Vec<Event>, Vec<Event>) = events
             .into_iter()

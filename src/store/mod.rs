@@ -6,6 +6,7 @@
 
 pub mod distill;
 pub mod forget;
+pub mod forgotten;
 pub mod git_config;
 pub mod graph;
 pub(crate) mod history;

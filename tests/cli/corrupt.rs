@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::link::six_commit_session;
-use crate::repo::{BIN, TestRepo, hook_answer, run_within, stderr};
+use crate::repo::{self, BIN, TestRepo, hook_answer, run_within, stderr};
 
 /// The session of `fixtures/entireio-cli/e1/…/full.jsonl` (what [`six_commit_session`] uses).
 const SESSION: &str = "0cf3db51-1c73-43bb-8d05-dc02739514a5";
@@ -539,37 +539,11 @@ fn damage_note_object(repo: &TestRepo, commit: &str) -> (PathBuf, Vec<u8>) {
     (object, bytes)
 }
 
-/// Every line of every file of the retrieval index, sorted, by file: the index's content,
-/// whatever order its buckets were appended in.
-fn index_lines(repo: &TestRepo) -> BTreeMap<String, Vec<String>> {
-    let dir = repo.store_dir().join("index");
-    let mut out = BTreeMap::new();
-    let mut folders = vec![dir.clone()];
-    while let Some(folder) = folders.pop() {
-        for entry in fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-                continue;
-            }
-            let mut lines: Vec<String> = fs::read_to_string(&path)
-                .unwrap()
-                .lines()
-                .map(str::to_owned)
-                .collect();
-            lines.sort();
-            let name = path.strip_prefix(&dir).unwrap().display().to_string();
-            out.insert(name, lines);
-        }
-    }
-    out
-}
-
 #[test]
 fn a_note_that_cannot_be_read_is_left_out_of_the_index_until_it_can() {
     let (repo, transcript, commits) = recorded();
     let head = commits.last().unwrap();
-    let built = index_lines(&repo);
+    let built = repo::index_files(&repo.store_dir().join("index"));
     let (object, bytes) = damage_note_object(&repo, head);
     // No index yet: the query builds it, without the note it cannot read, and says so.
     fs::remove_dir_all(repo.store_dir().join("index")).unwrap();
@@ -614,9 +588,9 @@ fn a_note_that_cannot_be_read_is_left_out_of_the_index_until_it_can() {
     fs::write(&object, &bytes).unwrap();
     let out = repo.run(&["query", "checkpoint_output_format"]);
     assert_eq!(stderr(&out), "");
-    assert_eq!(index_lines(&repo), built);
+    assert_eq!(repo::index_files(&repo.store_dir().join("index")), built);
     repo.ok(&["rebuild"]);
-    assert_eq!(index_lines(&repo), built);
+    assert_eq!(repo::index_files(&repo.store_dir().join("index")), built);
 }
 
 #[test]

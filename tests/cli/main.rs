@@ -20,6 +20,7 @@ mod git_hooks;
 mod graph;
 mod import;
 mod install;
+mod layers;
 mod link;
 mod load;
 mod man;

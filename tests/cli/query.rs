@@ -4,11 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::Path;
 
 use serde_json::Value;
 
-use crate::repo::TestRepo;
+use crate::repo::{self, TestRepo};
 use crate::scenario::{self, Scenario};
 
 /// A prompt, the files given with it, and the events it must return.
@@ -296,31 +295,6 @@ fn files_changed_in_the_working_tree_are_hints() {
     assert_eq!(answer["hinted_files"][0]["hint"], "changed");
 }
 
-/// The index's files, by name, each as its lines in order (the order lines were appended in
-/// is not part of the format).
-fn index_files(dir: &Path) -> BTreeMap<String, Vec<String>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let name = path.strip_prefix(dir).unwrap().display().to_string();
-                let mut lines: Vec<String> = fs::read_to_string(&path)
-                    .unwrap()
-                    .lines()
-                    .map(str::to_owned)
-                    .collect();
-                lines.sort();
-                out.insert(name, lines);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn the_index_kept_up_incrementally_equals_a_rebuild() {
     let s = scenario::build();
@@ -345,9 +319,9 @@ fn the_index_kept_up_incrementally_equals_a_rebuild() {
     assert_eq!(answer["items"][0]["id"], s.ids["retry.backoff"].as_str());
     let answer = s.repo.json(&["query", "default TTL five minutes"]);
     assert_eq!(answer["items"][0]["id"], "0123456789abcdef0123456789abcdef");
-    let incremental = index_files(&dir);
+    let incremental = repo::index_files(&dir);
     s.repo.ok(&["rebuild"]);
-    assert_eq!(incremental, index_files(&dir));
+    assert_eq!(incremental, repo::index_files(&dir));
     assert!(incremental.contains_key("state"));
 
     // An update cut short (marked in `state`) is made again from nothing by the next reader.
@@ -357,7 +331,7 @@ fn the_index_kept_up_incrementally_equals_a_rebuild() {
     fs::write(dir.join("terms/00.tsv"), "half a li").unwrap();
     let answer = s.repo.json(&["query", "doubling backoff"]);
     assert_eq!(answer["items"][0]["id"], s.ids["retry.backoff"].as_str());
-    assert_eq!(incremental, index_files(&dir));
+    assert_eq!(incremental, repo::index_files(&dir));
 }
 
 #[test]

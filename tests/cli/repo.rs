@@ -372,6 +372,39 @@ impl TestRepo {
 }
 
 /// PATH with the binary's folder first, so that `git agent-context` runs the binary under test.
+/// Every file under `dir`, in its subfolders too.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut folders = vec![dir.to_owned()];
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            match path.is_dir() {
+                true => folders.push(path),
+                false => out.push(path),
+            }
+        }
+    }
+    out
+}
+
+/// The files of the retrieval index under `dir`, by name, each as its lines sorted (the order
+/// lines were appended in is not part of the format).
+pub fn index_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for path in files_under(dir) {
+        let mut lines: Vec<String> = fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        let name = path.strip_prefix(dir).unwrap().display().to_string();
+        out.insert(name, lines);
+    }
+    out
+}
+
 pub fn path_with_binary() -> std::ffi::OsString {
     let dir = Path::new(BIN).parent().unwrap().to_owned();
     let rest = std::env::var_os("PATH").unwrap_or_default();

@@ -7,8 +7,10 @@ use gix_glob::Pattern;
 use gix_glob::pattern::Mode;
 use gix_glob::wildmatch;
 
+use super::Invalid;
+
 /// Why an exclude glob cannot be used, in one line.
-pub fn check_glob(glob: &str) -> Result<(), String> {
+pub fn check_glob(glob: &str) -> Result<(), Invalid> {
     pattern(glob).map(drop)
 }
 
@@ -17,12 +19,12 @@ pub fn check_glob(glob: &str) -> Result<(), String> {
 /// a glob without a `/` (but a trailing one) matches at any depth, one with a `/` from the top of
 /// the working tree — but for a leading `!`, which is part of the name: nothing takes a path
 /// back. In lower case, as paths are matched.
-fn pattern(glob: &str) -> Result<Pattern, String> {
+fn pattern(glob: &str) -> Result<Pattern, Invalid> {
     let pattern = Pattern::from_bytes_without_negation(glob.to_lowercase().as_bytes())
         .filter(|p| !p.text.is_empty())
-        .ok_or_else(|| format!("the glob {glob:?} matches nothing"))?;
+        .ok_or_else(|| Invalid::EmptyGlob(glob.to_owned()))?;
     if unclosed_class(&pattern.text) {
-        return Err(format!("the glob {glob:?} has a '[' without its ']'"));
+        return Err(Invalid::UnclosedClass(glob.to_owned()));
     }
     Ok(pattern)
 }
@@ -66,7 +68,7 @@ fn unclosed_class(glob: &[u8]) -> bool {
 pub(super) struct Exclude(Vec<Pattern>);
 
 impl Exclude {
-    pub(super) fn new(globs: &[String]) -> Result<Exclude, String> {
+    pub(super) fn new(globs: &[String]) -> Result<Exclude, Invalid> {
         globs
             .iter()
             .map(|g| pattern(g))
@@ -179,18 +181,21 @@ mod tests {
             "bang",
             "README.md",
         ];
-        let globs = crate::config::DEFAULT_EXCLUDE.iter().copied().chain([
-            "config/*.cred",
-            "private/",
-            "/top",
-            "a/**/b",
-            "a**b",
-            r"file\[1",
-            "data[0-9]",
-            "[!a]bc",
-            "*/mid/*",
-            r"\!bang",
-        ]);
+        let globs = crate::classify::redact::DEFAULT_EXCLUDE
+            .iter()
+            .copied()
+            .chain([
+                "config/*.cred",
+                "private/",
+                "/top",
+                "a/**/b",
+                "a**b",
+                r"file\[1",
+                "data[0-9]",
+                "[!a]bc",
+                "*/mid/*",
+                r"\!bang",
+            ]);
         for glob in globs {
             let exclude = Exclude::new(&[glob.to_owned()]).unwrap();
             let ours: Vec<&str> = paths
@@ -214,11 +219,11 @@ mod tests {
     #[test]
     fn a_glob_that_can_match_nothing_is_refused() {
         for unclosed in ["[abc", "a[", "[]", "[!]", r"[a\]"] {
-            let e = check_glob(unclosed).unwrap_err();
+            let e = check_glob(unclosed).unwrap_err().to_string();
             assert!(e.contains("without its ']'"), "{unclosed}: {e}");
         }
         for empty in ["", "/", "//", "  "] {
-            let e = check_glob(empty).unwrap_err();
+            let e = check_glob(empty).unwrap_err().to_string();
             assert!(e.contains("matches nothing"), "{empty:?}: {e}");
         }
         for fine in ["[]]", "[!]]", r"\[", r"[\]]", "[[:alpha:]]"] {

@@ -11,6 +11,7 @@
 
 mod exclude;
 mod rules;
+mod settings;
 mod taint;
 
 use std::borrow::Cow;
@@ -22,9 +23,9 @@ use regex::{Captures, Regex};
 use exclude::Exclude;
 pub use exclude::check_glob;
 use rules::{ANY, EACH, RULES};
+pub use settings::{DEFAULT_EXCLUDE, Invalid, Settings};
 pub use taint::Taint;
 
-use crate::config;
 use crate::event::{Event, SUMMARY_MAX, truncate_words};
 
 /// What a redaction leaves in place of a secret.
@@ -53,28 +54,26 @@ pub struct Redactor {
 impl Default for Redactor {
     /// The built-in rules and the default exclude globs.
     fn default() -> Redactor {
-        Redactor::new(&config::Redact::default()).expect("the defaults are valid")
+        Redactor::new(&Settings::default()).expect("the defaults are valid")
     }
 }
 
 /// Why a user rule cannot be used, in one line.
-pub fn check_rule(name: &str, pattern: &str) -> Result<(), String> {
+pub fn check_rule(name: &str, pattern: &str) -> Result<(), Invalid> {
     user_rule(name, pattern).map(drop)
 }
 
-fn user_rule(name: &str, pattern: &str) -> Result<UserRule, String> {
+fn user_rule(name: &str, pattern: &str) -> Result<UserRule, Invalid> {
     let named = !name.is_empty()
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     if !named {
-        return Err(format!(
-            "the rule name {name:?} must be lowercase letters, digits and '-'"
-        ));
+        return Err(Invalid::RuleName(name.to_owned()));
     }
     let re = compile(pattern)?;
     if re.is_match("") {
-        return Err(format!("{pattern:?} matches empty text"));
+        return Err(Invalid::MatchesEmpty(pattern.to_owned()));
     }
     let group = re.capture_names().position(|n| n == Some("secret"));
     Ok(UserRule {
@@ -85,18 +84,17 @@ fn user_rule(name: &str, pattern: &str) -> Result<UserRule, String> {
 }
 
 /// Why an allow-list pattern cannot be used, in one line.
-pub fn check_allow(pattern: &str) -> Result<(), String> {
+pub fn check_allow(pattern: &str) -> Result<(), Invalid> {
     allow_regex(pattern).map(drop)
 }
 
 /// An allow-list pattern, anchored so that it matches a secret whole.
-fn allow_regex(pattern: &str) -> Result<Regex, String> {
+fn allow_regex(pattern: &str) -> Result<Regex, Invalid> {
     compile(pattern)?;
-    compile(&format!("^(?:{pattern})$"))
-        .map_err(|_| format!("{pattern:?} cannot be matched against a whole secret"))
+    compile(&format!("^(?:{pattern})$")).map_err(|_| Invalid::NotWhole(pattern.to_owned()))
 }
 
-fn compile(pattern: &str) -> Result<Regex, String> {
+fn compile(pattern: &str) -> Result<Regex, Invalid> {
     Regex::new(pattern).map_err(|e| {
         // The regex crate draws the place on several lines; its last one says what is wrong.
         let what = e.to_string();
@@ -105,10 +103,10 @@ fn compile(pattern: &str) -> Result<Regex, String> {
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        format!(
-            "{pattern:?} is not a valid regex: {}",
-            what.trim().trim_start_matches("error: ")
-        )
+        Invalid::Regex {
+            pattern: pattern.to_owned(),
+            why: what.trim().trim_start_matches("error: ").to_owned(),
+        }
     })
 }
 
@@ -121,7 +119,7 @@ fn separator(c: char) -> bool {
 impl Redactor {
     /// The built-in rules with what `settings` adds; a pattern that does not compile is an
     /// error (the configuration checks them all when it is read).
-    pub fn new(settings: &config::Redact) -> Result<Redactor, String> {
+    pub fn new(settings: &Settings) -> Result<Redactor, Invalid> {
         let user = settings
             .rules
             .iter()
@@ -587,8 +585,8 @@ mod tests {
     }
 
     fn configured(rules: &[(&str, &str)], allow: &[&str], exclude: &[&str]) -> Redactor {
-        let defaults = config::Redact::default();
-        let settings = config::Redact {
+        let defaults = Settings::default();
+        let settings = Settings {
             rules: rules
                 .iter()
                 .map(|(n, p)| ((*n).to_owned(), (*p).to_owned()))
@@ -636,19 +634,26 @@ mod tests {
 
     #[test]
     fn bad_rules_say_what_is_wrong_in_one_line() {
-        let e = check_rule("acme", "acme_(").unwrap_err();
+        let e = check_rule("acme", "acme_(").unwrap_err().to_string();
         assert!(!e.contains('\n') && e.contains("not a valid regex"), "{e}");
         assert!(
             check_rule("Acme Key", "x")
                 .unwrap_err()
+                .to_string()
                 .contains("lowercase")
         );
         assert!(
             check_rule("any", "x*")
                 .unwrap_err()
+                .to_string()
                 .contains("matches empty text")
         );
-        assert!(check_glob("[abc").unwrap_err().contains("without its ']'"));
+        assert!(
+            check_glob("[abc")
+                .unwrap_err()
+                .to_string()
+                .contains("without its ']'")
+        );
         assert!(check_glob("/").is_err());
     }
 

@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use gix::ObjectId;
 use gix::diff::blob::{Algorithm, Diff, InternedInput, sources::byte_lines};
 
+use crate::retrieve::text::is_text;
 use crate::store::{self, git_error};
 
 /// Blobs larger than this are not indexed (generated files, data).
@@ -54,11 +55,6 @@ impl LineHash {
             trivial,
         })
     }
-}
-
-/// Whether content is text, as git decides it: no NUL in its first 8,000 bytes.
-pub fn is_text(data: &[u8]) -> bool {
-    !data.iter().take(8000).any(|&b| b == 0)
 }
 
 /// Whether the index keeps the lines of this content: text, and not oversized.
