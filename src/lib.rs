@@ -4,6 +4,7 @@
 //! ([`classify`], [`event`]), and kept in the repository's git directory ([`store`]) by the
 //! [`ingest`] pipeline; [`cli`] is the command line over all of it.
 
+pub mod app;
 pub mod classify;
 pub mod cli;
 pub mod config;

@@ -3,9 +3,7 @@
 
 use std::io::Write;
 
-use anyhow::anyhow;
-
-use crate::cli::{CmdResult, Failure};
+use crate::cli::CmdResult;
 use crate::deliver::claude_md::{self, Refreshed};
 use crate::store::Store;
 
@@ -18,11 +16,11 @@ pub struct Args {
 
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     if args.print {
-        let text = claude_md::section(store).map_err(|e| Failure::Usage(anyhow!(e)))?;
+        let text = claude_md::section(store)?;
         writeln!(out, "{}", text.trim_end())?;
         return Ok(());
     }
-    let (path, done) = claude_md::refresh(store).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let (path, done) = claude_md::refresh(store)?;
     let what = match done {
         Refreshed::Created => "created",
         Refreshed::Updated => "updated the section of",

@@ -224,13 +224,13 @@ fn scratch_dir() -> Result<PathBuf, Failure> {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
-                return Err(Failure::Failed(
+                return Err(Failure::failed(
                     anyhow!(e).context(format!("cannot make a folder in {}", base.display())),
                 ));
             }
         }
     }
-    Err(Failure::Failed(anyhow!(
+    Err(Failure::failed(anyhow!(
         "cannot make a folder of our own in {}",
         base.display()
     )))
@@ -304,7 +304,7 @@ fn replay(transcript: &str, repo: &Path) -> Result<(String, String), Failure> {
         }
     }
     if id.is_empty() || files.is_empty() {
-        return Err(Failure::Failed(anyhow!(
+        return Err(Failure::failed(anyhow!(
             "an embedded session has no id or wrote no file"
         )));
     }
@@ -386,7 +386,7 @@ fn ours(repo: &Path, args: &[String], input: Option<String>) -> Result<Vec<u8>, 
     let out = child.wait_with_output()?;
     // `query` exits 1 when nothing bears on the prompt: its output says so.
     if !out.status.success() && out.stdout.is_empty() {
-        return Err(Failure::Failed(anyhow!(
+        return Err(Failure::failed(anyhow!(
             "git agent-context {} failed: {}",
             args.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
@@ -401,7 +401,7 @@ fn check(mut command: Command, what: &str) -> Result<Vec<u8>, Failure> {
         .output()
         .with_context(|| format!("cannot run {what} (is git installed?)"))?;
     if !out.status.success() {
-        return Err(Failure::Failed(anyhow!(
+        return Err(Failure::failed(anyhow!(
             "{what} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         )));

@@ -43,7 +43,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let every = args.session.is_none();
     let ids = match args.session {
         Some(id) if id.trim().is_empty() => {
-            return Err(Failure::Usage(anyhow!("--session is empty")));
+            return Err(Failure::usage(anyhow!("--session is empty")));
         }
         Some(id) => vec![id],
         None => (sessions::all(store)?.into_iter())
@@ -91,7 +91,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         }
     }
     match failed {
-        true => Err(Failure::Failed(anyhow!(
+        true => Err(Failure::failed(anyhow!(
             "not every session could be distilled"
         ))),
         false => Ok(()),

@@ -90,7 +90,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     }
     match failed {
         0 => Ok(()),
-        n => Err(Failure::Failed(anyhow!(
+        n => Err(Failure::failed(anyhow!(
             "{n} problem{} found",
             if n == 1 { "" } else { "s" }
         ))),

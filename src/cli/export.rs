@@ -2,10 +2,9 @@
 
 use std::io::Write;
 
-use crate::cli::review::failure;
-use crate::cli::{CmdResult, Failure, write_json, write_json_line};
+use crate::cli::{CmdResult, write_json, write_json_line};
 use crate::sanitise;
-use crate::share::export::{self, SessionError, SessionLog};
+use crate::share::export::{self, SessionLog};
 use crate::store::Store;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -32,16 +31,13 @@ pub struct Args {
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     match args.format {
         Format::AgentTrace => {
-            for record in export::agent_trace(store, &args.target).map_err(failure)? {
+            for record in export::agent_trace(store, &args.target)? {
                 write_json_line(out, &record)?;
             }
             Ok(())
         }
         Format::Md | Format::Json => {
-            let log = export::session(store, &args.target).map_err(|e| match e {
-                SessionError::Store(e) => Failure::Failed(e.into()),
-                e => Failure::Usage(e.into()),
-            })?;
+            let log = export::session(store, &args.target)?;
             match args.format {
                 Format::Json => {
                     let mut value = serde_json::to_value(&log).map_err(std::io::Error::from)?;

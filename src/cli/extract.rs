@@ -107,7 +107,7 @@ fn read(
                 reports.push(r);
             }
             Err(e @ ingest::Error::Transcript { .. }) if named => {
-                return Err(Failure::Usage(e.into()));
+                return Err(Failure::usage(e));
             }
             Err(ingest::Error::Transcript { path, source }) => {
                 progress.read(&path, "skipped");
@@ -171,12 +171,12 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
         return Ok(paths);
     }
     let workdir = store.workdir().ok_or_else(|| {
-        Failure::Usage(anyhow!(
+        Failure::usage(anyhow!(
             "this repository has no working tree; name a transcript with --transcript"
         ))
     })?;
     let claude = claude_dir().ok_or_else(|| {
-        Failure::Usage(anyhow!(
+        Failure::usage(anyhow!(
             "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR"
         ))
     })?;
@@ -195,7 +195,7 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
     if let Some(session) = &args.session
         && found.is_empty()
     {
-        return Err(Failure::Failed(anyhow!(
+        return Err(Failure::failed(anyhow!(
             "no transcript of session {session} for {} in {}",
             workdir.display(),
             display_path(&claude.join("projects"))

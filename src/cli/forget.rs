@@ -21,6 +21,7 @@ use anyhow::anyhow;
 use regex::Regex;
 use serde_json::json;
 
+use crate::cli::failure::Code;
 use crate::cli::{CmdResult, Failure, write_json};
 use crate::deliver::{claude_md, continuation};
 use crate::retrieve::index;
@@ -88,7 +89,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         }
         let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, false)?;
         if chosen.is_empty() && scrubbed.is_empty() {
-            return Err(Failure::Failed(nothing(&args)));
+            return Err(Failure::failed(nothing(&args)));
         }
         let outcome = Outcome {
             emptied: inventory.notes_emptied(&chosen.events),
@@ -106,7 +107,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     if !store.exists() {
         let inventory = forget::inventory(store, &criteria.patterns)?;
         if choose(store, &inventory, &criteria)?.is_empty() {
-            return Err(Failure::Failed(nothing(&args)));
+            return Err(Failure::failed(nothing(&args)));
         }
     }
     let lock = store.lock()?;
@@ -118,7 +119,8 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         Ok(chosen) => (chosen, None),
         // Its text is replaced in the states of the sessions it named, as given (none given:
         // every session's); never in every session's because one it named is gone.
-        Err(Failure::Failed(why)) if completed.is_some() => {
+        Err(failure) if completed.is_some() && failure.code() == Code::Failed => {
+            let why = failure.into_error();
             let named = Choice {
                 sessions: criteria.sessions.clone(),
                 ..Choice::default()
@@ -137,7 +139,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let nothing = (chosen.is_empty() && scrubbed.is_empty())
         .then(|| unresolved.unwrap_or_else(|| nothing(&args)));
     let nothing = match (nothing, completed) {
-        (Some(why), None) => return Err(Failure::Failed(why)),
+        (Some(why), None) => return Err(Failure::failed(why)),
         (nothing, _) => nothing,
     };
     if !chosen.is_empty() {
@@ -187,7 +189,7 @@ fn nothing(args: &Args) -> anyhow::Error {
 }
 
 fn criteria(args: &Args) -> Result<Criteria, Failure> {
-    let usage = |message: String| Failure::Usage(anyhow!(message));
+    let usage = |message: String| Failure::usage(anyhow!(message));
     let mut events = Vec::new();
     for id in &args.event {
         if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -270,12 +272,12 @@ fn choose<'i>(
         match inventory.session(name) {
             Resolved::One(id) => sessions.push(id),
             Resolved::None => {
-                return Err(Failure::Failed(anyhow!(
+                return Err(Failure::failed(anyhow!(
                     "no stored event is of session {name}"
                 )));
             }
             Resolved::Ambiguous(n) => {
-                return Err(Failure::Usage(anyhow!(
+                return Err(Failure::usage(anyhow!(
                     "--session {name} is ambiguous: {n} sessions start with it"
                 )));
             }
@@ -286,10 +288,10 @@ fn choose<'i>(
         match inventory.event(name) {
             Resolved::One(id) => events.push(id),
             Resolved::None => {
-                return Err(Failure::Failed(anyhow!("no stored event has id {name}")));
+                return Err(Failure::failed(anyhow!("no stored event has id {name}")));
             }
             Resolved::Ambiguous(n) => {
-                return Err(Failure::Usage(anyhow!(
+                return Err(Failure::usage(anyhow!(
                     "--event {name} is ambiguous: {n} events start with it"
                 )));
             }
@@ -360,7 +362,7 @@ fn clear_caches(
         index::rebuild(store)?;
     }
     for session in sessions {
-        continuation::discard(store, session).map_err(|e| Failure::Failed(anyhow!(e)))?;
+        continuation::discard(store, session)?;
     }
     Ok(())
 }

@@ -31,14 +31,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::cli::{CmdResult, claude_dir};
+use crate::app::hook::{self as work, follow_notes};
+use crate::cli::CmdResult;
 use crate::config::{self, Config};
 use crate::deliver::hooks::{self, Payload};
-use crate::deliver::reason;
-use crate::ingest::commit::{self, Environment, PostCommit};
-use crate::ingest::repair;
-use crate::retrieve::index;
-use crate::share::sync;
+use crate::deliver::{self, reason};
 use crate::store::{self, Store, log};
 
 /// How long a hook waits for another writer before leaving its work to the next run.
@@ -87,9 +84,9 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
             };
             match git_hook(&store, &args) {
                 Ok(done) => Ok(done.map(|line| (store.dir().to_owned(), line))),
-                Err(why) => Err(Failed {
+                Err(e) => Err(Failed {
                     dir: Some(store.dir().to_owned()),
-                    why,
+                    why: Why::Hook(e),
                 }),
             }
         }),
@@ -100,6 +97,7 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
         }
         Ok(None) => {}
         Err(Failed { dir, why }) => {
+            let why = reason(&why);
             say(&what, &why);
             if let Some(dir) = dir.or_else(|| Store::existing_dir(cwd)) {
                 let _ = log::append_in(&dir, &what, &format!("failed: {why}"));
@@ -112,11 +110,30 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
 /// A hook's failure, and the folder of the store to log it in when there is one.
 struct Failed {
     dir: Option<PathBuf>,
-    why: String,
+    why: Why,
 }
 
-impl From<String> for Failed {
-    fn from(why: String) -> Failed {
+/// Why a hook failed, said on one line with its causes.
+#[derive(Debug, thiserror::Error)]
+enum Why {
+    #[error("internal error: {0}")]
+    Panic(String),
+    #[error("cannot read stdin")]
+    Stdin(#[source] std::io::Error),
+    #[error("bad input: more than {} MiB", INPUT_MAX >> 20)]
+    TooLarge,
+    #[error("bad input")]
+    NotJson(#[source] serde_json::Error),
+    #[error("cannot write the answer")]
+    Answer(#[source] std::io::Error),
+    #[error(transparent)]
+    Deliver(#[from] deliver::Error),
+    #[error(transparent)]
+    Hook(#[from] work::Error),
+}
+
+impl From<Why> for Failed {
+    fn from(why: Why) -> Failed {
         Failed { dir: None, why }
     }
 }
@@ -152,14 +169,14 @@ fn open(here: &Path, what: &str) -> Option<Store> {
 }
 
 /// `f`, with a panic turned into a failure.
-fn caught<T, E: From<String>>(f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+fn caught<T, E: From<Why>>(f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
     panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
         let why = p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(E::from(format!("internal error: {why}")))
+        Err(E::from(Why::Panic(why)))
     })
 }
 
@@ -185,17 +202,17 @@ const INPUT_MAX: u64 = 32 << 20;
 
 /// A Claude Code hook's input, read whole (the watchdog ends the process when it does not end
 /// within the budget).
-fn read_payload() -> Result<Payload, String> {
+fn read_payload() -> Result<Payload, Why> {
     let mut input = Vec::new();
     std::io::stdin()
         .lock()
         .take(INPUT_MAX + 1)
         .read_to_end(&mut input)
-        .map_err(|e| format!("cannot read stdin: {e}"))?;
+        .map_err(Why::Stdin)?;
     if input.len() as u64 > INPUT_MAX {
-        return Err(format!("bad input: more than {} MiB", INPUT_MAX >> 20));
+        return Err(Why::TooLarge);
     }
-    serde_json::from_slice(&input).map_err(|e| format!("bad input: {e}"))
+    serde_json::from_slice(&input).map_err(Why::NotJson)
 }
 
 /// A Claude Code hook, within its budget: the answer written, the events in it recorded as
@@ -223,7 +240,7 @@ fn claude_hook(
     };
     let extracting = hooks::EXTRACTING.contains(&event);
     watchdog.configured(budget(extracting, Some(store.config())), store.dir());
-    let failed = |why: String| Failed {
+    let failed = |why: Why| Failed {
         dir: Some(store.dir().to_owned()),
         why,
     };
@@ -231,7 +248,7 @@ fn claude_hook(
         Ok(payload) => payload,
         Err(why) => return Err(failed(why)),
     };
-    let response = caught(|| hooks::respond(&store, &here, event, &payload));
+    let response = caught(|| hooks::respond(&store, &here, event, &payload).map_err(Why::from));
     // Whichever of the hook and its watchdog takes the gate first answers: the answer is
     // written whole, or not at all.
     let written = watchdog.answer(|| match &response {
@@ -247,9 +264,9 @@ fn claude_hook(
     };
     // An answer that did not go out gave the session nothing.
     if let Err(e) = written {
-        return Err(failed(format!("cannot write the answer: {e}")));
+        return Err(failed(Why::Answer(e)));
     }
-    if let Err(why) = caught(|| hooks::given(&store, &payload, &response)) {
+    if let Err(why) = caught(|| hooks::given(&store, &payload, &response).map_err(Why::from)) {
         return Err(failed(why));
     }
     if let Some(line) = &response.log {
@@ -257,7 +274,7 @@ fn claude_hook(
     }
     // The notes the extracting hooks changed, into the index: past the gate, so that the
     // watchdog cannot cut an update short (a few notes at most, as for a git hook).
-    if extracting && let Err(why) = caught(|| follow_notes(&store, &what)) {
+    if extracting && let Err(why) = caught(|| follow_notes(&store, &what).map_err(Why::from)) {
         return Err(failed(why));
     }
     // Last: the distillation started takes the store's lock at once, which the index's update
@@ -407,50 +424,12 @@ impl Watchdog {
     }
 }
 
-/// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed (a first
-/// build of a few notes included); a busy store, or more, is left to the next command that reads
-/// it. What the index left out, being unreadable, is logged.
-fn follow_notes(store: &Store, what: &str) -> Result<(), String> {
-    match index::refresh_within(store, Some(index::HOOK_MOST)) {
-        Ok(_) | Err(store::Error::Busy) => {}
-        Err(e) => return Err(format!("the index was not updated: {}", reason(&e))),
+/// Run a git hook; what it did (for the log). The pre-push hook is held to
+/// `sync.push_budget_ms`: past it the process ends, and the push goes on.
+fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, work::Error> {
+    if args.name != "pre-push" {
+        return work::run(store, &args.name, &args.rest);
     }
-    if let Some(line) = index::read(store).unread_line() {
-        let _ = log::append(store, what, &line);
-    }
-    Ok(())
-}
-
-/// Run a git hook, then bring the retrieval index up to the notes; what it did (for the log),
-/// or why it failed.
-fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, String> {
-    let done = dispatch(store, args)?;
-    follow_notes(store, &format!("hook {}", args.name))
-        .map_err(|e| format!("{} but {e}", done.clone().unwrap_or_default()))?;
-    Ok(done)
-}
-
-/// The repair a hook makes after commits were merged or rewritten, when the history to walk
-/// is short; what it did, for the log.
-fn repaired(store: &Store) -> Result<String, String> {
-    match repair::repair_within(store, repair::HOOK_WALK_MAX).map_err(|e| reason(&e))? {
-        None => Ok("; repair left to the command (long history)".to_owned()),
-        Some(r) if r.carried.is_empty() && r.left.is_empty() => Ok(String::new()),
-        Some(r) => Ok(format!(
-            "; repair: {} unreachable commits' notes carried, {} left",
-            r.carried.len(),
-            r.left.len()
-        )),
-    }
-}
-
-/// The pre-push hook (`install --sync`): sync the notes with the remote pushed to, within
-/// `sync.push_budget_ms`; past it the process ends (a sync cut anywhere is completed by the
-/// next) and the push goes on.
-fn pre_push(store: &Store, remote: Option<&str>) -> Result<Option<String>, String> {
-    let Some(remote) = remote else {
-        return Ok(Some("no remote given: nothing synced".to_owned()));
-    };
     let here = store.workdir().unwrap_or(store.common_dir());
     let budget = (store.config().sync_push_budget(), "sync.push_budget_ms");
     let watchdog = Watchdog::start(
@@ -460,120 +439,7 @@ fn pre_push(store: &Store, remote: Option<&str>) -> Result<Option<String>, Strin
         "the notes were not pushed; `git agent-context sync` does it",
     );
     watchdog.configured(budget, store.dir());
-    let options = sync::Options {
-        push: true,
-        prompt: false,
-    };
-    let synced = sync::sync(store, remote, options);
+    let synced = work::pre_push(store, args.rest.first().map(String::as_str));
     watchdog.answer(|| ());
-    match synced {
-        Ok(done) => Ok(Some(format!(
-            "{remote}: {} events taken in; {}",
-            done.merged_events,
-            match done.pushed {
-                true => "ours pushed",
-                false => "it had all of ours",
-            }
-        ))),
-        // A push to a URL: there is no remote to keep its notes beside ours.
-        Err(sync::Error::NoSuchRemote(_)) => Ok(Some(format!(
-            "{} is not a named remote: nothing synced",
-            crate::sanitise::line(remote)
-        ))),
-        Err(e) => Err(reason(&e)),
-    }
-}
-
-/// Run a git hook; what it did (for the log), or why it failed.
-fn dispatch(store: &Store, args: &Args) -> Result<Option<String>, String> {
-    match args.name.as_str() {
-        "post-commit" => {
-            let env = Environment {
-                session_id: std::env::var("CLAUDE_CODE_SESSION_ID")
-                    .ok()
-                    .filter(|s| !s.is_empty()),
-                claude_dir: claude_dir(),
-            };
-            let (head, done) = commit::post_commit(store, &env).map_err(|e| reason(&e))?;
-            // A commit that adds again the lines of annotated ones (a squash merge, a
-            // cherry-pick by hand) carries their reasoning too.
-            let carried = match done {
-                PostCommit::Linked { .. } => repair::carry_to(store, &[head])
-                    .map_err(|e| reason(&e))?
-                    .len(),
-                _ => 0,
-            };
-            let head = head.to_hex_with_len(12);
-            let also = match carried {
-                0 => String::new(),
-                n => format!("; the notes of {n} commits whose lines it holds carried"),
-            };
-            let said = match done {
-                PostCommit::Rebase => format!("{head}: rebase in progress, notes left to git"),
-                PostCommit::CherryPick { from, events } => format!(
-                    "{head}: cherry-picked from {}, {events} events copied",
-                    from.to_hex_with_len(12)
-                ),
-                PostCommit::Linked { sessions } if sessions.is_empty() => {
-                    format!("{head}: no session")
-                }
-                PostCommit::Linked { sessions } => {
-                    let each: Vec<String> = sessions
-                        .iter()
-                        .map(|(s, n)| format!("session {s}: {n} events"))
-                        .collect();
-                    format!("{head}: {}", each.join(", "))
-                }
-            };
-            Ok(Some(format!("{said}{also}")))
-        }
-        "pre-push" => pre_push(store, args.rest.first().map(String::as_str)),
-        "post-merge" => {
-            // The team's notes a pull fetched (`install --sync`), before the commits it
-            // brought are looked at: a squash done on the server finds the branch's notes.
-            // Left to the next sync when it cannot be done now (the store busy): the repair
-            // below goes on.
-            let taken = match sync::take_in_fetched(store) {
-                Ok(0) => String::new(),
-                Ok(n) => format!("{n} events of the remotes' notes taken in; "),
-                Err(e) => format!("the remotes' notes left for later ({}); ", reason(&e)),
-            };
-            let repo = store.repo();
-            let head = repo.head_id().map_err(|e| e.to_string())?.detach();
-            let before = repo
-                .find_reference("ORIG_HEAD")
-                .ok()
-                .and_then(|mut r| r.peel_to_id().ok())
-                .map(|id| id.detach());
-            let Some(before) = before else {
-                return Ok(Some(format!("{taken}no ORIG_HEAD: nothing arrived")));
-            };
-            let arrived = repair::arrived(&repo, before, head);
-            let carried = repair::carry_to(store, &arrived).map_err(|e| reason(&e))?;
-            Ok(Some(format!(
-                "{taken}{} commits arrived, the notes of {} commits whose lines they hold carried{}",
-                arrived.len(),
-                carried.len(),
-                repaired(store)?
-            )))
-        }
-        "post-rewrite" => {
-            let mut input = String::new();
-            std::io::stdin()
-                .read_to_string(&mut input)
-                .map_err(|e| format!("cannot read stdin: {e}"))?;
-            let pairs = commit::rewritten_pairs(&input);
-            let carried = commit::post_rewrite(store, &pairs).map_err(|e| reason(&e))?;
-            let how = args.rest.first().map_or("rewrite", String::as_str);
-            Ok(Some(format!(
-                "{how}: {} commits rewritten, {carried} events carried{}",
-                pairs.len(),
-                repaired(store)?
-            )))
-        }
-        other => Err(format!(
-            "unknown hook {other:?} (expected post-commit, post-merge, post-rewrite, pre-push or one of {})",
-            hooks::EVENTS.join(", ")
-        )),
-    }
+    synced
 }

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::cli::review::{Output, Printed, failure};
+use crate::cli::review::{Output, Printed};
 use crate::cli::terminal::Look;
-use crate::cli::{CmdResult, repo_path};
+use crate::cli::{CmdResult, Failure, repo_path};
 use crate::deliver::review::{markdown, text};
 use crate::retrieve::review::{self, LogEntry};
 use crate::store::Store;
@@ -43,15 +43,14 @@ pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Writ
             review::log(store, range, &paths, max, args.reasoned, &mut |e| {
                 Ok(text::log_entry(&e, p, out)?)
             })
-            .map_err(failure)
+            .map_err(Failure::from)
         });
     }
     let mut entries = Vec::new();
     review::log(store, range, &paths, max, args.reasoned, &mut |e| {
         entries.push(e);
         Ok(())
-    })
-    .map_err(failure)?;
+    })?;
     args.output.emit(store, look, out, &Logged(&entries))
 }
 
@@ -62,7 +61,7 @@ impl Printed for Logged<'_> {
         self.0.iter().try_for_each(|e| text::log_entry(e, p, out))
     }
 
-    fn markdown(&self, store: &Store, _max_chars: Option<usize>) -> Result<String, String> {
+    fn markdown(&self, store: &Store, _max_chars: Option<usize>) -> crate::deliver::Result<String> {
         markdown::log(store, self.0)
     }
 

@@ -1,7 +1,8 @@
 //! The command line: parsing, output, exit codes. One file per command.
 //!
 //! Exit codes: 0 success, 1 nothing found or a failure, 2 bad usage or bad input (including
-//! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0.
+//! "not a git repository"). A closed stdout (`| head`) ends the command quietly with 0. Which
+//! one an error gives is decided where it becomes a [`Failure`] (`failure.rs`).
 
 mod claude_md;
 mod completions;
@@ -10,6 +11,7 @@ mod distill;
 mod doctor;
 mod export;
 mod extract;
+mod failure;
 mod forget;
 mod hook;
 mod init;
@@ -35,6 +37,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+pub use failure::Failure;
 
 use crate::store::{self, Store};
 use crate::transcript::locate::claude_dir;
@@ -145,20 +149,6 @@ enum Command {
     Completions(completions::Args),
 }
 
-/// How a command failed.
-pub enum Failure {
-    /// Bad usage or bad input: exit 2.
-    Usage(anyhow::Error),
-    /// Nothing found, or a failure: exit 1.
-    Failed(anyhow::Error),
-}
-
-impl<E: Into<anyhow::Error>> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure::Failed(e.into())
-    }
-}
-
 pub type CmdResult = Result<(), Failure>;
 
 pub fn main() -> ExitCode {
@@ -171,64 +161,20 @@ pub fn main() -> ExitCode {
     match result {
         _ if hook => ExitCode::SUCCESS,
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(e)) => report(e, 2),
-        Err(Failure::Failed(e)) if damaged(&e) => report(e, 2),
-        Err(Failure::Failed(e)) => report(e, 1),
-    }
-}
-
-/// Whether a failure comes from a repository or store that cannot be read or written as it is
-/// (an object missing or corrupt, a store file unreadable or of the wrong kind, a ref that
-/// cannot be made): bad input, exit 2, as for a transcript that cannot be read. Other writers
-/// holding the store or moving a ref under every attempt, or the machine failing (a full disk,
-/// in our own files or inside gix), stay a failure (exit 1).
-fn damaged(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        let found = c.downcast_ref::<store::Error>().or_else(|| {
-            match c.downcast_ref::<crate::ingest::Error>() {
-                Some(crate::ingest::Error::Store(inner)) => Some(inner),
-                _ => None,
+        Err(failure) => {
+            if let Some(message) = failure.message() {
+                eprintln!("{message}");
             }
-        });
-        found.is_some_and(|s| match s {
-            store::Error::Busy | store::Error::Contended { .. } => false,
-            store::Error::Io { source, .. } => !machine_failure(source.kind()),
-            store::Error::Git { io: Some(kind), .. } => !machine_failure(*kind),
-            _ => true,
-        })
-    })
-}
-
-/// An I/O error of the machine, not of what it holds: the same operation may work later.
-fn machine_failure(kind: io::ErrorKind) -> bool {
-    use io::ErrorKind::*;
-    matches!(
-        kind,
-        StorageFull | QuotaExceeded | OutOfMemory | Interrupted | TimedOut | ResourceBusy
-    )
-}
-
-fn report(e: anyhow::Error, code: u8) -> ExitCode {
-    if e.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
-    }) {
-        return ExitCode::SUCCESS;
+            ExitCode::from(failure.code() as u8)
+        }
     }
-    // An error may quote what a repository holds (a configuration value, a path): no escape
-    // sequence of its reaches the terminal.
-    eprintln!("error: {}", crate::sanitise::text(&format!("{e:#}")));
-    if let Some(hint) = hint(&e) {
-        eprintln!("{hint}");
-    }
-    ExitCode::from(code)
 }
 
 fn run(cli: Cli, out: &mut dyn Write) -> CmdResult {
     let cwd = match cli.directory {
         Some(dir) => dir,
         None => std::env::current_dir().map_err(|e| {
-            Failure::Usage(anyhow::anyhow!("cannot read the current directory: {e}"))
+            Failure::usage(anyhow::anyhow!("cannot read the current directory: {e}"))
         })?,
     };
     // What a program reads (a hook's answer, the MCP stream, a script or a page for a file) is
@@ -303,30 +249,9 @@ fn packing(store: &Store, command: impl FnOnce(&Store) -> CmdResult) -> CmdResul
     done
 }
 
-/// What to do about an error, in git's words, when there is something to do.
-fn hint(e: &anyhow::Error) -> Option<String> {
-    e.chain()
-        .find_map(|c| match c.downcast_ref::<store::Error>() {
-            Some(store::Error::DubiousOwnership { path }) => Some(format!(
-                "To add an exception for this directory, call:\n\n\tgit config --global --add safe.directory {}",
-                path.display()
-            )),
-            _ => None,
-        })
-}
-
 /// The store of the repository at `cwd`; not being in a repository is a usage error.
 fn open(cwd: &std::path::Path) -> Result<Store, Failure> {
-    Store::discover(cwd).map_err(|e| match e {
-        store::Error::NotARepository { .. }
-        | store::Error::BrokenGitLink { .. }
-        | store::Error::DubiousOwnership { .. }
-        | store::Error::EmbeddedBare { .. }
-        | store::Error::Open { .. }
-        | store::Error::Reftable { .. }
-        | store::Error::Config(_) => Failure::Usage(e.into()),
-        other => Failure::Failed(other.into()),
-    })
+    Ok(Store::discover(cwd)?)
 }
 
 /// Say, in one `warning:` line, which notes the retrieval index left out because they cannot
@@ -377,60 +302,12 @@ fn display_path(path: &std::path::Path) -> String {
 
 /// `path` as git names it: relative to the top of the working tree, `/`-separated.
 pub(crate) fn repo_path(store: &Store, cwd: &Path, path: &str) -> Result<String, Failure> {
-    store
-        .repo_path(cwd, path)
-        .map_err(|why| Failure::Usage(anyhow::anyhow!(why)))
+    Ok(store.repo_path(cwd, path)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(kind: Option<io::ErrorKind>) -> anyhow::Error {
-        store::Error::Git {
-            action: "write a note".to_owned(),
-            message: "…".to_owned(),
-            io: kind,
-        }
-        .into()
-    }
-
-    #[test]
-    fn a_full_disk_or_a_crowd_is_a_failure_and_damage_is_bad_input() {
-        assert!(!damaged(&git(Some(io::ErrorKind::StorageFull))));
-        assert!(!damaged(&git(Some(io::ErrorKind::QuotaExceeded))));
-        assert!(!damaged(
-            &store::Error::Contended {
-                refname: "refs/agent-context",
-                attempts: 100,
-            }
-            .into()
-        ));
-        assert!(!damaged(&store::Error::Busy.into()));
-        assert!(damaged(&git(None)));
-        assert!(damaged(&git(Some(io::ErrorKind::InvalidData))));
-        assert!(damaged(&git(Some(io::ErrorKind::IsADirectory))));
-    }
-
-    #[test]
-    fn the_io_error_under_a_gix_error_is_kept() {
-        let full = io::Error::from(io::ErrorKind::StorageFull);
-        let e = gix::Exn::new(full)
-            .raise(gix::error::message("could not write a loose object"))
-            .into_error();
-        let ours = store::git_error("write a note")(e);
-        assert!(
-            matches!(
-                ours,
-                store::Error::Git {
-                    io: Some(io::ErrorKind::StorageFull),
-                    ..
-                }
-            ),
-            "{ours:?}"
-        );
-        assert!(!damaged(&ours.into()));
-    }
 
     #[test]
     fn json_output_escapes_8_bit_controls() {

@@ -32,7 +32,7 @@ pub struct Args {
 
 pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     if args.prompt.trim().is_empty() {
-        return Err(Failure::Usage(anyhow!("the prompt is empty")));
+        return Err(Failure::usage(anyhow!("the prompt is empty")));
     }
     let mut files = Vec::new();
     for f in &args.files {

@@ -79,9 +79,9 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
         std::io::stdin()
             .take(1 << 20)
             .read_to_string(&mut input)
-            .map_err(|e| Failure::Usage(anyhow!("cannot read stdin: {e}")))?;
+            .map_err(|e| Failure::usage(anyhow!("cannot read stdin: {e}")))?;
         serde_json::from_str::<Given>(&input)
-            .map_err(|e| Failure::Usage(anyhow!("stdin is not the event's JSON: {e}")))?
+            .map_err(|e| Failure::usage(anyhow!("stdin is not the event's JSON: {e}")))?
     } else {
         Given::default()
     };
@@ -125,11 +125,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             .chain(args.supersedes)
             .collect(),
     };
-    // A store error as it is, for `damaged` to find in the chain.
-    let (event, placed) = record::record(store, &recorded, place).map_err(|e| match e {
-        record::Error::Store(e) => Failure::Failed(e.into()),
-        other => Failure::Usage(other.into()),
-    })?;
+    let (event, placed) = record::record(store, &recorded, place)?;
     if args.json {
         return write_json(out, &json!({ "event": event, "placed": placed }));
     }
@@ -138,5 +134,5 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
 }
 
 fn usage(message: &str) -> Failure {
-    Failure::Usage(anyhow!("{message}"))
+    Failure::usage(anyhow!("{message}"))
 }

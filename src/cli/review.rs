@@ -3,12 +3,11 @@
 
 use std::io::{self, Write};
 
-use anyhow::anyhow;
-
 use crate::cli::terminal::{self, Look};
-use crate::cli::{CmdResult, Failure, write_json};
+use crate::cli::{CmdResult, write_json};
+use crate::deliver;
 use crate::deliver::review::{markdown, text};
-use crate::retrieve::review::{self, Error};
+use crate::retrieve::review;
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -49,7 +48,7 @@ pub struct Output {
 /// What `show`, `review` and `log` print, in each format.
 pub trait Printed {
     fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()>;
-    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> Result<String, String>;
+    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> deliver::Result<String>;
     fn json(&self) -> serde_json::Value;
 }
 
@@ -85,23 +84,12 @@ impl Output {
         if self.json || self.format == Format::Json {
             return write_json(out, &printed.json());
         }
-        let mut md = printed
-            .markdown(store, self.max_chars)
-            .map_err(|e| Failure::Usage(anyhow!(e)))?;
+        let mut md = printed.markdown(store, self.max_chars)?;
         // Templates lose their last newline (minijinja's default); a file keeps one.
         if !md.ends_with('\n') {
             md.push('\n');
         }
         Ok(out.write_all(md.as_bytes())?)
-    }
-}
-
-/// A review's error: bad revisions and ranges are usage errors.
-pub fn failure(e: Error) -> Failure {
-    match e {
-        Error::Store(e) => Failure::Failed(e.into()),
-        Error::Output(e) => Failure::Failed(e.into()),
-        other => Failure::Usage(other.into()),
     }
 }
 
@@ -120,7 +108,7 @@ impl Printed for Reviewed<'_> {
         }
     }
 
-    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> Result<String, String> {
+    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> deliver::Result<String> {
         markdown::review(store, self.review, self.show, max_chars)
     }
 
@@ -134,7 +122,7 @@ impl Printed for Reviewed<'_> {
 }
 
 pub fn run(store: &Store, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
-    let review = review::review(store, &args.range).map_err(failure)?;
+    let review = review::review(store, &args.range)?;
     let printed = Reviewed {
         review: &review,
         show: false,

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::cli::CmdResult;
-use crate::cli::review::{Output, Reviewed, failure};
+use crate::cli::review::{Output, Reviewed};
 use crate::cli::terminal::Look;
 use crate::retrieve::review;
 use crate::store::Store;
@@ -18,7 +18,7 @@ pub struct Args {
 }
 
 pub fn run(store: &Store, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
-    let review = review::show(store, &args.rev).map_err(failure)?;
+    let review = review::show(store, &args.rev)?;
     let printed = Reviewed {
         review: &review,
         show: true,

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use crate::cli::{CmdResult, Failure};
-use crate::share::sync::{self, Error, Options};
+use crate::cli::CmdResult;
+use crate::share::sync::{self, Options};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -21,18 +21,13 @@ pub struct Args {
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let remote = match args.remote {
         Some(name) => name,
-        None => sync::default_remote(store).map_err(usage)?,
+        None => sync::default_remote(store)?,
     };
     let options = Options {
         push: !args.no_push,
         prompt: true,
     };
-    let done = sync::sync(store, &remote, options).map_err(|e| match e {
-        Error::NoSuchRemote(_) | Error::NoRemote => usage(e),
-        // As every command's: a damaged store or repository is bad input (exit 2).
-        Error::Store(e) => Failure::Failed(e.into()),
-        e => Failure::Failed(e.into()),
-    })?;
+    let done = sync::sync(store, &remote, options)?;
     if args.json {
         let mut value = serde_json::to_value(&done).map_err(std::io::Error::from)?;
         value["schema_version"] = 1.into();
@@ -59,8 +54,4 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     };
     writeln!(out, "{}: {taken}; {given}", done.remote)?;
     Ok(())
-}
-
-fn usage(e: Error) -> Failure {
-    Failure::Usage(e.into())
 }

@@ -15,6 +15,7 @@ use std::ffi::OsStr;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::{Command, Stdio};
 
+use super::failure::Code;
 use super::{CmdResult, Failure};
 use crate::store::{Store, parameters};
 
@@ -143,12 +144,7 @@ const SHELL_CHARS: &[char] = &[
 
 /// Whether the failure is a write to a closed pipe: the pager was quit before the end.
 fn is_broken_pipe(failure: &Failure) -> bool {
-    let (Failure::Usage(e) | Failure::Failed(e)) = failure;
-    e.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
-    })
+    failure.code() == Code::Closed
 }
 
 /// An environment variable as text; a non-UTF-8 value is read lossily rather than ignored.
@@ -491,8 +487,10 @@ mod tests {
     fn other_failures_come_through_the_pager() {
         let result = paged(Some("cat > /dev/null".to_owned()), &mut Vec::new(), |w| {
             w.write_all(b"partial")?;
-            Err(Failure::Usage(anyhow::anyhow!("bad input")))
+            Err(Failure::usage(anyhow::anyhow!("bad input")))
         });
-        assert!(matches!(result, Err(Failure::Usage(e)) if e.to_string() == "bad input"));
+        assert!(
+            matches!(result, Err(f) if f.code() == Code::Usage && f.error().to_string() == "bad input")
+        );
     }
 }

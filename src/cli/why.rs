@@ -3,14 +3,13 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::anyhow;
 use serde_json::json;
 
 use crate::cli::terminal::{self, Look};
-use crate::cli::{CmdResult, Failure, repo_path, warn_unread, write_json};
+use crate::cli::{CmdResult, repo_path, warn_unread, write_json};
 use crate::deliver::review::text::Palette;
 use crate::event::{Event, Kind, truncate_words};
-use crate::retrieve::why::{self, Error, Lines, Why};
+use crate::retrieve::why::{self, Lines, Why};
 use crate::sanitise;
 use crate::store::Store;
 
@@ -38,17 +37,14 @@ pub struct Args {
 }
 
 pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
-    let target = why::parse_target(&args.target).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let target = why::parse_target(&args.target)?;
     let path = repo_path(store, cwd, target.path)?;
     let by = match (args.exact, args.fast) {
         (true, _) => why::By::Blame,
         (_, true) => why::By::Index,
         _ => why::By::Either,
     };
-    let answer = why::why(store, &path, target.range, by).map_err(|e| match e {
-        Error::Store(e) => Failure::Failed(e.into()),
-        other => Failure::Usage(other.into()),
-    })?;
+    let answer = why::why(store, &path, target.range, by)?;
     if !args.exact {
         warn_unread(store);
     }
@@ -67,12 +63,17 @@ pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Writ
         );
     }
     let color = terminal::use_color(store, look.color, look.paging);
-    print_human(&answer, Palette { color }, args.all, out)
+    Ok(print_human(&answer, Palette { color }, args.all, out)?)
 }
 
 /// `answer` as text, its commit ids and kinds of reasoning coloured as `p` says; explorations
 /// and unclassified thinking only with `all`.
-pub(super) fn print_human(answer: &Why, p: Palette, all: bool, out: &mut dyn Write) -> CmdResult {
+pub(super) fn print_human(
+    answer: &Why,
+    p: Palette,
+    all: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let Lines { start, end } = answer.range;
     let asked = if (start, end) == (1, answer.lines) {
         format!(
@@ -155,7 +156,12 @@ fn shown(e: &Event) -> bool {
 }
 
 /// The working tree's changes to the file, and the pending reasoning behind them.
-fn print_uncommitted(answer: &Why, p: Palette, all: bool, out: &mut dyn Write) -> CmdResult {
+fn print_uncommitted(
+    answer: &Why,
+    p: Palette,
+    all: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let Some(u) = &answer.uncommitted else {
         return Ok(());
     };
@@ -188,7 +194,7 @@ fn print_event<'a>(
     last_prompt: &mut &'a str,
     p: Palette,
     out: &mut dyn Write,
-) -> CmdResult {
+) -> std::io::Result<()> {
     if !e.prompt_context.is_empty() && e.prompt_context != *last_prompt {
         let prompt = sanitise::line(&e.prompt_context);
         writeln!(out, "  prompt: {}", truncate_words(&prompt, 100))?;

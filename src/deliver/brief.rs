@@ -10,7 +10,7 @@ use gix::ObjectId;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::deliver::reason;
+use crate::deliver::Result;
 use crate::deliver::templates::{self, BRIEF, within};
 use crate::event::Kind;
 use crate::event::summary::Summary;
@@ -63,8 +63,8 @@ struct Decision {
 
 /// The brief for `current` (the session starting, left out of it), or nothing when there is
 /// nothing recorded.
-pub fn brief(store: &Store, current: &str) -> Result<Option<String>, String> {
-    let (sessions, decisions) = committed(store, current).map_err(|e| reason(&e))?;
+pub fn brief(store: &Store, current: &str) -> Result<Option<String>> {
+    let (sessions, decisions) = committed(store, current)?;
     let shown: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     let open = uncommitted(store, current, &shown)?;
     if sessions.is_empty() && open.is_empty() {
@@ -80,8 +80,8 @@ pub fn brief(store: &Store, current: &str) -> Result<Option<String>, String> {
 
 /// The latest sessions with commits on the current branch (newest first), then the latest
 /// sessions whose events wait for a commit: the sessions a brief shows, without the decisions.
-pub fn latest(store: &Store) -> Result<Vec<Session>, String> {
-    let (mut sessions, _) = committed(store, "").map_err(|e| reason(&e))?;
+pub fn latest(store: &Store) -> Result<Vec<Session>> {
+    let (mut sessions, _) = committed(store, "")?;
     let shown: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
     let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
     sessions.extend(uncommitted(store, "", &shown)?);
@@ -202,10 +202,9 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
 
 /// The latest sessions whose events wait for a commit (the newest first), other than `current`
 /// and those `shown` already: what they were asked, changed and left open.
-fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Session>, String> {
+fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Session>> {
     let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = store
-        .files_in(pending::DIR, "jsonl")
-        .map_err(|e| reason(&e))?
+        .files_in(pending::DIR, "jsonl")?
         .into_iter()
         .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
         .collect();

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::deliver::templates::{self, CLAUDE_MD};
-use crate::deliver::{links, reason};
+use crate::deliver::{Error, Result, links};
 use crate::store::graph::{self, View};
 use crate::store::{Store, write_atomic};
 
@@ -62,8 +62,8 @@ const MADE_FROM: &str = "claude-md.graph";
 
 /// [`refresh`], unless the section was made from the graph as it is and CLAUDE.md is there:
 /// the section depends on the graph alone (for a hook, which runs every turn).
-pub fn refresh_if_changed(store: &Store) -> Result<Refreshed, String> {
-    let tip = graph::tip(store).map_err(|e| reason(&e))?;
+pub fn refresh_if_changed(store: &Store) -> Result<Refreshed> {
+    let tip = graph::tip(store)?;
     let tip = tip.map(|t| t.to_string()).unwrap_or_default();
     let recorded = store.dir().join(MADE_FROM);
     let present = store.workdir().is_some_and(|w| w.join(FILE).is_file());
@@ -71,7 +71,7 @@ pub fn refresh_if_changed(store: &Store) -> Result<Refreshed, String> {
         return Ok(Refreshed::Unchanged);
     }
     let (_, done) = refresh(store)?;
-    write_atomic(&recorded, tip.as_bytes()).map_err(|e| reason(&e))?;
+    write_atomic(&recorded, tip.as_bytes())?;
     Ok(done)
 }
 
@@ -79,27 +79,24 @@ pub fn refresh_if_changed(store: &Store) -> Result<Refreshed, String> {
 /// error, and the file is left as it is. A CLAUDE.md that is a link is followed only inside the
 /// working tree, outside its git directory ([`links`]): a committed link to a file of the
 /// user's is refused, neither read nor written.
-pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed), String> {
-    let top = store
-        .workdir()
-        .ok_or("this repository has no working tree, so no CLAUDE.md")?;
+pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed)> {
+    let top = store.workdir().ok_or(Error::NoWorkTree)?;
     let path = top.join(FILE);
-    let target =
-        links::follow(top, Path::new(FILE), Some(store.common_dir())).map_err(|e| reason(&e))?;
+    let target = links::follow(top, Path::new(FILE), Some(store.common_dir()))?;
     let old = match fs::read(&target) {
-        Ok(bytes) => Some(
-            String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?,
-        ),
+        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| Error::NotText(path.clone()))?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(Error::Unreadable { path, source }),
     };
     let body = section(store)?;
-    let new = splice(old.as_deref().unwrap_or(""), &body)
-        .map_err(|why| format!("{}: {why}", path.display()))?;
+    let new = match splice(old.as_deref().unwrap_or(""), &body) {
+        Ok(new) => new,
+        Err(markers) => return Err(Error::Markers { path, markers }),
+    };
     if old.as_deref() == Some(new.as_str()) {
         return Ok((path, Refreshed::Unchanged));
     }
-    write_atomic(&target, new.as_bytes()).map_err(|e| reason(&e))?;
+    write_atomic(&target, new.as_bytes())?;
     let done = if old.is_some() {
         Refreshed::Updated
     } else {
@@ -109,8 +106,8 @@ pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed), String> {
 }
 
 /// The section's text, from the graph (without the markers).
-pub fn section(store: &Store) -> Result<String, String> {
-    let (components, open) = gather(store).map_err(|e| reason(&e))?;
+pub fn section(store: &Store) -> Result<String> {
+    let (components, open) = gather(store)?;
     templates::render(
         store,
         &CLAUDE_MD,
@@ -177,7 +174,16 @@ fn gather(store: &Store) -> crate::store::Result<(Components, Vec<Open>)> {
 
 /// `file` with the text between the markers replaced by `body` (the markers and the section
 /// appended when the file has none). CRLF files get CRLF in the section too.
-fn splice(file: &str, body: &str) -> Result<String, String> {
+/// Why the section cannot be put in place: its markers are out of order or not one each.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Markers {
+    #[error("{END} comes before {BEGIN}")]
+    OutOfOrder,
+    #[error("expected one {BEGIN} and one {END}, found {begins} and {ends}")]
+    Count { begins: usize, ends: usize },
+}
+
+fn splice(file: &str, body: &str) -> Result<String, Markers> {
     let newline = if file.contains("\r\n") { "\r\n" } else { "\n" };
     // A marker quoted in the body (a decision about this very tool) would end the section
     // early; a template's own line endings are made the file's.
@@ -205,12 +211,11 @@ fn splice(file: &str, body: &str) -> Result<String, String> {
             Ok(out)
         }
         ([b], [e]) if b < e => Ok(format!("{}{block}{}", &file[..*b], &file[e + END.len()..])),
-        ([_], [_]) => Err(format!("{END} comes before {BEGIN}")),
-        _ => Err(format!(
-            "expected one {BEGIN} and one {END}, found {} and {}",
-            begins.len(),
-            ends.len()
-        )),
+        ([_], [_]) => Err(Markers::OutOfOrder),
+        _ => Err(Markers::Count {
+            begins: begins.len(),
+            ends: ends.len(),
+        }),
     }
 }
 
@@ -254,10 +259,25 @@ mod tests {
     #[test]
     fn markers_out_of_order_or_repeated_are_refused() {
         let reversed = format!("{END}\n{BEGIN}\n");
-        assert!(splice(&reversed, "x").unwrap_err().contains("comes before"));
+        assert!(
+            splice(&reversed, "x")
+                .unwrap_err()
+                .to_string()
+                .contains("comes before")
+        );
         let twice = format!("{BEGIN}\n{END}\n{BEGIN}\n{END}\n");
-        assert!(splice(&twice, "x").unwrap_err().contains("found 2 and 2"));
+        assert!(
+            splice(&twice, "x")
+                .unwrap_err()
+                .to_string()
+                .contains("found 2 and 2")
+        );
         let lone = format!("{BEGIN}\n");
-        assert!(splice(&lone, "x").unwrap_err().contains("found 1 and 0"));
+        assert!(
+            splice(&lone, "x")
+                .unwrap_err()
+                .to_string()
+                .contains("found 1 and 0")
+        );
     }
 }

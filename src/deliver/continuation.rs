@@ -12,11 +12,11 @@ use std::fs;
 
 use serde_json::json;
 
-use crate::deliver::reason;
+use crate::deliver::Result;
 use crate::deliver::templates::{self, CONTINUATION, within};
 use crate::event::Event;
 use crate::event::summary::{self, Summary};
-use crate::store::{Store, link, pending, write_atomic};
+use crate::store::{Store, io_error, link, pending, write_atomic};
 
 const DIR: &str = "continuation";
 /// Tokens a continuation is given at most.
@@ -24,25 +24,26 @@ const TOKENS: usize = 2_000;
 
 /// Every stored event of `session`: pending, and attached to commits (several versions of an
 /// event may be among them; see [`summary::unique`]).
-fn session_events(store: &Store, session: &str) -> Result<Vec<Event>, String> {
-    let mut events = pending::session_events(store, session).map_err(|e| reason(&e))?;
-    events.extend(link::attached_events(store, session).map_err(|e| reason(&e))?);
+fn session_events(store: &Store, session: &str) -> Result<Vec<Event>> {
+    let mut events = pending::session_events(store, session)?;
+    events.extend(link::attached_events(store, session)?);
     Ok(events)
 }
 
 /// The summary of `session` from what is stored for it.
-pub fn summarize(store: &Store, session: &str) -> Result<Summary, String> {
+pub fn summarize(store: &Store, session: &str) -> Result<Summary> {
     let events = session_events(store, session)?;
     Ok(Summary::of(&summary::unique(&events)))
 }
 
 /// Make and save the summary of `session`, for [`context`] to give back.
-pub fn snapshot(store: &Store, session: &str) -> Result<Summary, String> {
+pub fn snapshot(store: &Store, session: &str) -> Result<Summary> {
     let summary = summarize(store, session)?;
     let path = saved_path(store, session);
-    fs::create_dir_all(store.dir().join(DIR)).map_err(|e| reason(&e))?;
-    let text = serde_json::to_vec_pretty(&summary).map_err(|e| reason(&e))?;
-    write_atomic(&path, &text).map_err(|e| reason(&e))?;
+    let dir = store.dir().join(DIR);
+    fs::create_dir_all(&dir).map_err(io_error("cannot create", &dir))?;
+    let text = serde_json::to_vec_pretty(&summary).expect("a summary is plain data");
+    write_atomic(&path, &text)?;
     Ok(summary)
 }
 
@@ -62,11 +63,11 @@ pub fn saved_exists(store: &Store, session: &str) -> bool {
 
 /// Drop the saved summary of `session`, made from events since forgotten: [`context`] makes
 /// one from the store until the next snapshot.
-pub fn discard(store: &Store, session: &str) -> Result<(), String> {
+pub fn discard(store: &Store, session: &str) -> Result<()> {
     let path = saved_path(store, session);
     match fs::remove_file(&path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("cannot remove {}: {e}", path.display()))
+            Err(io_error("cannot remove", &path)(e).into())
         }
         _ => Ok(()),
     }
@@ -74,7 +75,7 @@ pub fn discard(store: &Store, session: &str) -> Result<(), String> {
 
 /// What `session` is given after it was `how` ("compacted", "resumed"): its saved summary, or
 /// one made from the store; nothing when nothing is recorded for it.
-pub fn context(store: &Store, session: &str, how: &str) -> Result<Option<String>, String> {
+pub fn context(store: &Store, session: &str, how: &str) -> Result<Option<String>> {
     let summary = match saved(store, session) {
         Some(s) => s,
         None => summarize(store, session)?,

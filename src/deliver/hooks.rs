@@ -27,7 +27,7 @@ use crate::classify::redact::{Cleaner, Taint};
 use crate::classify::tools::operation;
 use crate::config::Backend;
 use crate::deliver::claude_md::{self, Refreshed};
-use crate::deliver::{brief, continuation, injected, reason};
+use crate::deliver::{Result, brief, continuation, injected};
 use crate::event::time::{self, rfc3339};
 use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
@@ -119,20 +119,15 @@ pub struct Response {
 }
 
 /// Record that the session of `payload` was given `response`'s events.
-pub fn given(store: &Store, payload: &Payload, response: &Response) -> Result<(), String> {
+pub fn given(store: &Store, payload: &Payload, response: &Response) -> Result<()> {
     if payload.session_id.is_empty() {
         return Ok(());
     }
-    injected::add(store, &payload.session_id, &response.given).map_err(|e| reason(&e))
+    Ok(injected::add(store, &payload.session_id, &response.given)?)
 }
 
 /// Answer hook `event` (one of [`EVENTS`]) for `payload`, from the repository of `cwd`.
-pub fn respond(
-    store: &Store,
-    cwd: &Path,
-    event: &str,
-    payload: &Payload,
-) -> Result<Response, String> {
+pub fn respond(store: &Store, cwd: &Path, event: &str, payload: &Payload) -> Result<Response> {
     // Where the session's transcript is, for the post-commit hook: said by the events that
     // open a session and each turn, not on every tool call.
     if let (Some(transcript), false, "SessionStart" | "UserPromptSubmit") = (
@@ -141,7 +136,7 @@ pub fn respond(
         event,
     ) {
         let dir = cwd.to_string_lossy();
-        sessions::record(store, &payload.session_id, transcript, &dir).map_err(|e| reason(&e))?;
+        sessions::record(store, &payload.session_id, transcript, &dir)?;
     }
     match event {
         "SessionStart" => start(store, payload),
@@ -155,12 +150,12 @@ pub fn respond(
 
 /// `SessionStart`: the brief on `startup` and `clear`, the continuation on `compact`, `resume`
 /// and `fork`.
-fn start(store: &Store, payload: &Payload) -> Result<Response, String> {
+fn start(store: &Store, payload: &Payload) -> Result<Response> {
     let session = payload.session_id.as_str();
     let source = payload.source.as_deref().unwrap_or("startup");
     if matches!(source, "compact" | "clear") {
         // The context is gone, and what it was given with it.
-        injected::forget(store, session).map_err(|e| reason(&e))?;
+        injected::forget(store, session)?;
     }
     let (context, what) = match source {
         "compact" => (
@@ -191,7 +186,7 @@ fn start(store: &Store, payload: &Payload) -> Result<Response, String> {
 /// waiting for the lock (the extractor makes the same event, with the same id, from the
 /// transcript; its version replaces this one). An event already queued or on a commit is left
 /// alone.
-fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
+fn capture(store: &Store, payload: &Payload) -> Result<Response> {
     let (Some(tool), Some(input)) = (payload.tool_name.as_deref(), &payload.tool_input) else {
         return Ok(Response::default());
     };
@@ -207,7 +202,7 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
     let now = rfc3339(time::now_seconds());
     let session = &payload.session_id;
     let redactor = store.config().redactor();
-    let taint = seen(store, payload, tool, &input).map_err(|e| reason(&e))?;
+    let taint = seen(store, payload, tool, &input)?;
     let clean = Cleaner {
         redactor,
         taint: &taint,
@@ -217,15 +212,13 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response, String> {
     };
     // A read or a search has one id per session and file or pattern: the same call after a
     // `forget` would store the forgotten event again.
-    if store::forgotten::contains(store, &event.id).map_err(|e| reason(&e))? {
+    if store::forgotten::contains(store, &event.id)? {
         return Ok(Response::default());
     }
-    if pending::holds(store, session, &event.id)
-        || link::is_attached(store, session, &event.id).map_err(|e| reason(&e))?
-    {
+    if pending::holds(store, session, &event.id) || link::is_attached(store, session, &event.id)? {
         return Ok(Response::default());
     }
-    pending::append(store, &event).map_err(|e| reason(&e))?;
+    pending::append(store, &event)?;
     Ok(Response {
         log: Some(format!("captured: {}", event.summary)),
         ..Response::default()
@@ -259,14 +252,14 @@ fn seen(
 
 /// The store's lock, or, when another writer holds it past the hook's patience, the response
 /// that says what was left (`left`) for a later run.
-fn lock(store: &Store, left: &str) -> Result<Result<std::fs::File, Response>, String> {
+fn lock(store: &Store, left: &str) -> Result<std::result::Result<std::fs::File, Response>> {
     match store.lock() {
         Ok(lock) => Ok(Ok(lock)),
         Err(store::Error::Busy) => Ok(Err(Response {
             log: Some(format!("store busy: {left}")),
             ..Response::default()
         })),
-        Err(e) => Err(reason(&e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -274,7 +267,7 @@ fn lock(store: &Store, left: &str) -> Result<Result<std::fs::File, Response>, St
 /// names, and its subagents'), link the session's events to its commits, save its
 /// continuation, and regenerate CLAUDE.md's section when configured (the caller then brings
 /// the index up to the notes).
-fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, String> {
+fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response> {
     let session = payload.session_id.as_str();
     if session.is_empty() {
         return Ok(Response::default());
@@ -296,7 +289,7 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, St
     let (mut added, mut updated) = (0, 0);
     let mut restarted = Vec::new();
     for path in &paths {
-        if let Some(report) = commit::read(store, path).map_err(|e| reason(&e))? {
+        if let Some(report) = commit::read(store, path)? {
             added += report.events_added;
             updated += report.events_updated;
             if let Some(why) = report.restarted {
@@ -307,7 +300,7 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, St
             }
         }
     }
-    let linked = link::session(store, session).map_err(|e| reason(&e))?;
+    let linked = link::session(store, session)?;
     drop(lock);
     let mut log = format!(
         "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits",
@@ -338,7 +331,7 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response, St
     })
 }
 
-fn prompt(store: &Store, payload: &Payload) -> Result<Response, String> {
+fn prompt(store: &Store, payload: &Payload) -> Result<Response> {
     let Some(prompt) = payload.prompt.as_deref().filter(|p| !p.trim().is_empty()) else {
         return Ok(Response::default());
     };
@@ -356,7 +349,7 @@ fn prompt(store: &Store, payload: &Payload) -> Result<Response, String> {
     )
 }
 
-fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String> {
+fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response> {
     if !payload
         .tool_name
         .as_deref()
@@ -392,8 +385,8 @@ fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response, String
 
 /// Run the query; what it found is the context. The log says which notes the index left out,
 /// being unreadable: the answer may lack their reasoning.
-fn inject(store: &Store, request: Request<'_>) -> Result<Response, String> {
-    let answer = query::query(store, &request).map_err(|e| reason(&e))?;
+fn inject(store: &Store, request: Request<'_>) -> Result<Response> {
+    let answer = query::query(store, &request)?;
     let unread = answer.unread;
     if answer.items.is_empty() {
         return Ok(Response {

@@ -11,5 +11,52 @@ pub mod links;
 pub mod review;
 pub mod templates;
 
+use std::path::PathBuf;
+
 /// An error and its causes on one line: what a hook says on stderr and in the log.
 pub(crate) use crate::store::error_chain as reason;
+
+/// Why something could not be given back: the store failed, or a file a repository brings (a
+/// template, CLAUDE.md) cannot be used as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("template {origin}")]
+    Template {
+        origin: String,
+        source: minijinja::Error,
+    },
+    #[error("cannot read template {relative}")]
+    TemplateUnreadable {
+        relative: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "template {relative}: {} is a symbolic link; a repository's templates must be regular \
+         files inside it", shown.display()
+    )]
+    TemplateLink { relative: String, shown: PathBuf },
+    #[error("template {0} is not a regular file")]
+    TemplateNotAFile(String),
+    #[error("this repository has no working tree, so no CLAUDE.md")]
+    NoWorkTree,
+    #[error("{}: not UTF-8 text", .0.display())]
+    NotText(PathBuf),
+    #[error("cannot read {}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {markers}", path.display())]
+    Markers {
+        path: PathBuf,
+        markers: claude_md::Markers,
+    },
+    #[error(transparent)]
+    Link(#[from] links::Error),
+    #[error(transparent)]
+    Ingest(#[from] crate::ingest::Error),
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

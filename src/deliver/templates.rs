@@ -6,6 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::classify::redact::Redactor;
+use crate::deliver::{Error, Result};
 use crate::retrieve::query::estimate_tokens;
 use crate::sanitise::{self, Reader};
 use crate::store::Store;
@@ -69,11 +70,7 @@ pub const OVERRIDE_OUTPUT: usize = 1 << 20;
 /// ([`OVERRIDE_OUTPUT`]), and what it renders is redacted and stripped of terminal escapes —
 /// it cannot bring in a file from elsewhere, hold a hook, or print what the data it was given
 /// does not hold.
-pub fn render(
-    store: &Store,
-    template: &Template,
-    context: &serde_json::Value,
-) -> Result<String, String> {
+pub fn render(store: &Store, template: &Template, context: &serde_json::Value) -> Result<String> {
     let origin = format!("{OVERRIDES}/{}", template.name);
     let source = match store.workdir() {
         Some(workdir) => read_override(workdir, &origin)?,
@@ -81,11 +78,13 @@ pub fn render(
     };
     let context = &sanitise::context(context, template.reader);
     let Some(source) = source else {
-        return render_str(template.builtin, context, None)
-            .map_err(|e| format!("template templates/{}: {e}", template.name));
+        return render_str(template.builtin, context, None).map_err(|source| Error::Template {
+            origin: format!("templates/{}", template.name),
+            source,
+        });
     };
     let text = render_untrusted(&source, context, store.config().redactor())
-        .map_err(|e| format!("template {origin}: {e}"))?;
+        .map_err(|source| Error::Template { origin, source })?;
     Ok(match template.reader {
         // The template's own words reach the model too: a line of it that reads as an order
         // is withheld, as recorded text is.
@@ -123,35 +122,35 @@ pub fn render_untrusted(
 
 /// The text of the override at `relative` under `workdir`, if there is one; an error if any
 /// part of its path is a symbolic link or it is not a regular file.
-fn read_override(workdir: &Path, relative: &str) -> Result<Option<String>, String> {
+fn read_override(workdir: &Path, relative: &str) -> Result<Option<String>> {
+    let unreadable = |source| Error::TemplateUnreadable {
+        relative: relative.to_owned(),
+        source,
+    };
     let mut path = workdir.to_owned();
     for part in relative.split('/') {
         path.push(part);
         let meta = match fs::symlink_metadata(&path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read template {relative}: {e}")),
+            Err(e) => return Err(unreadable(e)),
         };
         if meta.file_type().is_symlink() {
-            let shown = path.strip_prefix(workdir).unwrap_or(&path).display();
-            return Err(format!(
-                "template {relative}: {shown} is a symbolic link; a repository's templates \
-                 must be regular files inside it"
-            ));
+            return Err(Error::TemplateLink {
+                relative: relative.to_owned(),
+                shown: path.strip_prefix(workdir).unwrap_or(&path).to_owned(),
+            });
         }
     }
-    let file =
-        fs::File::open(&path).map_err(|e| format!("cannot read template {relative}: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read template {relative}: {e}"))?;
+    let file = fs::File::open(&path).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
     if !meta.is_file() {
-        return Err(format!("template {relative} is not a regular file"));
+        return Err(Error::TemplateNotAFile(relative.to_owned()));
     }
     let mut text = String::new();
     file.take(OVERRIDE_OUTPUT as u64)
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read template {relative}: {e}"))?;
+        .map_err(unreadable)?;
     Ok(Some(text))
 }
 

@@ -492,15 +492,24 @@ struct Alternative {
     reason: String,
 }
 
+/// Why the model's answer is not the JSON asked for.
+#[derive(Debug, thiserror::Error)]
+enum NotAnswer {
+    #[error("no JSON object")]
+    NoObject,
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// The JSON object in `text`: a model may wrap it in a code fence or a sentence.
-fn parse_answer(text: &str) -> Result<Answer, String> {
+fn parse_answer(text: &str) -> Result<Answer, NotAnswer> {
     let (Some(start), Some(end)) = (text.find('{'), text.rfind('}')) else {
-        return Err("no JSON object".to_owned());
+        return Err(NotAnswer::NoObject);
     };
     if end < start {
-        return Err("no JSON object".to_owned());
+        return Err(NotAnswer::NoObject);
     }
-    serde_json::from_str(&text[start..=end]).map_err(|e| e.to_string())
+    Ok(serde_json::from_str(&text[start..=end])?)
 }
 
 fn fold(text: &str) -> String {

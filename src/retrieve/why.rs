@@ -41,6 +41,8 @@ pub enum Error {
     },
     #[error("this repository has no commit yet")]
     NoHead,
+    #[error("{0:?}: a line range is <start>-<end>, counting from 1")]
+    BadRange(String),
     #[error(transparent)]
     Store(#[from] store::Error),
 }
@@ -395,7 +397,7 @@ pub struct Target<'a> {
 }
 
 /// `path[:start[-end]]` split into the path and the range, if one is given and well formed.
-pub fn parse_target(target: &str) -> Result<Target<'_>, String> {
+pub fn parse_target(target: &str) -> Result<Target<'_>, Error> {
     let whole = Target {
         path: target,
         range: None,
@@ -407,7 +409,7 @@ pub fn parse_target(target: &str) -> Result<Target<'_>, String> {
         // A colon that is part of the file name.
         return Ok(whole);
     }
-    let bad = || format!("{target:?}: a line range is <start>-<end>, counting from 1");
+    let bad = || Error::BadRange(target.to_owned());
     let (start, end) = match lines.split_once('-') {
         Some((s, e)) => (s.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?),
         None => {
@@ -427,15 +429,18 @@ mod tests {
 
     #[test]
     fn targets_with_and_without_a_range() {
-        let target = |path, range| Ok(Target { path, range });
-        assert_eq!(parse_target("src/a.rs"), target("src/a.rs", None));
+        let target = |path, range| Some(Target { path, range });
+        assert_eq!(parse_target("src/a.rs").ok(), target("src/a.rs", None));
         assert_eq!(
-            parse_target("src/a.rs:3-9"),
+            parse_target("src/a.rs:3-9").ok(),
             target("src/a.rs", Some((3, 9)))
         );
-        assert_eq!(parse_target("src/a.rs:7"), target("src/a.rs", Some((7, 7))));
         assert_eq!(
-            parse_target("notes:draft.md"),
+            parse_target("src/a.rs:7").ok(),
+            target("src/a.rs", Some((7, 7)))
+        );
+        assert_eq!(
+            parse_target("notes:draft.md").ok(),
             target("notes:draft.md", None)
         );
         assert!(parse_target("src/a.rs:3-").is_err());

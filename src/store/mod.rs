@@ -97,6 +97,15 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Why a path given on the command line or by a tool cannot be named as git names it.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("this repository has no working tree to find {0} in")]
+    NoWorkTree(String),
+    #[error("{path}: outside the repository at {}", workdir.display())]
+    Outside { path: String, workdir: PathBuf },
+}
+
 pub(crate) fn io_error<'a>(
     action: &'static str,
     path: &'a Path,
@@ -315,11 +324,11 @@ impl Store {
     }
 
     /// `path` (relative to `cwd`, or absolute) as git names it: relative to the top of the
-    /// working tree, `/`-separated; else why not, in a line.
-    pub fn repo_path(&self, cwd: &Path, path: &str) -> std::result::Result<String, String> {
+    /// working tree, `/`-separated; else why not.
+    pub fn repo_path(&self, cwd: &Path, path: &str) -> std::result::Result<String, PathError> {
         let workdir = self
             .workdir()
-            .ok_or_else(|| format!("this repository has no working tree to find {path} in"))?;
+            .ok_or_else(|| PathError::NoWorkTree(path.to_owned()))?;
         let joined = cwd.join(path);
         // The file may be gone from the working tree and still be tracked: resolve its folder.
         let absolute = match (joined.parent(), joined.file_name()) {
@@ -330,7 +339,10 @@ impl Store {
         };
         let relative = absolute
             .strip_prefix(workdir)
-            .map_err(|_| format!("{path}: outside the repository at {}", workdir.display()))?;
+            .map_err(|_| PathError::Outside {
+                path: path.to_owned(),
+                workdir: workdir.to_owned(),
+            })?;
         let parts: Vec<String> = relative
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())

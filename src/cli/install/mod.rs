@@ -17,7 +17,7 @@ use anyhow::anyhow;
 use crate::cli::{CmdResult, Failure, claude_dir, display_path};
 use crate::deliver::install::git_hooks::{self, Action, Removal};
 use crate::deliver::install::settings::{self, ENTRIES, GUARD, MCP_SERVER, Settings, Written};
-use crate::deliver::install::{self as deliver_install, shell_quote, shell_words};
+use crate::deliver::install::{shell_quote, shell_words};
 use crate::deliver::links;
 use crate::share::sync;
 use crate::store::{Store, git_config, notes};
@@ -83,13 +83,13 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 (None, Scope::User) => "git-agent-context".to_owned(),
             };
             if !settings::names_us(&command) {
-                return Err(Failure::Usage(anyhow!(
+                return Err(Failure::usage(anyhow!(
                     "--command {command:?} does not name git-agent-context, so its hooks could \
                      not be told from other tools' (to replace or uninstall them)"
                 )));
             }
             let mut file = settings_file(store, args.scope)?;
-            file.install(&command).map_err(failure)?;
+            file.install(&command)?;
             Some(file)
         }
     };
@@ -104,8 +104,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
                 }
             };
             program_args.push("mcp".to_owned());
-            file.install_mcp(&keys(&at), &program, &program_args)
-                .map_err(failure)?;
+            file.install_mcp(&keys(&at), &program, &program_args)?;
             Some((file, at))
         }
         false => None,
@@ -124,11 +123,11 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     // With --sync, the remote whose fetches bring the notes; a pre-push hook of ours already
     // there stays and is kept up to date.
     let sync_remote = match args.sync {
-        true => Some(sync::default_remote(store).map_err(|e| Failure::Usage(e.into()))?),
+        true => Some(sync::default_remote(store)?),
         false => None,
     };
     let push = args.sync || git_hooks::pushes(&folder);
-    let steps = git_hooks::plan(&folder, binary.as_deref(), push).map_err(failure)?;
+    let steps = git_hooks::plan(&folder, binary.as_deref(), push)?;
 
     let mut done = Vec::new();
     let mut in_place = Vec::new();
@@ -298,13 +297,12 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
         .collect();
     others.extend(survey::other_worktrees_registering(store));
     let mut file = settings_file(store, args.scope)?;
-    file.uninstall().map_err(failure)?;
+    file.uninstall()?;
     let path = file.path().to_owned();
     let folder = hooks_folder(store)?;
     let (mut mcp, at) = mcp_file(store, args.scope)?;
     // `.mcp.json` holds MCP servers alone: an `mcpServers` left empty goes, and the file with it.
-    mcp.uninstall_mcp(&keys(&at), args.scope == Scope::Project)
-        .map_err(failure)?;
+    mcp.uninstall_mcp(&keys(&at), args.scope == Scope::Project)?;
 
     let mut done = Vec::new();
     let name = shown(store, &path);
@@ -394,7 +392,7 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
 fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
     let top = || {
         store.workdir().ok_or_else(|| {
-            Failure::Usage(anyhow!(
+            Failure::usage(anyhow!(
                 "this repository has no working tree for a .claude folder; use --scope user"
             ))
         })
@@ -412,7 +410,7 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
         ),
         Scope::User => (
             claude_dir().ok_or_else(|| {
-                Failure::Usage(anyhow!(
+                Failure::usage(anyhow!(
                     "cannot find Claude Code's folder: neither CLAUDE_CONFIG_DIR nor HOME is set"
                 ))
             })?,
@@ -420,7 +418,7 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
             None,
         ),
     };
-    Settings::read(&folder, Path::new(name), git_dir).map_err(failure)
+    Ok(Settings::read(&folder, Path::new(name), git_dir)?)
 }
 
 /// The file Claude Code reads the scope's MCP servers from, read, and the keys of the object
@@ -431,15 +429,14 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
 fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Failure> {
     let top = || {
         store.workdir().ok_or_else(|| {
-            Failure::Usage(anyhow!(
+            Failure::usage(anyhow!(
                 "this repository has no working tree for a project's MCP servers; use --scope \
                  user"
             ))
         })
     };
     if scope == Scope::Project {
-        let file = Settings::read(top()?, Path::new(".mcp.json"), Some(store.common_dir()))
-            .map_err(failure)?;
+        let file = Settings::read(top()?, Path::new(".mcp.json"), Some(store.common_dir()))?;
         return Ok((file, Vec::new()));
     }
     let folder = std::env::var_os("CLAUDE_CONFIG_DIR")
@@ -447,7 +444,7 @@ fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Fail
         .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()))
         .map(PathBuf::from)
         .ok_or_else(|| {
-            Failure::Usage(anyhow!(
+            Failure::usage(anyhow!(
                 "cannot find Claude Code's .claude.json: neither CLAUDE_CONFIG_DIR nor HOME is set"
             ))
         })?;
@@ -455,7 +452,7 @@ fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Fail
         Scope::Local => {
             let top = top()?;
             let top = top.to_str().ok_or_else(|| {
-                Failure::Usage(anyhow!(
+                Failure::usage(anyhow!(
                     "the working tree's path {} is not UTF-8, as a project of .claude.json must be",
                     top.display()
                 ))
@@ -464,7 +461,7 @@ fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Fail
         }
         _ => Vec::new(),
     };
-    let file = Settings::read(&folder, Path::new(".claude.json"), None).map_err(failure)?;
+    let file = Settings::read(&folder, Path::new(".claude.json"), None)?;
     Ok((file, at))
 }
 
@@ -478,7 +475,7 @@ fn split_command(command: &str) -> Result<(String, Vec<String>), Failure> {
     let mut words = shell_words(command).into_iter();
     let program = words
         .next()
-        .ok_or_else(|| Failure::Usage(anyhow!("--command is empty")))?;
+        .ok_or_else(|| Failure::usage(anyhow!("--command is empty")))?;
     Ok((program, words.collect()))
 }
 
@@ -490,7 +487,7 @@ fn hooks_folder(store: &Store) -> Result<PathBuf, Failure> {
     match store.workdir() {
         _ if folder.starts_with(store.common_dir()) => Ok(folder),
         Some(top) => match folder.strip_prefix(top) {
-            Ok(name) => links::follow(top, name, None).map_err(|e| Failure::Usage(e.into())),
+            Ok(name) => links::follow(top, name, None).map_err(Failure::from),
             Err(_) => Ok(folder),
         },
         None => Ok(folder),
@@ -505,20 +502,13 @@ fn this_binary() -> Result<String, Failure> {
 /// This binary's absolute path.
 fn exe() -> Result<String, Failure> {
     let path = std::env::current_exe()
-        .map_err(|e| Failure::Usage(anyhow!("cannot find this binary ({e}); use --command")))?;
+        .map_err(|e| Failure::usage(anyhow!("cannot find this binary ({e}); use --command")))?;
     path.to_str().map(str::to_owned).ok_or_else(|| {
-        Failure::Usage(anyhow!(
+        Failure::usage(anyhow!(
             "this binary's path {} is not UTF-8; use --command",
             path.display()
         ))
     })
-}
-
-fn failure(e: deliver_install::Error) -> Failure {
-    match e.is_bad_input() {
-        true => Failure::Usage(e.into()),
-        false => Failure::Failed(e.into()),
-    }
 }
 
 /// `path` relative to the top of the working tree when it is in it, else as

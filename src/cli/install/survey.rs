@@ -191,9 +191,7 @@ fn git_hooks_state(store: &Store) -> GitHooks {
 }
 
 fn message(failure: Failure) -> String {
-    match failure {
-        Failure::Usage(e) | Failure::Failed(e) => format!("{e:#}"),
-    }
+    format!("{:#}", failure.error())
 }
 
 /// Whether `path` is a file that can be run.

@@ -182,7 +182,7 @@ fn request(
             })?;
             let (text, is_error) = match outcome {
                 Ok(text) => (text, false),
-                Err(text) => (text, true),
+                Err(refusal) => (tools::shown(&refusal), true),
             };
             Ok(json!({"content": [{"type": "text", "text": text}], "isError": is_error}))
         }

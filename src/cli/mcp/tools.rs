@@ -24,7 +24,7 @@ use crate::retrieve::why::{self, By, Why};
 use crate::sanitise::{self, Reader};
 use crate::store::forget::{self, Inventory, Resolved};
 use crate::store::graph::View;
-use crate::store::{Store, notes, pending};
+use crate::store::{self, Store, notes, pending};
 
 /// The most tokens a tool answers with; `recall` answers within the budget it is given.
 const TOKENS_MAX: usize = 4_000;
@@ -44,8 +44,47 @@ pub struct Context<'a> {
     pub session: Option<&'a str>,
 }
 
-/// What a tool answers: its text, or what went wrong.
-type Outcome = Result<String, String>;
+/// What a tool answers: its text, or why it could not.
+type Outcome = Result<String, Refusal>;
+
+/// Why a tool could not answer: what the model is told, on one line, to correct its call.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("invalid arguments: {0}")]
+    Arguments(String),
+    #[error("{name} is longer than {max} characters")]
+    TooLong { name: &'static str, max: usize },
+    #[error("{name} has more than {LIST_MAX} items")]
+    TooMany { name: &'static str },
+    #[error("a line range is start <= end, counting from 1")]
+    Range,
+    #[error("end is given without start")]
+    EndAlone,
+    #[error("prompt is empty")]
+    EmptyPrompt,
+    #[error("budget is between 100 and {TOKENS_MAX} tokens")]
+    Budget,
+    #[error("no session {} is recorded (an id, or a prefix of {} characters or more)", sanitise::field(.0), forget::PREFIX_MIN)]
+    UnknownSession(String),
+    #[error("{} is the start of {count} {what} ids", sanitise::field(name))]
+    Ambiguous {
+        name: String,
+        count: usize,
+        what: &'static str,
+    },
+    #[error("cannot render the answer")]
+    Render(#[source] std::io::Error),
+    #[error(transparent)]
+    Path(#[from] store::PathError),
+    #[error(transparent)]
+    Record(#[from] record::Error),
+    #[error(transparent)]
+    Why(#[from] why::Error),
+    #[error(transparent)]
+    Deliver(#[from] crate::deliver::Error),
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
 
 /// The tools, with their input schemas, as `tools/list` gives them.
 pub fn list() -> Value {
@@ -133,37 +172,37 @@ pub fn call(context: &Context<'_>, name: &str, arguments: Map<String, Value>) ->
         "session_summary" => parse(arguments).and_then(|a| session_summary(context, a)),
         _ => return None,
     };
-    // What went wrong may quote the input or the repository: one line, no escapes.
-    Some(outcome.map_err(|e| sanitise::line(&e)))
+    Some(outcome)
+}
+
+/// A refusal as the model is told it: it may quote the input or the repository, so one line
+/// and no escapes.
+pub fn shown(refusal: &Refusal) -> String {
+    sanitise::line(&store::error_chain(refusal))
 }
 
 /// The arguments as the tool's type, or what is wrong with them.
-fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|e| format!("invalid arguments: {e}"))
+fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, Refusal> {
+    serde_json::from_value(arguments).map_err(|e| Refusal::Arguments(e.to_string()))
 }
 
 /// `value` is at most `max` characters long, or says which argument is too long.
-fn fits(name: &str, value: &str, max: usize) -> Result<(), String> {
+fn fits(name: &'static str, value: &str, max: usize) -> Result<(), Refusal> {
     match value.chars().count() > max {
-        true => Err(format!("{name} is longer than {max} characters")),
+        true => Err(Refusal::TooLong { name, max }),
         false => Ok(()),
     }
 }
 
-fn list_fits(name: &str, values: &[String], max: usize) -> Result<(), String> {
+fn list_fits(name: &'static str, values: &[String], max: usize) -> Result<(), Refusal> {
     if values.len() > LIST_MAX {
-        return Err(format!("{name} has more than {LIST_MAX} items"));
+        return Err(Refusal::TooMany { name });
     }
     values.iter().try_for_each(|v| fits(name, v, max))
 }
 
-fn open(context: &Context<'_>) -> Result<Store, String> {
-    Store::discover(context.cwd).map_err(|e| shown_error(&e))
-}
-
-/// An error as the model is told it: one line, no escapes.
-fn shown_error(e: &dyn std::fmt::Display) -> String {
-    sanitise::line(&e.to_string())
+fn open(context: &Context<'_>) -> Result<Store, Refusal> {
+    Ok(Store::discover(context.cwd)?)
 }
 
 #[derive(Deserialize)]
@@ -207,7 +246,7 @@ fn record_decision(context: &Context<'_>, args: RecordArgs) -> Outcome {
         Some(session) => Place::Session(session),
         None => Place::Commit("HEAD"),
     };
-    let (event, placed) = record::record(&store, &recorded, place).map_err(|e| shown_error(&e))?;
+    let (event, placed) = record::record(&store, &recorded, place)?;
     let mut text = format!("recorded {} {} ({placed})", event.kind, &event.id[..8]);
     if context.session.is_none() {
         text.push_str(
@@ -233,24 +272,22 @@ fn why(context: &Context<'_>, args: WhyArgs) -> Outcome {
         (Some(start), end) => {
             let end = end.unwrap_or(start);
             if start == 0 || end < start {
-                return Err("a line range is start <= end, counting from 1".to_owned());
+                return Err(Refusal::Range);
             }
             Some((start, end))
         }
-        (None, Some(_)) => return Err("end is given without start".to_owned()),
+        (None, Some(_)) => return Err(Refusal::EndAlone),
     };
     let store = open(context)?;
     let path = store.repo_path(context.cwd, &args.path)?;
-    let answer = why::why(&store, &path, range, By::Either).map_err(|e| shown_error(&e))?;
+    let answer = why::why(&store, &path, range, By::Either)?;
     // The answer as the model may read it, printed as `why` prints it.
-    let safe = sanitise::context(
-        &serde_json::to_value(&answer).map_err(|e| shown_error(&e))?,
-        Reader::Agent,
-    );
-    let answer: Why = serde_json::from_value(safe).map_err(|e| shown_error(&e))?;
+    let plain = serde_json::to_value(&answer).expect("an answer is plain data");
+    let safe = sanitise::context(&plain, Reader::Agent);
+    let answer: Why = serde_json::from_value(safe).expect("sanitising keeps the shape");
     let mut out = Vec::new();
     crate::cli::why::print_human(&answer, Palette { color: false }, false, &mut out)
-        .map_err(|_| "cannot render the answer".to_owned())?;
+        .map_err(Refusal::Render)?;
     Ok(within(
         String::from_utf8_lossy(&out).into_owned(),
         TOKENS_MAX,
@@ -270,16 +307,16 @@ fn recall(context: &Context<'_>, args: RecallArgs) -> Outcome {
     fits("prompt", &args.prompt, TEXT_MAX)?;
     list_fits("ids", &args.ids, 64)?;
     if args.prompt.trim().is_empty() {
-        return Err("prompt is empty".to_owned());
+        return Err(Refusal::EmptyPrompt);
     }
     let budget = args.budget.unwrap_or(RECALL_TOKENS);
     if !(100..=TOKENS_MAX).contains(&budget) {
-        return Err(format!("budget is between 100 and {TOKENS_MAX} tokens"));
+        return Err(Refusal::Budget);
     }
     let store = open(context)?;
     let mut text = String::new();
     if !args.ids.is_empty() {
-        let inventory = forget::inventory(&store, &[]).map_err(|e| shown_error(&e))?;
+        let inventory = forget::inventory(&store, &[])?;
         for name in &args.ids {
             let line = match full_event(&store, &inventory, name)? {
                 Some(event) => render(&event),
@@ -302,8 +339,7 @@ fn recall(context: &Context<'_>, args: RecallArgs) -> Outcome {
                 exclude: &BTreeSet::new(),
                 hook: false,
             },
-        )
-        .map_err(|e| shown_error(&e))?;
+        )?;
         match answer.text.trim().is_empty() {
             true if args.ids.is_empty() => {
                 text.push_str("No recorded reasoning bears on this prompt.\n");
@@ -316,15 +352,16 @@ fn recall(context: &Context<'_>, args: RecallArgs) -> Outcome {
 }
 
 /// The event `name` stands for, in full, as JSON; `None` when no stored event has that id.
-fn full_event(store: &Store, inventory: &Inventory, name: &str) -> Result<Option<Value>, String> {
+fn full_event(store: &Store, inventory: &Inventory, name: &str) -> Result<Option<Value>, Refusal> {
     let id = match inventory.event(name) {
         Resolved::One(id) => id,
         Resolved::None => return Ok(None),
         Resolved::Ambiguous(n) => {
-            return Err(format!(
-                "{} is the start of {n} event ids",
-                sanitise::field(name)
-            ));
+            return Err(Refusal::Ambiguous {
+                name: name.to_owned(),
+                count: n,
+                what: "event",
+            });
         }
     };
     let Some(stored) = inventory
@@ -336,8 +373,7 @@ fn full_event(store: &Store, inventory: &Inventory, name: &str) -> Result<Option
     let events: Vec<Event> = match stored.commits.first() {
         Some(commit) => notes::read_id(store, *commit),
         None => pending::session_events(store, &stored.session),
-    }
-    .map_err(|e| shown_error(&e))?;
+    }?;
     Ok(events.into_iter().find(|e| e.id == id).map(|e| {
         json!({
             "event": e.id,
@@ -362,40 +398,34 @@ struct SessionArgs {
 }
 
 /// The session id `name` stands for, among the sessions stored.
-fn session_of(store: &Store, name: &str) -> Result<String, String> {
+fn session_of(store: &Store, name: &str) -> Result<String, Refusal> {
     fits("session", name, NAME_MAX)?;
-    let inventory = forget::inventory(store, &[]).map_err(|e| shown_error(&e))?;
+    let inventory = forget::inventory(store, &[])?;
     match inventory.session(name) {
         Resolved::One(id) => Ok(id),
-        Resolved::None => Err(format!(
-            "no session {} is recorded (an id, or a prefix of {} characters or more)",
-            sanitise::field(name),
-            forget::PREFIX_MIN
-        )),
-        Resolved::Ambiguous(n) => Err(format!(
-            "{} is the start of {n} session ids",
-            sanitise::field(name)
-        )),
+        Resolved::None => Err(Refusal::UnknownSession(name.to_owned())),
+        Resolved::Ambiguous(n) => Err(Refusal::Ambiguous {
+            name: name.to_owned(),
+            count: n,
+            what: "session",
+        }),
     }
 }
 
 fn reconstruct_session(context: &Context<'_>, args: SessionArgs) -> Outcome {
     let name = args
         .session
-        .ok_or("invalid arguments: missing field `session`")?;
+        .ok_or_else(|| Refusal::Arguments("missing field `session`".to_owned()))?;
     let store = open(context)?;
     let session = session_of(&store, &name)?;
     let summary = continuation::summarize(&store, &session)?;
     let repo = store.repo();
-    let mut view = View::open(&repo).map_err(|e| shown_error(&e))?;
-    let node = view
-        .session(&session)
-        .map_err(|e| shown_error(&e))?
-        .unwrap_or_default();
+    let mut view = View::open(&repo)?;
+    let node = view.session(&session)?.unwrap_or_default();
     // The graph's decisions (committed, with what they ruled out), then those still pending.
     let mut decisions = Vec::new();
     for id in &node.decisions {
-        if let Some(d) = view.decision(id).map_err(|e| shown_error(&e))? {
+        if let Some(d) = view.decision(id)? {
             let choice = match d.choice.is_empty() {
                 true => d.subject,
                 false => d.choice,

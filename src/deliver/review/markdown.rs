@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::deliver::Result;
 use crate::deliver::review::text;
 use crate::deliver::templates::{self, LOG, REVIEW, code_fence};
 use crate::event::Kind;
@@ -75,7 +76,7 @@ pub fn review(
     review: &Review,
     is_show: bool,
     max_chars: Option<usize>,
-) -> Result<String, String> {
+) -> Result<String> {
     let render = |omitted: &HashSet<usize>| {
         templates::render(store, &REVIEW, &context(review, is_show, omitted))
     };
@@ -247,7 +248,7 @@ fn context(review: &Review, is_show: bool, omitted: &HashSet<usize>) -> Value {
 }
 
 /// `log` as Markdown.
-pub fn log(store: &Store, entries: &[LogEntry]) -> Result<String, String> {
+pub fn log(store: &Store, entries: &[LogEntry]) -> Result<String> {
     let commits: Vec<Value> = entries
         .iter()
         .map(|e| {

@@ -352,7 +352,11 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
             match note_events(&repo, blob) {
                 Ok(events) => add_terms(&mut state, &mut edits, commit, &events),
                 // Not indexed as empty: left out, and tried again by the next refresh.
-                Err(why) => {
+                Err(e) => {
+                    let why = match e {
+                        store::Error::Git { message, .. } => message,
+                        e => store::error_chain(&e),
+                    };
                     state.unread.insert(commit, (blob, why));
                 }
             }
@@ -518,8 +522,10 @@ fn notes_changed(
 }
 
 /// The events of a note blob, or why it cannot be read.
-fn note_events(repo: &gix::Repository, blob: ObjectId) -> std::result::Result<Vec<Event>, String> {
-    let data = repo.find_blob(blob).map_err(|e| store::error_chain(&e))?;
+fn note_events(repo: &gix::Repository, blob: ObjectId) -> Result<Vec<Event>> {
+    let data = repo
+        .find_blob(blob)
+        .map_err(git_error(format!("read the note blob {blob}")))?;
     Ok(decode(&data.data).0)
 }
 

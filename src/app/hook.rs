@@ -1,0 +1,200 @@
+//! The work of git's hooks (`post-commit`, `post-merge`, `post-rewrite`, `pre-push`; see
+//! `git-hooks/`) and what every hook does after it: bring the retrieval index up to the notes.
+//! The command line holds each to its budget and turns what happened into a log line
+//! (`cli/hook.rs`); this is what runs inside it.
+
+use std::io;
+
+use crate::deliver::hooks;
+use crate::ingest::commit::{self, Environment, PostCommit};
+use crate::ingest::repair;
+use crate::retrieve::index;
+use crate::share::sync;
+use crate::store::{self, Store, log};
+
+/// Why a git hook's work failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "unknown hook {name:?} (expected post-commit, post-merge, post-rewrite, pre-push or one of {})",
+        hooks::EVENTS.join(", ")
+    )]
+    Unknown { name: String },
+    #[error("cannot read stdin")]
+    Stdin(#[source] io::Error),
+    #[error("{}the index was not updated", done.as_ref().map_or(String::new(), |d| format!("{d} but ")))]
+    Index {
+        done: Option<String>,
+        source: store::Error,
+    },
+    #[error(transparent)]
+    Ingest(#[from] crate::ingest::Error),
+    #[error(transparent)]
+    Sync(#[from] sync::Error),
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed (a first
+/// build of a few notes included); a busy store, or more, is left to the next command that reads
+/// it. What the index left out, being unreadable, is logged under `what`.
+pub fn follow_notes(store: &Store, what: &str) -> Result<(), Error> {
+    match index::refresh_within(store, Some(index::HOOK_MOST)) {
+        Ok(_) | Err(store::Error::Busy) => {}
+        Err(source) => return Err(Error::Index { done: None, source }),
+    }
+    if let Some(line) = index::read(store).unread_line() {
+        let _ = log::append(store, what, &line);
+    }
+    Ok(())
+}
+
+/// Run git hook `name` (but `pre-push`: [`pre_push`]) with what git passed it (`rest`), then
+/// bring the retrieval index up to the notes; what it did, for the log.
+pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Option<String>, Error> {
+    let done = match name {
+        "post-commit" => post_commit(store)?,
+        "post-merge" => post_merge(store)?,
+        "post-rewrite" => post_rewrite(store, rest.first().map_or("rewrite", String::as_str))?,
+        _ => {
+            return Err(Error::Unknown {
+                name: name.to_owned(),
+            });
+        }
+    };
+    follow_notes(store, &format!("hook {name}")).map_err(|e| match e {
+        Error::Index { source, .. } => Error::Index {
+            done: Some(done.clone()),
+            source,
+        },
+        e => e,
+    })?;
+    Ok(Some(done))
+}
+
+fn post_commit(store: &Store) -> Result<String, Error> {
+    let env = Environment {
+        session_id: std::env::var("CLAUDE_CODE_SESSION_ID")
+            .ok()
+            .filter(|s| !s.is_empty()),
+        claude_dir: crate::transcript::locate::claude_dir(),
+    };
+    let (head, done) = commit::post_commit(store, &env)?;
+    // A commit that adds again the lines of annotated ones (a squash merge, a cherry-pick by
+    // hand) carries their reasoning too.
+    let carried = match done {
+        PostCommit::Linked { .. } => repair::carry_to(store, &[head])?.len(),
+        _ => 0,
+    };
+    let head = head.to_hex_with_len(12);
+    let also = match carried {
+        0 => String::new(),
+        n => format!("; the notes of {n} commits whose lines it holds carried"),
+    };
+    let said = match done {
+        PostCommit::Rebase => format!("{head}: rebase in progress, notes left to git"),
+        PostCommit::CherryPick { from, events } => format!(
+            "{head}: cherry-picked from {}, {events} events copied",
+            from.to_hex_with_len(12)
+        ),
+        PostCommit::Linked { sessions } if sessions.is_empty() => format!("{head}: no session"),
+        PostCommit::Linked { sessions } => {
+            let each: Vec<String> = sessions
+                .iter()
+                .map(|(s, n)| format!("session {s}: {n} events"))
+                .collect();
+            format!("{head}: {}", each.join(", "))
+        }
+    };
+    Ok(format!("{said}{also}"))
+}
+
+fn post_merge(store: &Store) -> Result<String, Error> {
+    // The team's notes a pull fetched (`install --sync`), before the commits it brought are
+    // looked at: a squash done on the server finds the branch's notes. Left to the next sync
+    // when it cannot be done now (the store busy): the repair below goes on.
+    let taken = match sync::take_in_fetched(store) {
+        Ok(0) => String::new(),
+        Ok(n) => format!("{n} events of the remotes' notes taken in; "),
+        Err(e) => format!(
+            "the remotes' notes left for later ({}); ",
+            store::error_chain(&e)
+        ),
+    };
+    let repo = store.repo();
+    let head = repo
+        .head_id()
+        .map_err(|e| store::Error::git("read HEAD", e.to_string()))?
+        .detach();
+    let before = repo
+        .find_reference("ORIG_HEAD")
+        .ok()
+        .and_then(|mut r| r.peel_to_id().ok())
+        .map(|id| id.detach());
+    let Some(before) = before else {
+        return Ok(format!("{taken}no ORIG_HEAD: nothing arrived"));
+    };
+    let arrived = repair::arrived(&repo, before, head);
+    let carried = repair::carry_to(store, &arrived)?;
+    Ok(format!(
+        "{taken}{} commits arrived, the notes of {} commits whose lines they hold carried{}",
+        arrived.len(),
+        carried.len(),
+        repaired(store)?
+    ))
+}
+
+/// `how`: `amend` or `rebase`, as git says; the rewritten pairs are on stdin.
+fn post_rewrite(store: &Store, how: &str) -> Result<String, Error> {
+    let input = io::read_to_string(io::stdin()).map_err(Error::Stdin)?;
+    let pairs = commit::rewritten_pairs(&input);
+    let carried = commit::post_rewrite(store, &pairs)?;
+    Ok(format!(
+        "{how}: {} commits rewritten, {carried} events carried{}",
+        pairs.len(),
+        repaired(store)?
+    ))
+}
+
+/// The repair a hook makes after commits were merged or rewritten, when the history to walk
+/// is short; what it did, for the log.
+fn repaired(store: &Store) -> Result<String, Error> {
+    Ok(match repair::repair_within(store, repair::HOOK_WALK_MAX)? {
+        None => "; repair left to the command (long history)".to_owned(),
+        Some(r) if r.carried.is_empty() && r.left.is_empty() => String::new(),
+        Some(r) => format!(
+            "; repair: {} unreachable commits' notes carried, {} left",
+            r.carried.len(),
+            r.left.len()
+        ),
+    })
+}
+
+/// The pre-push hook (`install --sync`): sync the notes with the remote pushed to; what it
+/// did, for the log. The caller holds it to `sync.push_budget_ms` (a sync cut anywhere is
+/// completed by the next) and the push goes on.
+pub fn pre_push(store: &Store, remote: Option<&str>) -> Result<Option<String>, Error> {
+    let Some(remote) = remote else {
+        return Ok(Some("no remote given: nothing synced".to_owned()));
+    };
+    let options = sync::Options {
+        push: true,
+        prompt: false,
+    };
+    match sync::sync(store, remote, options) {
+        Ok(done) => Ok(Some(format!(
+            "{remote}: {} events taken in; {}",
+            done.merged_events,
+            match done.pushed {
+                true => "ours pushed",
+                false => "it had all of ours",
+            }
+        ))),
+        // A push to a URL: there is no remote to keep its notes beside ours.
+        Err(sync::Error::NoSuchRemote(_)) => Ok(Some(format!(
+            "{} is not a named remote: nothing synced",
+            crate::sanitise::line(remote)
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
