@@ -26,6 +26,7 @@ mod load;
 mod man;
 mod mcp;
 mod notes;
+mod outputs;
 mod ownership;
 mod pager;
 mod query;

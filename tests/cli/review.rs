@@ -4,9 +4,10 @@
 //! commit nobody explained. The notes are written by git itself, in the documented format,
 //! and the graph by `rebuild`.
 //!
-//! The terminal text (without colour), the Markdown and the JSON are compared with the files
-//! in `tests/golden/` — `review.md` is the example pull-request comment docs/commands.md points to.
-//! Run with `GOLDEN_UPDATE=1` to rewrite them after an intended change, and read the diff.
+//! The terminal text (without colour), the Markdown and the JSON are kept as snapshots (insta,
+//! `tests/cli/snapshots/cli__review__*.snap`) — `review_md` is the example pull-request comment
+//! docs/commands.md points to. After an intended change, `cargo insta review` (or
+//! `INSTA_UPDATE=always`) rewrites them: read the diff.
 //! The diffs themselves are checked against git's: `git show` and `git diff` print the same
 //! lines (but for the function name git adds after `@@`).
 
@@ -504,35 +505,6 @@ pub fn build() -> Branch {
     Branch { repo, commits }
 }
 
-/// `actual` must equal `tests/golden/<name>`; with `GOLDEN_UPDATE=1`, the file is rewritten.
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("GOLDEN_UPDATE").is_some() {
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (GOLDEN_UPDATE=1 writes it)", path.display()));
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{} differs from the output at line {}:\n  golden: {:?}\n  output: {:?}\n\
-             (GOLDEN_UPDATE=1 rewrites it; read the diff before committing)",
-            path.display(),
-            first + 1,
-            expected.lines().nth(first),
-            actual.lines().nth(first)
-        );
-    }
-}
-
 /// The diff part of a text output (from the first `diff --git`), gutter lines left out: what
 /// git prints for the same change.
 fn diff_part(text: &str) -> String {
@@ -570,18 +542,18 @@ fn review_of_a_branch_golden_in_three_formats() {
     let text = b
         .repo
         .ok(&["review", "main...feature/rate-limit", "--color=never"]);
-    golden("review.txt", &text);
+    insta::assert_snapshot!("review_txt", text);
     let md = b.repo.ok(&[
         "review",
         "main...feature/rate-limit",
         "--format",
         "markdown",
     ]);
-    golden("review.md", &md);
+    insta::assert_snapshot!("review_md", md);
     let json = b
         .repo
         .ok(&["review", "main...feature/rate-limit", "--json"]);
-    golden("review.json", &json);
+    insta::assert_snapshot!("review_json", json);
 
     // What the goldens hold, said outright.
     let v: Value = serde_json::from_str(&json).unwrap();
@@ -683,7 +655,7 @@ fn review_of_a_branch_golden_in_three_formats() {
 fn show_a_commit_golden_and_its_diff_is_gits() {
     let b = build();
     let text = b.repo.ok(&["show", &b.commits["f1"], "--color=never"]);
-    golden("show.txt", &text);
+    insta::assert_snapshot!("show_txt", text);
     assert_eq!(
         diff_part(&text),
         git_diff(&b.repo, &["show", "--format=", &b.commits["f1"]])
@@ -776,7 +748,7 @@ fn log_lists_commits_with_their_reasoning() {
     let text = b
         .repo
         .ok(&["log", "main..feature/rate-limit", "--color=never"]);
-    golden("log.txt", &text);
+    insta::assert_snapshot!("log_txt", text);
     let oneline = b.repo.git(&[
         "log",
         "--format=%h %s",
@@ -957,6 +929,14 @@ fn a_repository_template_overrides_the_markdown() {
     assert!(stderr(&out).contains(".agent-context/templates/review.md.j2"));
 }
 
+/// The output a snapshot of this module holds: its file without insta's header.
+fn snapshot(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/cli/snapshots/cli__review__{name}.snap"));
+    let text = fs::read_to_string(path).unwrap();
+    text.splitn(3, "---\n").nth(2).unwrap().to_owned()
+}
+
 /// The checked-in example comment, read by a CommonMark parser as GitHub would: its headings,
 /// one `<details>` per file with a `<summary>`, every diff in a `diff` fence, lists of
 /// reasoning, and no raw HTML but those tags.
@@ -964,13 +944,8 @@ fn a_repository_template_overrides_the_markdown() {
 fn the_example_comment_renders_as_markdown() {
     use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/review.md");
-    let md = fs::read_to_string(path).unwrap();
-    let json: Value = serde_json::from_str(
-        &fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/review.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let md = snapshot("review_md");
+    let json: Value = serde_json::from_str(&snapshot("review_json")).unwrap();
     let files = json["files"].as_array().unwrap();
     let hunks: usize = files
         .iter()
