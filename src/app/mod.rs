@@ -2,4 +2,5 @@
 //! for gitoxide): `cli/` parses, calls one of these or a library function, and renders what
 //! it returns; the hooks' watchdog and output stay at the edge, in `cli/`.
 
+pub mod forget;
 pub mod hook;

@@ -13,6 +13,7 @@
 
 use std::io;
 
+use crate::app::forget;
 use crate::deliver::{self, install as deliver_install, links};
 use crate::ingest::{self, record};
 use crate::retrieve::{review, why};
@@ -248,6 +249,18 @@ impl From<deliver::Error> for Failure {
                     false => Failure::usage(e),
                 }
             }
+            e => Failure::usage(e),
+        }
+    }
+}
+
+/// What was named and is not stored: nothing found; a prefix naming several: bad input.
+impl From<forget::Error> for Failure {
+    fn from(e: forget::Error) -> Failure {
+        match e {
+            forget::Error::Store(e) => e.into(),
+            forget::Error::Deliver(e) => e.into(),
+            e if e.not_found() => Failure::failed(e),
             e => Failure::usage(e),
         }
     }

@@ -24,6 +24,7 @@ mod query;
 mod rebuild;
 mod record;
 mod repair;
+mod report;
 mod review;
 mod show;
 mod status;

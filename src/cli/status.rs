@@ -1,17 +1,20 @@
 //! `status`: what is stored, and how far each transcript was read.
 
-use std::collections::BTreeMap;
-use std::io::Write;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
+use std::path::Path;
 
+use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::install::survey::{Installation, survey};
-use crate::cli::{CmdResult, display_path, write_json};
+use crate::cli::report::{self, Report};
+use crate::cli::{CmdResult, display_path};
 use crate::config;
 use crate::deliver::install::git_hooks::Found;
 use crate::event::Kind;
 use crate::ingest::Saved;
-use crate::store::distill::{Spent, Usage};
+use crate::store::distill::Spent;
 use crate::store::{self, Store, graph, notes, pending, state};
 use crate::transcript::cursor::LineCounts;
 
@@ -43,195 +46,294 @@ fn links(store: &Store) -> Result<BTreeMap<String, usize>, store::Error> {
     Ok(out)
 }
 
+/// What `status` shows.
+#[derive(Serialize)]
+struct StatusReport {
+    store: String,
+    initialized: bool,
+    pending: Pending,
+    /// The sessions of the transcripts read.
+    sessions: usize,
+    links: BTreeMap<String, usize>,
+    graph: Option<Graph>,
+    lines: LineCounts,
+    unreadable_cursors: usize,
+    installed: Installation,
+    distill: Distill,
+    transcripts: Vec<Transcript>,
+    config: Vec<Setting>,
+    redact: Vec<Addition>,
+    refused: Vec<Refused>,
+}
+
+#[derive(Serialize)]
+struct Pending {
+    events: usize,
+    sessions: usize,
+    by_kind: BTreeMap<Kind, usize>,
+    unreadable_lines: usize,
+}
+
+#[derive(Serialize)]
+struct Graph {
+    #[serde(rename = "ref")]
+    refname: &'static str,
+    commit: String,
+    sessions: usize,
+    decisions: usize,
+}
+
+#[derive(Serialize)]
+struct Distill {
+    mode: &'static str,
+    today: Spent,
+    total: Spent,
+    last_failure: Option<store::distill::Failure>,
+}
+
+/// A transcript read, and how far.
+#[derive(Serialize)]
+struct Transcript {
+    path: String,
+    session_id: String,
+    offset: u64,
+    /// Its size now; `None` when it is gone.
+    size: Option<u64>,
+    lines: LineCounts,
+    tail_bytes: u64,
+    compactions: u32,
+    last_seen: String,
+}
+
+/// A configuration key, its value (a text redacted) and where it came from.
+#[derive(Serialize)]
+struct Setting {
+    key: String,
+    value: serde_json::Value,
+    source: String,
+    /// The source as the text shows it: a file relative to the home folder.
+    #[serde(skip)]
+    shown_source: String,
+}
+
+#[derive(Serialize)]
+struct Addition {
+    key: String,
+    value: String,
+    source: String,
+    #[serde(skip)]
+    shown_source: String,
+}
+
+#[derive(Serialize)]
+struct Refused {
+    key: String,
+    value: String,
+    source: String,
+    reason: &'static str,
+    #[serde(skip)]
+    shown_source: String,
+}
+
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
+    report::print(out, &gather(store)?, args.json)
+}
+
+fn gather(store: &Store) -> Result<StatusReport, store::Error> {
     let pending = pending::summary(store)?;
-    let links = links(store)?;
-    let graph = graph::summary(store)?;
     let mut cursors = Vec::new();
-    let mut unreadable_states = 0;
+    let mut unreadable_cursors = 0;
     for saved in state::all::<Saved>(store) {
         match saved {
             Ok(s) => cursors.push(s),
-            Err(_) => unreadable_states += 1,
+            Err(_) => unreadable_cursors += 1,
         }
     }
-    let installed = survey(store);
     let usage = store::distill::usage(store);
-    let today = usage.on(&crate::distill::today());
     let mut lines = LineCounts::default();
     for s in &cursors {
         lines.add(s.cursor.lines);
     }
-    let sessions: std::collections::BTreeSet<&str> = cursors
+    let sessions: BTreeSet<&str> = cursors
         .iter()
         .map(|s| s.state.session_id.as_str())
         .filter(|s| !s.is_empty())
         .collect();
-
-    if args.json {
-        let by_kind: serde_json::Map<String, serde_json::Value> = pending
-            .by_kind
-            .iter()
-            .map(|(k, n)| (k.to_string(), json!(n)))
-            .collect();
-        let value = json!({
-            "schema_version": 1,
-            "store": store.dir().to_string_lossy(),
-            "initialized": store.exists(),
-            "pending": {
-                "events": pending.events,
-                "sessions": pending.sessions,
-                "by_kind": by_kind,
-                "unreadable_lines": pending.unreadable_lines,
-            },
-            "sessions": sessions.len(),
-            "links": links,
-            "graph": graph.map(|(commit, sessions, decisions)| json!({
-                "ref": graph::REF,
-                "commit": commit.to_string(),
-                "sessions": sessions,
-                "decisions": decisions,
-            })),
-            "lines": { "read": lines.read, "malformed": lines.malformed, "oversized": lines.oversized },
-            "unreadable_cursors": unreadable_states,
-            "installed": installed,
-            "distill": {
-                "mode": store.config().distill_mode(),
-                "today": today,
-                "total": usage.total,
-                "last_failure": usage.last_failure,
-            },
-            "transcripts": cursors.iter().map(|s| json!({
-                "path": s.cursor.path.to_string_lossy(),
-                "session_id": s.state.session_id,
-                "offset": s.cursor.offset,
-                "size": std::fs::metadata(&s.cursor.path).map(|m| m.len()).ok(),
-                "lines": s.cursor.lines,
-                "tail_bytes": s.cursor.tail_bytes,
-                "compactions": s.state.compactions,
-                "last_seen": s.state.last_seen,
-            })).collect::<Vec<_>>(),
-            "config": store.config().settings().iter().map(|c| json!({
-                "key": c.key,
-                "value": match &c.value {
+    let config = store.config();
+    let redactor = config.redactor();
+    Ok(StatusReport {
+        store: store.dir().to_string_lossy().into_owned(),
+        initialized: store.exists(),
+        pending: Pending {
+            events: pending.events,
+            sessions: pending.sessions,
+            by_kind: pending.by_kind,
+            unreadable_lines: pending.unreadable_lines,
+        },
+        sessions: sessions.len(),
+        links: links(store)?,
+        graph: graph::summary(store)?.map(|(commit, sessions, decisions)| Graph {
+            refname: graph::REF,
+            commit: commit.to_string(),
+            sessions,
+            decisions,
+        }),
+        lines,
+        unreadable_cursors,
+        installed: survey(store),
+        distill: Distill {
+            mode: config.distill_mode(),
+            today: usage.on(&crate::distill::today()),
+            total: usage.total,
+            last_failure: usage.last_failure,
+        },
+        transcripts: (cursors.iter())
+            .map(|s| Transcript {
+                path: s.cursor.path.to_string_lossy().into_owned(),
+                session_id: s.state.session_id.clone(),
+                offset: s.cursor.offset,
+                size: std::fs::metadata(&s.cursor.path).map(|m| m.len()).ok(),
+                lines: s.cursor.lines,
+                tail_bytes: s.cursor.tail_bytes,
+                compactions: s.state.compactions,
+                last_seen: s.state.last_seen.clone(),
+            })
+            .collect(),
+        config: (config.settings().iter())
+            .map(|c| Setting {
+                key: c.key.clone(),
+                // A value may hold a secret (a password in `distill.base_url`): redacted.
+                value: match &c.value {
                     config::Value::Word(w) => json!(w),
                     config::Value::Number(n) => json!(n),
-                    config::Value::Text(t) => json!(store.config().redactor().redact(t)),
+                    config::Value::Text(t) => json!(redactor.redact(t)),
                 },
-                "source": match &c.source {
-                    config::Source::Default => json!("default"),
-                    config::Source::File(path) => json!(path.to_string_lossy()),
-                    config::Source::Env(var) => json!(format!("${var}")),
+                source: match &c.source {
+                    config::Source::File(path) => path.to_string_lossy().into_owned(),
+                    other => other.to_string(),
                 },
-            })).collect::<Vec<_>>(),
-            "redact": store.config().additions().iter().map(|a| json!({
-                "key": a.key,
-                "value": a.value,
-                "source": a.source.to_string_lossy(),
-            })).collect::<Vec<_>>(),
-            "refused": store.config().refused().iter().map(|r| json!({
-                "key": r.key,
-                "value": r.value,
-                "source": r.source.to_string_lossy(),
-                "reason": r.reason,
-            })).collect::<Vec<_>>(),
-        });
-        return write_json(out, &value);
-    }
+                shown_source: match &c.source {
+                    config::Source::File(path) => display_path(path),
+                    other => other.to_string(),
+                },
+            })
+            .collect(),
+        redact: (config.additions().iter())
+            .map(|a| Addition {
+                key: a.key.clone(),
+                value: a.value.clone(),
+                source: a.source.to_string_lossy().into_owned(),
+                shown_source: display_path(&a.source),
+            })
+            .collect(),
+        refused: (config.refused().iter())
+            .map(|r| Refused {
+                key: r.key.clone(),
+                value: r.value.clone(),
+                source: r.source.to_string_lossy().into_owned(),
+                reason: r.reason,
+                shown_source: display_path(&r.source),
+            })
+            .collect(),
+    })
+}
 
-    if !store.exists() {
-        writeln!(
-            out,
-            "agent-context is not initialized here (run `git agent-context init` or `extract`)"
-        )?;
-        print_installation(&installed, out)?;
-        return print_config(store, out);
-    }
-    writeln!(out, "store: {}", store.dir().display())?;
-    print_installation(&installed, out)?;
-    let kinds: Vec<String> = pending
-        .by_kind
-        .iter()
-        .map(|(k, n)| format!("{n} {k}"))
-        .collect();
-    let kinds = if kinds.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", kinds.join(", "))
-    };
-    writeln!(
-        out,
-        "pending: {} events in {} sessions{kinds}",
-        pending.events, pending.sessions
-    )?;
-    if !links.is_empty() {
-        let each: Vec<String> = links.iter().map(|(s, n)| format!("{n} {s}")).collect();
-        writeln!(
-            out,
-            "links: {} (commit, session) pairs: {}",
-            links.values().sum::<usize>(),
-            each.join(", ")
-        )?;
-    }
-    match graph {
-        Some((commit, sessions, decisions)) => writeln!(
-            out,
-            "graph: {} at {}: {sessions} sessions, {decisions} decisions",
-            graph::REF,
-            commit.to_hex_with_len(7)
-        )?,
-        None => writeln!(
-            out,
-            "graph: none yet ({} is made when events reach a commit)",
-            graph::REF
-        )?,
-    }
-    writeln!(
-        out,
-        "transcripts: {} read, {} sessions, {} lines, {} skipped ({} malformed, {} oversized)",
-        cursors.len(),
-        sessions.len(),
-        lines.read,
-        lines.skipped(),
-        lines.malformed,
-        lines.oversized
-    )?;
-    for s in &cursors {
-        let size = std::fs::metadata(&s.cursor.path).map(|m| m.len());
-        let progress = match size {
-            Ok(size) if size > s.cursor.offset + s.cursor.tail_bytes => {
-                format!("{} of {size} bytes (new lines waiting)", s.cursor.offset)
-            }
-            Ok(size) => format!("{size} bytes"),
-            Err(_) => "gone".to_owned(),
+impl Report for StatusReport {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        if !self.initialized {
+            writeln!(
+                out,
+                "agent-context is not initialized here (run `git agent-context init` or `extract`)"
+            )?;
+            print_installation(&self.installed, out)?;
+            return self.print_config(out);
+        }
+        writeln!(out, "store: {}", self.store)?;
+        print_installation(&self.installed, out)?;
+        let kinds: Vec<String> = (self.pending.by_kind.iter())
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let kinds = match kinds.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", kinds.join(", ")),
         };
         writeln!(
             out,
-            "  {}  {progress}, {} skipped",
-            display_path(&s.cursor.path),
-            s.cursor.lines.skipped()
+            "pending: {} events in {} sessions{kinds}",
+            self.pending.events, self.pending.sessions
         )?;
-    }
-    print_distill(store, &usage, today, out)?;
-    print_config(store, out)?;
-    if unreadable_states > 0 {
+        if !self.links.is_empty() {
+            let each: Vec<String> = self.links.iter().map(|(s, n)| format!("{n} {s}")).collect();
+            writeln!(
+                out,
+                "links: {} (commit, session) pairs: {}",
+                self.links.values().sum::<usize>(),
+                each.join(", ")
+            )?;
+        }
+        match &self.graph {
+            Some(g) => writeln!(
+                out,
+                "graph: {} at {}: {} sessions, {} decisions",
+                g.refname,
+                &g.commit[..7],
+                g.sessions,
+                g.decisions
+            )?,
+            None => writeln!(
+                out,
+                "graph: none yet ({} is made when events reach a commit)",
+                graph::REF
+            )?,
+        }
+        let lines = &self.lines;
         writeln!(
             out,
-            "warning: {unreadable_states} cursor file(s) unreadable; their transcripts will be read again"
+            "transcripts: {} read, {} sessions, {} lines, {} skipped ({} malformed, {} oversized)",
+            self.transcripts.len(),
+            self.sessions,
+            lines.read,
+            lines.skipped(),
+            lines.malformed,
+            lines.oversized
         )?;
+        for t in &self.transcripts {
+            let progress = match t.size {
+                Some(size) if size > t.offset + t.tail_bytes => {
+                    format!("{} of {size} bytes (new lines waiting)", t.offset)
+                }
+                Some(size) => format!("{size} bytes"),
+                None => "gone".to_owned(),
+            };
+            writeln!(
+                out,
+                "  {}  {progress}, {} skipped",
+                display_path(Path::new(&t.path)),
+                t.lines.skipped()
+            )?;
+        }
+        self.print_distill(out)?;
+        self.print_config(out)?;
+        if self.unreadable_cursors > 0 {
+            writeln!(
+                out,
+                "warning: {} cursor file(s) unreadable; their transcripts will be read again",
+                self.unreadable_cursors
+            )?;
+        }
+        if self.pending.unreadable_lines > 0 {
+            writeln!(
+                out,
+                "warning: {} pending line(s) unreadable (kept as they are)",
+                self.pending.unreadable_lines
+            )?;
+        }
+        Ok(())
     }
-    if pending.unreadable_lines > 0 {
-        writeln!(
-            out,
-            "warning: {} pending line(s) unreadable (kept as they are)",
-            pending.unreadable_lines
-        )?;
-    }
-    Ok(())
 }
 
 /// What is installed where: each scope, the git hooks, the notes config.
-fn print_installation(installed: &Installation, out: &mut dyn Write) -> CmdResult {
+fn print_installation(installed: &Installation, out: &mut dyn Write) -> io::Result<()> {
     use crate::sanitise::line;
     writeln!(out, "installed:")?;
     for s in &installed.scopes {
@@ -290,66 +392,65 @@ fn print_installation(installed: &Installation, out: &mut dyn Write) -> CmdResul
     Ok(())
 }
 
-/// Distillation: its mode, what it spent today and in all, its last failure.
-fn print_distill(store: &Store, usage: &Usage, today: Spent, out: &mut dyn Write) -> CmdResult {
-    let spent = |s: Spent| {
-        format!(
-            "{} calls, {} tokens, ${:.4}",
-            s.calls,
-            s.tokens(),
-            s.cost_usd
-        )
-    };
-    writeln!(
-        out,
-        "distill: {}; today {}; in all {} (estimated cost)",
-        store.config().distill_mode(),
-        spent(today),
-        spent(usage.total)
-    )?;
-    if let Some(f) = &usage.last_failure {
-        let line = format!("session {}: {}", f.session_id, f.message);
-        writeln!(
-            out,
-            "  last failure, {}: {}",
-            crate::sanitise::line(&f.time),
-            crate::sanitise::line(&line)
-        )?;
-    }
-    Ok(())
-}
-
-/// Each configuration key, its value and where the value came from.
-fn print_config(store: &Store, out: &mut dyn Write) -> CmdResult {
-    writeln!(out, "config:")?;
-    for setting in store.config().settings() {
-        let source = match &setting.source {
-            config::Source::File(path) => display_path(path),
-            other => other.to_string(),
+impl StatusReport {
+    /// Distillation: its mode, what it spent today and in all, its last failure.
+    fn print_distill(&self, out: &mut dyn Write) -> io::Result<()> {
+        let spent = |s: Spent| {
+            format!(
+                "{} calls, {} tokens, ${:.4}",
+                s.calls,
+                s.tokens(),
+                s.cost_usd
+            )
         };
-        // A value may hold a secret (a password in `distill.base_url`): shown redacted.
-        let value = setting.value.to_string();
-        let value = store.config().redactor().redact(&value);
-        writeln!(out, "  {} = {value}  ({source})", setting.key)?;
-    }
-    let config = store.config();
-    if !config.additions().is_empty() {
-        writeln!(out, "redaction, beyond the defaults:")?;
-        for a in config.additions() {
-            let (key, value) = (&a.key, quoted(&a.value));
-            writeln!(out, "  {key} += {value}  ({})", display_path(&a.source))?;
-        }
-    }
-    for r in config.refused() {
-        let (key, value) = (&r.key, quoted(&r.value));
+        let d = &self.distill;
         writeln!(
             out,
-            "warning: {} sets {key} = {value}, left out: {}",
-            display_path(&r.source),
-            r.reason
+            "distill: {}; today {}; in all {} (estimated cost)",
+            d.mode,
+            spent(d.today),
+            spent(d.total)
         )?;
+        if let Some(f) = &d.last_failure {
+            let line = format!("session {}: {}", f.session_id, f.message);
+            writeln!(
+                out,
+                "  last failure, {}: {}",
+                crate::sanitise::line(&f.time),
+                crate::sanitise::line(&line)
+            )?;
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Each configuration key, its value and where the value came from; what the files add
+    /// to redaction, and what the shared file set that was left out.
+    fn print_config(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "config:")?;
+        for s in &self.config {
+            let value = match &s.value {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            writeln!(out, "  {} = {value}  ({})", s.key, s.shown_source)?;
+        }
+        if !self.redact.is_empty() {
+            writeln!(out, "redaction, beyond the defaults:")?;
+            for a in &self.redact {
+                let (key, value) = (&a.key, quoted(&a.value));
+                writeln!(out, "  {key} += {value}  ({})", a.shown_source)?;
+            }
+        }
+        for r in &self.refused {
+            let (key, value) = (&r.key, quoted(&r.value));
+            writeln!(
+                out,
+                "warning: {} sets {key} = {value}, left out: {}",
+                r.shown_source, r.reason
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A configured pattern on one line, as TOML would quote it.
