@@ -3,12 +3,13 @@
 //! Exit 1 when a session could not be distilled: a failure, a budget, no transcript. With
 //! `distill.mode` off it says so and sends nothing.
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use anyhow::anyhow;
-use serde_json::json;
+use serde::Serialize;
 
-use crate::cli::{CmdResult, Failure, claude_dir, write_json};
+use crate::cli::report::{self, Report};
+use crate::cli::{CmdResult, Failure, claude_dir};
 use crate::distill::{self, Client, Outcome};
 use crate::ingest::commit::Environment;
 use crate::store::{Store, sessions};
@@ -25,20 +26,12 @@ pub struct Args {
 
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let config = store.config();
+    let mut distilled = Distilled {
+        mode: config.distill_mode(),
+        sessions: Vec::new(),
+    };
     if !config.distill_on() {
-        if args.json {
-            return write_json(
-                out,
-                &json!({ "schema_version": 1, "mode": config.distill_mode(), "sessions": [] }),
-            );
-        }
-        writeln!(
-            out,
-            "distillation is off (distill.mode = {}): nothing sent; set `[distill] mode = \"api\"` \
-             in $GIT_DIR/agent-context/config.toml to turn it on",
-            config.distill_mode()
-        )?;
-        return Ok(());
+        return report::print(out, &distilled, args.json);
     }
     let every = args.session.is_none();
     let ids = match args.session {
@@ -58,43 +51,59 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let client = Client {
         api_key: key.as_deref().filter(|k| !k.trim().is_empty()),
     };
-    let mut results = Vec::new();
-    for id in ids {
-        let outcome = distill::session(store, &env, &id, &client)?;
+    for session_id in ids {
+        let outcome = distill::session(store, &env, &session_id, &client)?;
         // Of every session, those whose transcripts are gone have nothing to say.
         if !(every && outcome == Outcome::NoTranscripts) {
-            results.push((id, outcome));
+            distilled.sessions.push(Session {
+                outcome,
+                session_id,
+            });
         }
     }
-    let failed = results.iter().any(|(_, o)| o.failed());
-    if args.json {
-        let sessions: Vec<_> = (results.iter())
-            .map(|(id, outcome)| {
-                let mut value = json!(outcome);
-                value["session_id"] = json!(id);
-                value
-            })
-            .collect();
-        let mode = config.distill_mode();
-        write_json(
-            out,
-            &json!({ "schema_version": 1, "mode": mode, "sessions": sessions }),
-        )?;
-    } else if results.is_empty() {
-        writeln!(
-            out,
-            "no session with a transcript is known here (run `extract` first)"
-        )?;
-    } else {
-        for (id, outcome) in &results {
-            writeln!(out, "{id}: {}", describe(outcome))?;
-        }
-    }
-    match failed {
+    report::print(out, &distilled, args.json)?;
+    match distilled.sessions.iter().any(|s| s.outcome.failed()) {
         true => Err(Failure::failed(anyhow!(
             "not every session could be distilled"
         ))),
         false => Ok(()),
+    }
+}
+
+/// What became of each session.
+#[derive(Serialize)]
+struct Distilled {
+    mode: &'static str,
+    sessions: Vec<Session>,
+}
+
+#[derive(Serialize)]
+struct Session {
+    #[serde(flatten)]
+    outcome: Outcome,
+    session_id: String,
+}
+
+impl Report for Distilled {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        if self.mode == "off" {
+            return writeln!(
+                out,
+                "distillation is off (distill.mode = {}): nothing sent; set `[distill] mode = \"api\"` \
+                 in $GIT_DIR/agent-context/config.toml to turn it on",
+                self.mode
+            );
+        }
+        if self.sessions.is_empty() {
+            return writeln!(
+                out,
+                "no session with a transcript is known here (run `extract` first)"
+            );
+        }
+        for s in &self.sessions {
+            writeln!(out, "{}: {}", s.session_id, describe(&s.outcome))?;
+        }
+        Ok(())
     }
 }
 

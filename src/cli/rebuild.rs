@@ -1,11 +1,12 @@
 //! `rebuild`: make the decision graph on `refs/agent-context` again from the notes.
 
-use std::io::Write;
+use std::io::{self, Write};
 
-use serde_json::json;
+use serde::Serialize;
 
+use crate::cli::CmdResult;
 use crate::cli::progress::Steps;
-use crate::cli::{CmdResult, write_json};
+use crate::cli::report::{self, Report};
 use crate::retrieve::index;
 use crate::store::{Store, graph};
 
@@ -24,38 +25,48 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     steps.step("indexing the notes");
     index::rebuild(store)?;
     steps.finish();
-    report(&updated, args.json, out)
+    report::print(out, &Rebuilt::from(&updated), args.json)
 }
 
-/// Say what a rebuild did.
-pub fn report(updated: &graph::Updated, json: bool, out: &mut dyn Write) -> CmdResult {
-    if json {
-        return write_json(
-            out,
-            &json!({
-                "schema_version": 1,
-                "ref": graph::REF,
-                "sessions": updated.sessions,
-                "decisions": updated.decisions,
-                "commit": updated.commit.map(|c| c.to_string()),
-            }),
+/// What making the graph again did.
+#[derive(Serialize)]
+pub struct Rebuilt {
+    #[serde(rename = "ref")]
+    refname: &'static str,
+    sessions: usize,
+    decisions: usize,
+    /// The new commit on the ref; `None` when nothing changed.
+    commit: Option<String>,
+}
+
+impl From<&graph::Updated> for Rebuilt {
+    fn from(updated: &graph::Updated) -> Rebuilt {
+        Rebuilt {
+            refname: graph::REF,
+            sessions: updated.sessions,
+            decisions: updated.decisions,
+            commit: updated.commit.map(|c| c.to_string()),
+        }
+    }
+}
+
+impl Report for Rebuilt {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let what = format!(
+            "{} session{}, {} decision{}",
+            self.sessions,
+            if self.sessions == 1 { "" } else { "s" },
+            self.decisions,
+            if self.decisions == 1 { "" } else { "s" }
         );
+        match &self.commit {
+            Some(commit) => writeln!(
+                out,
+                "rebuilt {} from the notes: {what} (commit {})",
+                self.refname,
+                &commit[..7]
+            ),
+            None => writeln!(out, "{} is up to date: {what}", self.refname),
+        }
     }
-    let what = format!(
-        "{} session{}, {} decision{}",
-        updated.sessions,
-        if updated.sessions == 1 { "" } else { "s" },
-        updated.decisions,
-        if updated.decisions == 1 { "" } else { "s" }
-    );
-    match updated.commit {
-        Some(commit) => writeln!(
-            out,
-            "rebuilt {} from the notes: {what} (commit {})",
-            graph::REF,
-            commit.to_hex_with_len(7)
-        )?,
-        None => writeln!(out, "{} is up to date: {what}", graph::REF)?,
-    }
-    Ok(())
 }
