@@ -1,13 +1,14 @@
 //! `export --format agent-trace <rev|range>` and `export --format md|json <session>`.
 
-use std::io::Write;
+use std::io::{self, Write};
 
-use crate::cli::{CmdResult, write_json, write_json_line};
+use crate::cli::report::{self, Report};
+use crate::cli::{CmdResult, write_json_line};
 use crate::sanitise;
 use crate::share::export::{self, SessionLog};
 use crate::store::Store;
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Format {
     /// Agent Trace records, one JSON object a line, for the commits sessions made.
     AgentTrace,
@@ -38,21 +39,20 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         }
         Format::Md | Format::Json => {
             let log = export::session(store, &args.target)?;
-            match args.format {
-                Format::Json => {
-                    let mut value = serde_json::to_value(&log).map_err(std::io::Error::from)?;
-                    value["schema_version"] = 1.into();
-                    write_json(out, &value)
-                }
-                _ => markdown(&log, out),
-            }
+            report::print(out, &log, args.format == Format::Json)
         }
     }
 }
 
 /// The session's log as Markdown: a heading, then each event with its time, kind and summary,
 /// its rationale quoted, its files and commits. Recorded text is sanitised for Markdown.
-fn markdown(log: &SessionLog, out: &mut dyn Write) -> CmdResult {
+impl Report for SessionLog {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        markdown(self, out)
+    }
+}
+
+fn markdown(log: &SessionLog, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "# Session {}\n", sanitise::line(&log.session))?;
     for logged in &log.events {
         let e = &logged.event;
