@@ -1,17 +1,17 @@
 //! `doctor`: check what `install` set up, and say how to fix what is wrong. Each check says
 //! what it found; a problem also says what to run. Exit 1 when any check finds a problem.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::anyhow;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::cli::install::Scope;
 use crate::cli::install::survey::{self, Installation, ScopeState};
-use crate::cli::{CmdResult, Failure, display_path, write_json};
+use crate::cli::report::{self, Report};
+use crate::cli::{CmdResult, Failure, display_path};
 use crate::deliver::install::shell_words;
 use crate::ingest::Saved;
 use crate::sanitise::line;
@@ -37,6 +37,25 @@ struct Check {
     found: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
+}
+
+/// What `doctor` found.
+#[derive(Serialize)]
+struct Checked {
+    checks: Vec<Check>,
+}
+
+impl Report for Checked {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        for c in &self.checks {
+            let mark = if c.ok { "ok" } else { "problem" };
+            writeln!(out, "{mark}: {}: {}", c.check, c.found)?;
+            if let Some(fix) = &c.fix {
+                writeln!(out, "  fix: {fix}")?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn ok(check: &'static str, found: String) -> Check {
@@ -77,17 +96,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     checks.push(transcripts(store));
 
     let failed = checks.iter().filter(|c| !c.ok).count();
-    if args.json {
-        write_json(out, &json!({ "schema_version": 1, "checks": checks }))?;
-    } else {
-        for c in &checks {
-            let mark = if c.ok { "ok" } else { "problem" };
-            writeln!(out, "{mark}: {}: {}", c.check, c.found)?;
-            if let Some(fix) = &c.fix {
-                writeln!(out, "  fix: {fix}")?;
-            }
-        }
-    }
+    report::print(out, &Checked { checks }, args.json)?;
     match failed {
         0 => Ok(()),
         n => Err(Failure::failed(anyhow!(

@@ -2,14 +2,15 @@
 //! every past transcript of this repository, its linked worktrees and its subfolders, showing
 //! its progress. Both resume where the last run stopped, by each transcript's cursor.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::progress::Transcripts;
-use crate::cli::{CmdResult, Failure, claude_dir, display_path, warn_unread, write_json};
+use crate::cli::report::{self, Report};
+use crate::cli::{CmdResult, Failure, claude_dir, display_path, warn_unread};
 use crate::ingest::{self, TranscriptReport};
 use crate::retrieve::index;
 use crate::store::Store;
@@ -43,14 +44,11 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
     let paths = transcripts(store, cwd, &args)?;
     let progress = Transcripts::new(&paths, BAR_BYTES, false);
     let reports = read(store, &paths, !args.transcript.is_empty(), progress)?;
-    if args.json {
-        return print_json(&reports, out);
+    let mut extracted = Extracted::of(reports);
+    if extracted.transcripts.is_empty() && args.transcript.is_empty() && args.session.is_none() {
+        extracted.after = nothing_found(store);
     }
-    print_human(&reports, out)?;
-    if reports.is_empty() && args.transcript.is_empty() && args.session.is_none() {
-        nothing_found(store, out)?;
-    }
-    Ok(())
+    report::print(out, &extracted, args.json)
 }
 
 /// `import`: every transcript of the repository, with a line per transcript when stderr is not
@@ -64,26 +62,49 @@ pub fn import(store: &Store, cwd: &Path, args: ImportArgs, out: &mut dyn Write) 
     let paths = transcripts(store, cwd, &every)?;
     let progress = Transcripts::new(&paths, 0, true);
     let reports = read(store, &paths, false, progress)?;
-    if args.json {
-        return print_json(&reports, out);
-    }
-    print_human(&reports, out)?;
-    if reports.is_empty() {
-        return nothing_found(store, out);
-    }
     let skipped = paths.len() - reports.len();
-    let what = match skipped {
-        0 => "every transcript of this repository is read".to_owned(),
-        n => format!(
-            "{n} transcript{} could not be read (above)",
-            if n == 1 { "" } else { "s" }
-        ),
+    let mut extracted = Extracted::of(reports);
+    extracted.after = match (extracted.transcripts.is_empty(), skipped) {
+        (true, _) => nothing_found(store),
+        (false, 0) => {
+            vec![IMPORTED.replace("{what}", "every transcript of this repository is read")]
+        }
+        (false, n) => vec![IMPORTED.replace(
+            "{what}",
+            &format!(
+                "{n} transcript{} could not be read (above)",
+                if n == 1 { "" } else { "s" }
+            ),
+        )],
     };
-    writeln!(
-        out,
-        "{what}; an import cut short goes on where it stopped when run again"
-    )?;
-    Ok(())
+    report::print(out, &extracted, args.json)
+}
+
+/// The last line of an import's text.
+const IMPORTED: &str = "{what}; an import cut short goes on where it stopped when run again";
+
+/// What an extraction read and stored.
+#[derive(Serialize)]
+struct Extracted {
+    events_added: usize,
+    events_updated: usize,
+    events_linked: usize,
+    transcripts: Vec<TranscriptReport>,
+    /// Lines the text ends with: where to look when nothing was found, how an import went.
+    #[serde(skip)]
+    after: Vec<String>,
+}
+
+impl Extracted {
+    fn of(transcripts: Vec<TranscriptReport>) -> Extracted {
+        Extracted {
+            events_added: transcripts.iter().map(|r| r.events_added).sum(),
+            events_updated: transcripts.iter().map(|r| r.events_updated).sum(),
+            events_linked: transcripts.iter().map(|r| r.events_linked).sum(),
+            transcripts,
+            after: Vec::new(),
+        }
+    }
 }
 
 /// Read `paths` in turn under the store's lock, then bring the index up to date. A file
@@ -131,27 +152,26 @@ fn read(
 }
 
 /// Where a scan that found no transcript looked, and what to do.
-fn nothing_found(store: &Store, out: &mut dyn Write) -> CmdResult {
+/// Where sessions were looked for, and how to have some: when none was found.
+fn nothing_found(store: &Store) -> Vec<String> {
     let Some(claude) = claude_dir() else {
-        return Ok(());
+        return Vec::new();
     };
     let looked: Vec<String> = store
         .worktrees()
         .iter()
         .map(|w| display_path(&claude.join("projects").join(locate::project_dir_name(w))))
         .collect();
-    writeln!(
-        out,
-        "no Claude Code session of this repository yet: looked in {}",
-        looked.join(", ")
-    )?;
-    writeln!(
-        out,
+    vec![
+        format!(
+            "no Claude Code session of this repository yet: looked in {}",
+            looked.join(", ")
+        ),
         "run `git agent-context install` here, then work with Claude Code in this repository: \
          its sessions are read as they happen (or `extract --transcript <file>` for a transcript \
          kept elsewhere)"
-    )?;
-    Ok(())
+            .to_owned(),
+    ]
 }
 
 fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, Failure> {
@@ -204,9 +224,18 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
     Ok(found)
 }
 
-fn print_human(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
-    let added: usize = reports.iter().map(|r| r.events_added).sum();
-    let updated: usize = reports.iter().map(|r| r.events_updated).sum();
+impl Report for Extracted {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        print_human(self, out)?;
+        self.after
+            .iter()
+            .try_for_each(|line| writeln!(out, "{line}"))
+    }
+}
+
+fn print_human(extracted: &Extracted, out: &mut dyn Write) -> io::Result<()> {
+    let reports = &extracted.transcripts;
+    let (added, updated) = (extracted.events_added, extracted.events_updated);
     let skipped: u64 = reports.iter().map(|r| r.lines.skipped()).sum();
     let mut line = format!(
         "{added} new event{} from {} transcript{}",
@@ -217,7 +246,7 @@ fn print_human(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
     if updated > 0 {
         line.push_str(&format!(", {updated} updated"));
     }
-    let linked: usize = reports.iter().map(|r| r.events_linked).sum();
+    let linked = extracted.events_linked;
     let commits: usize = reports.iter().map(|r| r.commits_linked).sum();
     if linked > 0 {
         line.push_str(&format!(
@@ -255,19 +284,6 @@ fn print_human(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
         writeln!(out, "{detail}")?;
     }
     Ok(())
-}
-
-fn print_json(reports: &[TranscriptReport], out: &mut dyn Write) -> CmdResult {
-    let added: usize = reports.iter().map(|r| r.events_added).sum();
-    let updated: usize = reports.iter().map(|r| r.events_updated).sum();
-    let value = json!({
-        "schema_version": 1,
-        "events_added": added,
-        "events_updated": updated,
-        "events_linked": reports.iter().map(|r| r.events_linked).sum::<usize>(),
-        "transcripts": reports,
-    });
-    write_json(out, &value)
 }
 
 fn plural(n: usize) -> &'static str {

@@ -8,14 +8,15 @@
 //! goes into that commit's note at once. Either way it passes redaction first, and it ranks
 //! above what extraction read out of the session's text.
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use anyhow::anyhow;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
-use crate::cli::{CmdResult, Failure, repo_path, write_json};
+use crate::cli::report::{self, Report};
+use crate::cli::{CmdResult, Failure, repo_path};
+use crate::event::Event;
 use crate::ingest::record::{self, Place, Record, What};
 use crate::store::Store;
 
@@ -126,11 +127,22 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             .collect(),
     };
     let (event, placed) = record::record(store, &recorded, place)?;
-    if args.json {
-        return write_json(out, &json!({ "event": event, "placed": placed }));
+    report::print(out, &Recorded { event, placed }, args.json)
+}
+
+/// The event recorded, and where it went.
+#[derive(Serialize)]
+struct Recorded {
+    event: Event,
+    /// Where it went: for the session's next commit, or on a commit.
+    placed: String,
+}
+
+impl Report for Recorded {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let e = &self.event;
+        writeln!(out, "recorded {} {} ({})", e.kind, &e.id[..8], self.placed)
     }
-    writeln!(out, "recorded {} {} ({placed})", event.kind, &event.id[..8])?;
-    Ok(())
 }
 
 fn usage(message: &str) -> Failure {
