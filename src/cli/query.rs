@@ -1,15 +1,16 @@
 //! `query "<prompt>"`: the recorded reasoning that bears on a prompt, as a hook would inject it.
 
 use std::collections::BTreeSet;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::anyhow;
-use serde_json::json;
+use serde::Serialize;
 
-use crate::cli::{CmdResult, Failure, repo_path, write_json};
+use crate::cli::report::{self, Report};
+use crate::cli::{CmdResult, Failure, repo_path};
 use crate::config::Backend;
-use crate::retrieve::query::{self, Focus, Request};
+use crate::retrieve::query::{self, Focus, HintedFile, Item, LeftOut, Request};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -57,45 +58,47 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
     if let Some(line) = &answer.unread {
         eprintln!("warning: {line}");
     }
-    if args.json {
-        return write_json(
-            out,
-            &json!({
-                "schema_version": 1,
-                "backend": backend.as_str(),
-                "budget": args.budget,
-                "tokens": answer.tokens,
-                "tokenizer": "estimate: 3.5 ASCII characters a token, 1 per other character",
-                "hinted_files": answer.hinted,
-                "items": answer.items,
-                "left_out": answer.left_out,
-                "text": answer.text,
-            }),
-        );
+    let report = QueryReport {
+        backend: backend.as_str(),
+        budget: args.budget,
+        tokens: answer.tokens,
+        tokenizer: "estimate: 3.5 ASCII characters a token, 1 per other character",
+        hinted_files: answer.hinted,
+        items: answer.items,
+        left_out: answer.left_out,
+        text: answer.text,
+    };
+    report::print(out, &report, args.json)
+}
+
+/// What `query` found within its budget.
+#[derive(Serialize)]
+struct QueryReport {
+    backend: &'static str,
+    budget: usize,
+    tokens: usize,
+    tokenizer: &'static str,
+    hinted_files: Vec<HintedFile>,
+    items: Vec<Item>,
+    left_out: LeftOut,
+    /// The rendered context.
+    text: String,
+}
+
+impl Report for QueryReport {
+    fn text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let over = self.left_out.over_budget;
+        if self.items.is_empty() && over > 0 {
+            let (s, verb) = if over == 1 { ("", "s") } else { ("s", "") };
+            return writeln!(
+                out,
+                "{over} recorded item{s} bear{verb} on this prompt, none within {} tokens: raise --budget",
+                self.budget
+            );
+        }
+        if self.items.is_empty() {
+            return writeln!(out, "no recorded reasoning bears on this prompt");
+        }
+        write!(out, "{}", self.text)
     }
-    if answer.items.is_empty() && answer.left_out.over_budget > 0 {
-        writeln!(
-            out,
-            "{} recorded item{} bear{} on this prompt, none within {} tokens: raise --budget",
-            answer.left_out.over_budget,
-            if answer.left_out.over_budget == 1 {
-                ""
-            } else {
-                "s"
-            },
-            if answer.left_out.over_budget == 1 {
-                "s"
-            } else {
-                ""
-            },
-            args.budget
-        )?;
-        return Ok(());
-    }
-    if answer.items.is_empty() {
-        writeln!(out, "no recorded reasoning bears on this prompt")?;
-        return Ok(());
-    }
-    write!(out, "{}", answer.text)?;
-    Ok(())
 }

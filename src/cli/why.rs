@@ -3,10 +3,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::json;
+use serde::Serialize;
 
+use crate::cli::report::{self, Report};
 use crate::cli::terminal::{self, Look};
-use crate::cli::{CmdResult, repo_path, warn_unread, write_json};
+use crate::cli::{CmdResult, repo_path, warn_unread};
 use crate::deliver::review::text::Palette;
 use crate::event::{Event, Kind, truncate_words};
 use crate::retrieve::why::{self, Lines, Why};
@@ -48,22 +49,52 @@ pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Writ
     if !args.exact {
         warn_unread(store);
     }
-    if args.json {
-        return write_json(
-            out,
-            &json!({
-                "schema_version": 1,
-                "path": answer.path,
-                "lines": answer.lines,
-                "range": answer.range,
-                "commits": answer.owners,
-                "unexplained_lines": answer.unexplained_lines,
-                "uncommitted": answer.uncommitted,
-            }),
-        );
+    let report = WhyReport {
+        answer: &answer,
+        palette: Palette {
+            color: !args.json && terminal::use_color(store, look.color, look.paging),
+        },
+        all: args.all,
+    };
+    report::print(out, &report, args.json)
+}
+
+/// The commits that own the lines asked about, and their reasoning.
+struct WhyReport<'a> {
+    answer: &'a Why,
+    palette: Palette,
+    /// Explorations and unclassified thinking too, in the text (the JSON has them always).
+    all: bool,
+}
+
+impl Serialize for WhyReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Fields<'a> {
+            path: &'a str,
+            lines: u32,
+            range: Lines,
+            commits: &'a [why::Owner],
+            unexplained_lines: u32,
+            uncommitted: Option<&'a why::Uncommitted>,
+        }
+        let a = self.answer;
+        Fields {
+            path: &a.path,
+            lines: a.lines,
+            range: a.range,
+            commits: &a.owners,
+            unexplained_lines: a.unexplained_lines,
+            uncommitted: a.uncommitted.as_ref(),
+        }
+        .serialize(serializer)
     }
-    let color = terminal::use_color(store, look.color, look.paging);
-    Ok(print_human(&answer, Palette { color }, args.all, out)?)
+}
+
+impl Report for WhyReport<'_> {
+    fn text(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        print_human(self.answer, self.palette, self.all, out)
+    }
 }
 
 /// `answer` as text, its commit ids and kinds of reasoning coloured as `p` says; explorations
