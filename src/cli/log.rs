@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::review::{Output, Printed};
 use crate::cli::terminal::Look;
@@ -51,21 +51,24 @@ pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Writ
         entries.push(e);
         Ok(())
     })?;
-    args.output.emit(store, look, out, &Logged(&entries))
+    args.output
+        .emit(store, look, out, &Logged { commits: &entries })
 }
 
-struct Logged<'a>(&'a [LogEntry]);
+/// The commits `log` lists; its JSON is `{"commits": [...]}`.
+#[derive(Serialize)]
+struct Logged<'a> {
+    commits: &'a [LogEntry],
+}
 
 impl Printed for Logged<'_> {
     fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()> {
-        self.0.iter().try_for_each(|e| text::log_entry(e, p, out))
+        self.commits
+            .iter()
+            .try_for_each(|e| text::log_entry(e, p, out))
     }
 
     fn markdown(&self, store: &Store, _max_chars: Option<usize>) -> crate::deliver::Result<String> {
-        markdown::log(store, self.0)
-    }
-
-    fn json(&self) -> serde_json::Value {
-        json!({ "schema_version": 1, "commits": self.0 })
+        markdown::log(store, self.commits)
     }
 }

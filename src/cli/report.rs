@@ -28,9 +28,15 @@ struct Envelope<'a, R> {
 
 /// Print `report`: as JSON (one object, pretty, then a newline) or as text.
 pub fn print<R: Report>(out: &mut dyn Write, report: &R, json: bool) -> CmdResult {
-    if !json {
-        return Ok(report.text(out)?);
+    match json {
+        true => print_json(out, report),
+        false => Ok(report.text(out)?),
     }
+}
+
+/// Print `report` as JSON, in the envelope: for a report with more forms than text (`show`,
+/// `review` and `log` have Markdown too).
+pub fn print_json<R: Serialize>(out: &mut dyn Write, report: &R) -> CmdResult {
     let envelope = Envelope {
         schema_version: SCHEMA_VERSION,
         report,

@@ -3,8 +3,11 @@
 
 use std::io::{self, Write};
 
+use serde::Serialize;
+
+use crate::cli::CmdResult;
+use crate::cli::report;
 use crate::cli::terminal::{self, Look};
-use crate::cli::{CmdResult, write_json};
 use crate::deliver;
 use crate::deliver::review::{markdown, text};
 use crate::retrieve::review;
@@ -45,11 +48,11 @@ pub struct Output {
     max_chars: Option<usize>,
 }
 
-/// What `show`, `review` and `log` print, in each format.
-pub trait Printed {
+/// What `show`, `review` and `log` print: a report (its JSON is its fields) with two more
+/// forms, coloured text and Markdown.
+pub trait Printed: Serialize {
     fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()>;
     fn markdown(&self, store: &Store, max_chars: Option<usize>) -> deliver::Result<String>;
-    fn json(&self) -> serde_json::Value;
 }
 
 impl Output {
@@ -76,13 +79,13 @@ impl Output {
         store: &Store,
         look: Look,
         out: &mut dyn Write,
-        printed: &dyn Printed,
+        printed: &impl Printed,
     ) -> CmdResult {
         if self.is_text() {
             return self.text(store, look, out, |p, out| Ok(printed.text(p, out)?));
         }
         if self.json || self.format == Format::Json {
-            return write_json(out, &printed.json());
+            return report::print_json(out, printed);
         }
         let mut md = printed.markdown(store, self.max_chars)?;
         // Templates lose their last newline (minijinja's default); a file keeps one.
@@ -93,9 +96,12 @@ impl Output {
     }
 }
 
-/// A review, or a commit shown (`show`).
+/// A review, or a commit shown (`show`); its JSON is the review's.
+#[derive(Serialize)]
 pub struct Reviewed<'a> {
+    #[serde(flatten)]
     pub review: &'a review::Review,
+    #[serde(skip)]
     pub show: bool,
 }
 
@@ -110,14 +116,6 @@ impl Printed for Reviewed<'_> {
 
     fn markdown(&self, store: &Store, max_chars: Option<usize>) -> deliver::Result<String> {
         markdown::review(store, self.review, self.show, max_chars)
-    }
-
-    fn json(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self.review).unwrap_or_default();
-        if let Some(map) = v.as_object_mut() {
-            map.insert("schema_version".to_owned(), 1.into());
-        }
-        v
     }
 }
 
