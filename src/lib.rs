@@ -12,6 +12,7 @@ pub mod deliver;
 pub mod distill;
 pub mod event;
 pub mod ingest;
+pub mod render;
 pub mod retrieve;
 pub mod sanitise;
 pub mod share;

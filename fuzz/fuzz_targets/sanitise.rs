@@ -13,7 +13,7 @@
 use std::sync::LazyLock;
 
 use git_agent_context::classify::redact::Redactor;
-use git_agent_context::deliver::templates::{OVERRIDE_OUTPUT, render_untrusted};
+use git_agent_context::render::templates::{OVERRIDE_OUTPUT, render_untrusted};
 use git_agent_context::sanitise::{self, Reader};
 use libfuzzer_sys::fuzz_target;
 

@@ -1,7 +1,7 @@
 //! `forget`: take events out of the notes, the decision graph, the pending queue and the local
 //! caches (docs/security.md, "Forgetting, and purging what was pushed"), by session, by id or by
 //! what they say; complete first a forget that died; make CLAUDE.md's section again. The steps
-//! on the store are `store::forget`'s; this chooses, runs them in order and says what it did
+//! on the store are `store::erase`'s; this chooses, runs them in order and says what it did
 //! ([`Outcome`]).
 //!
 //! As with `git log --author --grep`, each kind of criterion given narrows the choice and
@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::deliver::{self, claude_md, continuation};
 use crate::retrieve::index;
-use crate::store::forget::{self, Inventory, RawLine, Removed, Resolved, Scrubbed, Stored};
+use crate::store::erase::{self, Inventory, RawLine, Removed, Resolved, Scrubbed, Stored};
 use crate::store::{self, Store, graph, notes};
 
 /// What to forget, checked: each kind narrows the choice, several values of one kind are
@@ -182,27 +182,27 @@ impl Choice<'_> {
 /// Forget what `criteria` choose, or (`dry_run`) say what it would forget and change nothing.
 pub fn forget(store: &Store, criteria: &Criteria, dry_run: bool) -> Result<Outcome, Error> {
     if dry_run {
-        let inventory = forget::inventory(store, &criteria.patterns)?;
+        let inventory = erase::inventory(store, &criteria.patterns)?;
         let chosen = choose(store, &inventory, criteria)?;
-        let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, false)?;
+        let scrubbed = erase::scrub(store, &criteria.patterns, &chosen.sessions, false)?;
         if chosen.is_empty() && scrubbed.is_empty() {
             return Err(nothing(criteria));
         }
         let emptied = inventory.notes_emptied(&chosen.events);
         let mut outcome = outcome(&chosen, emptied, None, scrubbed);
-        outcome.interrupted = forget::interrupted(store);
+        outcome.interrupted = erase::interrupted(store);
         return Ok(outcome);
     }
     // Without a store, nothing is written before the choice is known to be good.
     if !store.exists() {
-        let inventory = forget::inventory(store, &criteria.patterns)?;
+        let inventory = erase::inventory(store, &criteria.patterns)?;
         if choose(store, &inventory, criteria)?.is_empty() {
             return Err(nothing(criteria));
         }
     }
     let lock = store.lock()?;
     let completed = complete_interrupted(store)?;
-    let inventory = forget::inventory(store, &criteria.patterns)?;
+    let inventory = erase::inventory(store, &criteria.patterns)?;
     // The same command run again after it died finds what it named gone: the completed forget
     // was its work.
     let (chosen, unresolved) = match choose(store, &inventory, criteria) {
@@ -221,10 +221,10 @@ pub fn forget(store: &Store, criteria: &Criteria, dry_run: bool) -> Result<Outco
     let emptied = inventory.notes_emptied(&chosen.events);
     let removed = match chosen.is_empty() {
         true => Removed::default(),
-        false => forget::remove(store, &chosen.events, &chosen.lines)?,
+        false => erase::remove(store, &chosen.events, &chosen.lines)?,
     };
     // Only what it changes is written: with nothing chosen and nothing replaced, nothing was.
-    let scrubbed = forget::scrub(store, &criteria.patterns, &chosen.sessions, true)?;
+    let scrubbed = erase::scrub(store, &criteria.patterns, &chosen.sessions, true)?;
     let nothing = (chosen.is_empty() && scrubbed.is_empty())
         .then(|| unresolved.unwrap_or_else(|| nothing(criteria)));
     let nothing = match (nothing, completed) {
@@ -241,8 +241,8 @@ pub fn forget(store: &Store, criteria: &Criteria, dry_run: bool) -> Result<Outco
         true => None,
         false => refresh_claude_md(store),
     };
-    if forget::interrupted(store) {
-        forget::finish(store)?;
+    if erase::interrupted(store) {
+        erase::finish(store)?;
     }
     drop(lock);
     let mut outcome = outcome(&chosen, emptied, Some(removed), scrubbed);
@@ -383,14 +383,14 @@ fn choose<'i>(
 
 /// Finish a forget that died part way (its ids are remembered): the same steps for every
 /// forgotten event still stored, and the graph and caches made again; the caller makes
-/// CLAUDE.md again and marks it done ([`forget::finish`]). `None` when none died.
+/// CLAUDE.md again and marks it done ([`erase::finish`]). `None` when none died.
 fn complete_interrupted(store: &Store) -> Result<Option<Completed>, Error> {
-    if !forget::interrupted(store) {
+    if !erase::interrupted(store) {
         return Ok(None);
     }
-    let inventory = forget::inventory(store, &[])?;
+    let inventory = erase::inventory(store, &[])?;
     let left = inventory.already_forgotten(store)?;
-    let removed = forget::remove(store, &left, &[])?;
+    let removed = erase::remove(store, &left, &[])?;
     let forgotten = store::forgotten::all(store)?;
     clear_caches(
         store,

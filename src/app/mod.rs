@@ -3,4 +3,4 @@
 //! it returns; the hooks' watchdog and output stay at the edge, in `cli/`.
 
 pub mod forget;
-pub mod hook;
+pub mod git_events;

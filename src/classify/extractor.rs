@@ -24,8 +24,8 @@ use super::tools::{
     runs_git_commit,
 };
 use crate::event::{
-    Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id, lines,
-    truncate_words,
+    Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id,
+    fingerprint, truncate_words,
 };
 use crate::transcript::record::{
     Block, Content, Entry, ToolInput, ToolUseResult, is_synthetic, text,
@@ -141,7 +141,7 @@ struct Call {
     /// taints the session; see [`Taint`]).
     #[serde(default)]
     excluded: bool,
-    /// For a write: the hashes of the lines it added (see [`lines`]).
+    /// For a write: the hashes of the lines it added (see [`fingerprint`]).
     #[serde(default)]
     added: Vec<u32>,
 }
@@ -161,11 +161,37 @@ struct TaskItem {
     status: String,
 }
 
+/// Which thread of a transcript an entry is on: the main conversation, or a side chain (a
+/// subagent's, inline in the transcripts of Claude Code 1.0.x). Saved as a boolean, `true` for
+/// the side chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "bool", into = "bool")]
+enum Chain {
+    Main,
+    Side,
+}
+
+impl From<bool> for Chain {
+    fn from(side: bool) -> Chain {
+        match side {
+            true => Chain::Side,
+            false => Chain::Main,
+        }
+    }
+}
+
+impl From<Chain> for bool {
+    fn from(chain: Chain) -> bool {
+        chain == Chain::Side
+    }
+}
+
 /// What a tool call will change once it succeeds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Proposal {
     call: String,
-    side: bool,
+    #[serde(rename = "side")]
+    chain: Chain,
     timestamp: String,
     change: Change,
 }
@@ -300,8 +326,8 @@ impl<'w> Extractor<'w> {
             redactor: self.redactor,
             out: Vec::new(),
         };
-        copy.end_turn(true);
-        copy.end_turn(false);
+        copy.end_turn(Chain::Side);
+        copy.end_turn(Chain::Main);
         if let Some(session) = copy.session_event() {
             copy.emit(session);
         }
@@ -321,7 +347,7 @@ impl<'w> Extractor<'w> {
             Origin::Prompt,
             SESSION_SOURCE,
             &state.first_seen,
-            false,
+            Chain::Main,
         );
         event.prompt_context = state.request.clone();
         event.files_affected = state.files_written.iter().cloned().collect();
@@ -353,8 +379,8 @@ impl<'w> Extractor<'w> {
             update(&mut self.state.meta.branch, Some(&branch));
         }
         update(&mut self.state.meta.version, text(&entry.version));
-        let side = entry.is_sidechain.0 == Some(true);
-        if side {
+        let chain = Chain::from(entry.is_sidechain.0 == Some(true));
+        if chain == Chain::Side {
             // Legacy inline sidechains (Claude Code 1.0.x) carry no agent id.
             let agent = text(&entry.agent_id).unwrap_or(SIDECHAIN);
             if self.state.side.agent_id.as_deref() != Some(agent) {
@@ -362,8 +388,8 @@ impl<'w> Extractor<'w> {
             }
         }
         match text(&entry.kind) {
-            Some("assistant") => self.assistant(entry, side),
-            Some("user") => self.user(entry, side),
+            Some("assistant") => self.assistant(entry, chain),
+            Some("user") => self.user(entry, chain),
             Some("system") if text(&entry.subtype) == Some("compact_boundary") => {
                 self.state.compactions += 1
             }
@@ -371,15 +397,14 @@ impl<'w> Extractor<'w> {
         }
     }
 
-    fn thread(&mut self, side: bool) -> &mut Thread {
-        if side {
-            &mut self.state.side
-        } else {
-            &mut self.state.main
+    fn thread(&mut self, chain: Chain) -> &mut Thread {
+        match chain {
+            Chain::Main => &mut self.state.main,
+            Chain::Side => &mut self.state.side,
         }
     }
 
-    fn assistant(&mut self, entry: &Entry<'_>, side: bool) {
+    fn assistant(&mut self, entry: &Entry<'_>, chain: Chain) {
         let Some(message) = entry.message.get() else {
             return;
         };
@@ -391,12 +416,12 @@ impl<'w> Extractor<'w> {
             .or(text(&entry.uuid))
             .unwrap_or("")
             .to_owned();
-        if self.thread(side).group.as_ref().is_none_or(|g| g.id != id) {
-            self.end_group(side);
-            if self.thread(side).calls.len() >= CALLS_PER_TURN_SPLIT {
-                self.split_turn(side);
+        if self.thread(chain).group.as_ref().is_none_or(|g| g.id != id) {
+            self.end_group(chain);
+            if self.thread(chain).calls.len() >= CALLS_PER_TURN_SPLIT {
+                self.split_turn(chain);
             }
-            let thread = self.thread(side);
+            let thread = self.thread(chain);
             if thread.turn.is_empty() {
                 thread.turn = id.clone();
             }
@@ -413,19 +438,19 @@ impl<'w> Extractor<'w> {
         };
         for block in blocks {
             match text(&block.kind) {
-                Some("thinking") => self.append_text(side, text(&block.thinking), true),
-                Some("text") => self.append_text(side, text(&block.text), false),
-                Some("tool_use") => self.tool_use(block, side, entry),
+                Some("thinking") => self.append_text(chain, text(&block.thinking), true),
+                Some("text") => self.append_text(chain, text(&block.text), false),
+                Some("tool_use") => self.tool_use(block, chain, entry),
                 _ => {}
             }
         }
     }
 
-    fn append_text(&mut self, side: bool, t: Option<&str>, thinking: bool) {
+    fn append_text(&mut self, chain: Chain, t: Option<&str>, thinking: bool) {
         let Some(t) = t.filter(|t| !t.trim().is_empty()) else {
             return;
         };
-        let Some(group) = self.thread(side).group.as_mut() else {
+        let Some(group) = self.thread(chain).group.as_mut() else {
             return;
         };
         let buf = if thinking {
@@ -449,7 +474,7 @@ impl<'w> Extractor<'w> {
         buf.push_str(&t[..end]);
     }
 
-    fn tool_use(&mut self, block: &Block<'_>, side: bool, entry: &Entry<'_>) {
+    fn tool_use(&mut self, block: &Block<'_>, chain: Chain, entry: &Entry<'_>) {
         let name = text(&block.name).unwrap_or("").to_owned();
         let input: ToolInput<'_> = block
             .input
@@ -519,13 +544,13 @@ impl<'w> Extractor<'w> {
             }
             self.state.proposed.push_back(Proposal {
                 call: id.clone(),
-                side,
+                chain,
                 timestamp: timestamp.clone(),
                 change,
             });
         }
         match name.as_str() {
-            "Edit" | "MultiEdit" => self.edit(&id, file.as_deref(), &input, side, &timestamp),
+            "Edit" | "MultiEdit" => self.edit(&id, file.as_deref(), &input, chain, &timestamp),
             _ => {}
         }
         let inside = file.as_deref();
@@ -539,10 +564,14 @@ impl<'w> Extractor<'w> {
         ) && self.state.operations.len() < OPERATIONS_MAX
             && self.state.operations.insert(event.id.clone())
         {
-            let thread = self.thread(side);
+            let thread = self.thread(chain);
             let event = Event {
                 prompt_context: thread.prompt.clone(),
-                agent_id: if side { thread.agent_id.clone() } else { None },
+                agent_id: if chain == Chain::Side {
+                    thread.agent_id.clone()
+                } else {
+                    None
+                },
                 session: self.state.meta.clone(),
                 ..event
             };
@@ -565,7 +594,7 @@ impl<'w> Extractor<'w> {
         } else {
             compress_input(&name, &input, &self.cleaner())
         };
-        let thread = self.thread(side);
+        let thread = self.thread(chain);
         let group = thread
             .group
             .as_ref()
@@ -588,10 +617,10 @@ impl<'w> Extractor<'w> {
         }
     }
 
-    fn user(&mut self, entry: &Entry<'_>, side: bool) {
+    fn user(&mut self, entry: &Entry<'_>, chain: Chain) {
         if let Some(plan) = text(&entry.plan_content) {
             let uuid = text(&entry.uuid).unwrap_or("plan").to_owned();
-            self.plan(plan, &uuid, side, text(&entry.timestamp).unwrap_or(""));
+            self.plan(plan, &uuid, chain, text(&entry.timestamp).unwrap_or(""));
         }
         let Some(message) = entry.message.get() else {
             return;
@@ -604,7 +633,7 @@ impl<'w> Extractor<'w> {
                 for block in blocks {
                     if block.is("tool_result") {
                         results = true;
-                        self.tool_result(block, entry, side);
+                        self.tool_result(block, entry, chain);
                     } else if block.is("text") {
                         prompt.push_str(text(&block.text).unwrap_or(""));
                     }
@@ -621,11 +650,11 @@ impl<'w> Extractor<'w> {
             return;
         };
         let prompt = self.clean(&prompt).into_owned();
-        self.end_turn(side);
-        if !side && self.state.request.is_empty() {
+        self.end_turn(chain);
+        if chain == Chain::Main && self.state.request.is_empty() {
             self.state.request = truncate_words(&prompt, PROMPT_MAX);
         }
-        let thread = self.thread(side);
+        let thread = self.thread(chain);
         thread.turn = text(&entry.uuid).unwrap_or("").to_owned();
         thread.prompt = truncate_words(&prompt, PROMPT_MAX);
         // The user's own words can carry decisions ("don't use X; use Y").
@@ -636,12 +665,12 @@ impl<'w> Extractor<'w> {
             Origin::Prompt,
             &source,
             &timestamp,
-            side,
+            chain,
             &[Kind::Decision, Kind::Rejection, Kind::Tradeoff],
         );
     }
 
-    fn tool_result(&mut self, block: &Block<'_>, entry: &Entry<'_>, side: bool) {
+    fn tool_result(&mut self, block: &Block<'_>, entry: &Entry<'_>, chain: Chain) {
         self.state.results += 1;
         let id = text(&block.tool_use_id).unwrap_or("");
         let result: ToolUseResult<'_> = entry
@@ -658,7 +687,7 @@ impl<'w> Extractor<'w> {
         }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
         let results = self.state.results;
-        let thread = self.thread(side);
+        let thread = self.thread(chain);
         let Some(call) = thread.calls.iter_mut().find(|c| c.id == id) else {
             return;
         };
@@ -713,7 +742,7 @@ impl<'w> Extractor<'w> {
                         results,
                     });
                 } else {
-                    self.reset_after_failure(&command, id, side, &timestamp);
+                    self.reset_after_failure(&command, id, chain, &timestamp);
                 }
                 let stdout = text(&result.stdout)
                     .map(str::to_owned)
@@ -730,7 +759,7 @@ impl<'w> Extractor<'w> {
                     {
                         info.sha = Some(sha.clone());
                     }
-                    self.commit(info, id, side, &timestamp);
+                    self.commit(info, id, chain, &timestamp);
                 }
             }
             "TaskCreate" if !error => {
@@ -738,15 +767,15 @@ impl<'w> Extractor<'w> {
                     let subject = text(&task.subject).map(str::to_owned).unwrap_or(command);
                     let task_id = task.id.get().map(|t| t.0.to_string()).unwrap_or_default();
                     self.set_task(task_id, Some(subject), Some("pending"));
-                    self.task_event(side, &timestamp);
+                    self.task_event(chain, &timestamp);
                 }
             }
             _ => {}
         }
     }
 
-    fn end_group(&mut self, side: bool) {
-        let Some(mut group) = self.thread(side).group.take() else {
+    fn end_group(&mut self, chain: Chain) {
+        let Some(mut group) = self.thread(chain).group.take() else {
             return;
         };
         // Redacted whole, before it is split into sentences: a split can part a secret from
@@ -760,7 +789,7 @@ impl<'w> Extractor<'w> {
                 Origin::Thinking,
                 &group.id,
                 &group.timestamp,
-                side,
+                chain,
                 &REASONING,
             );
         }
@@ -770,7 +799,7 @@ impl<'w> Extractor<'w> {
                 Origin::Text,
                 &group.id,
                 &group.timestamp,
-                side,
+                chain,
                 &REASONING,
             );
         }
@@ -787,14 +816,14 @@ impl<'w> Extractor<'w> {
                     Origin::Thinking,
                     &group.id,
                     &group.timestamp,
-                    side,
+                    chain,
                 );
                 event.rationale = truncate_words(&group.thinking, RATIONALE_MAX);
-                self.draft(event, side);
+                self.draft(event, chain);
             }
         }
         // Drafts made above point at this group's calls.
-        let thread = self.thread(side);
+        let thread = self.thread(chain);
         for d in thread.drafts.iter_mut().filter(|d| d.group == group.id) {
             d.first_call = group.first_call;
         }
@@ -808,7 +837,7 @@ impl<'w> Extractor<'w> {
         origin: Origin,
         source: &str,
         timestamp: &str,
-        side: bool,
+        chain: Chain,
         kinds: &[Kind],
     ) -> bool {
         let (paragraphs, sentences) = sentences::split(body);
@@ -825,7 +854,7 @@ impl<'w> Extractor<'w> {
             let alts = alternatives(sentence);
             let id = event_id(&self.state.session_id, source, kind);
             if let Some(draft) = self
-                .thread(side)
+                .thread(chain)
                 .drafts
                 .iter_mut()
                 .find(|d| d.event.id == id)
@@ -849,13 +878,13 @@ impl<'w> Extractor<'w> {
                 0 => Cow::Borrowed(sentence),
                 _ => Cow::Owned(format!("…{}", &sentence[from..])),
             };
-            let mut event = self.event(kind, &summary, origin, source, timestamp, side);
+            let mut event = self.event(kind, &summary, origin, source, timestamp, chain);
             event.rationale = truncate_words(
                 &introduced(paragraph, &paragraphs[s.paragraph + 1..]),
                 RATIONALE_MAX,
             );
             event.alternatives = alts.into_iter().take(ALTERNATIVES_MAX).collect();
-            self.draft(event, side);
+            self.draft(event, chain);
         }
         matched
     }
@@ -867,15 +896,18 @@ impl<'w> Extractor<'w> {
         origin: Origin,
         source: &str,
         timestamp: &str,
-        side: bool,
+        chain: Chain,
     ) -> Event {
-        let thread = if side {
-            &self.state.side
-        } else {
-            &self.state.main
+        let thread = match chain {
+            Chain::Main => &self.state.main,
+            Chain::Side => &self.state.side,
         };
         Event {
-            agent_id: if side { thread.agent_id.clone() } else { None },
+            agent_id: if chain == Chain::Side {
+                thread.agent_id.clone()
+            } else {
+                None
+            },
             prompt_context: thread.prompt.clone(),
             session: self.state.meta.clone(),
             ..Event::new(
@@ -890,8 +922,8 @@ impl<'w> Extractor<'w> {
     }
 
     /// Add or replace (by id) a draft of the current turn.
-    fn draft(&mut self, event: Event, side: bool) {
-        let thread = self.thread(side);
+    fn draft(&mut self, event: Event, chain: Chain) {
+        let thread = self.thread(chain);
         let group = thread
             .group
             .as_ref()
@@ -917,9 +949,9 @@ impl<'w> Extractor<'w> {
         }
     }
 
-    fn end_turn(&mut self, side: bool) {
-        self.end_group(side);
-        let thread = std::mem::take(self.thread(side));
+    fn end_turn(&mut self, chain: Chain) {
+        self.end_group(chain);
+        let thread = std::mem::take(self.thread(chain));
         let mut events: Vec<Event> = thread
             .drafts
             .into_iter()
@@ -962,7 +994,7 @@ impl<'w> Extractor<'w> {
                     Origin::ToolSequence,
                     &source,
                     "",
-                    false,
+                    Chain::Main,
                 )
             };
             event.timestamp = calls[0].timestamp.clone();
@@ -972,14 +1004,14 @@ impl<'w> Extractor<'w> {
                 .map(|c| compressed(c))
                 .collect();
             event.files_affected = vec![file.to_owned()];
-            event.lines = lines::smallest(
+            event.lines = fingerprint::smallest(
                 calls.iter().flat_map(|c| c.added.iter().copied()),
-                lines::KEPT_MAX,
+                fingerprint::KEPT_MAX,
             );
             events.push(event);
         }
-        let agent = if side { agent_id } else { None };
-        *self.thread(side) = Thread {
+        let agent = if chain == Chain::Side { agent_id } else { None };
+        *self.thread(chain) = Thread {
             agent_id: agent,
             ..Thread::default()
         };
@@ -991,11 +1023,11 @@ impl<'w> Extractor<'w> {
     /// A turn with very many tool calls (a long autonomous run, a subagent) ends here and goes
     /// on as a new part with the same prompt, so that its state stays bounded and no later
     /// call — a commit, an edit — is lost. Done between messages, when their results are in.
-    fn split_turn(&mut self, side: bool) {
-        let thread = self.thread(side);
+    fn split_turn(&mut self, chain: Chain) {
+        let thread = self.thread(chain);
         let (turn, prompt, parts) = (thread.turn.clone(), thread.prompt.clone(), thread.parts + 1);
-        self.end_turn(side);
-        let thread = self.thread(side);
+        self.end_turn(chain);
+        let thread = self.thread(chain);
         let base = turn.split('#').next().unwrap_or("").to_owned();
         thread.turn = format!("{base}#{parts}");
         thread.prompt = prompt;
@@ -1007,7 +1039,7 @@ impl<'w> Extractor<'w> {
         self.out.push(event);
     }
 
-    fn plan(&mut self, plan: &str, source: &str, side: bool, timestamp: &str) {
+    fn plan(&mut self, plan: &str, source: &str, chain: Chain, timestamp: &str) {
         let plan = &*self.clean(plan);
         let (paragraphs, _) = sentences::split(plan);
         let title = paragraphs.first().map(String::as_str).unwrap_or("plan");
@@ -1017,30 +1049,30 @@ impl<'w> Extractor<'w> {
             Origin::Plan,
             source,
             timestamp,
-            side,
+            chain,
         );
         event.rationale = truncate_words(plan.trim(), PLAN_MAX);
-        self.draft(event, side);
+        self.draft(event, chain);
         self.reasoning(
             plan,
             Origin::Plan,
             source,
             timestamp,
-            side,
+            chain,
             &[Kind::Rejection, Kind::Tradeoff],
         );
     }
 
     /// A commit the session made: its subject is the event, its body (trailers left out) the
     /// rationale. The message is in git already, so its body is not mined for reasoning.
-    fn commit(&mut self, mut info: CommitInfo, source: &str, side: bool, timestamp: &str) {
+    fn commit(&mut self, mut info: CommitInfo, source: &str, chain: Chain, timestamp: &str) {
         info.message = self.clean(&info.message).into_owned();
         let (subject, body) = info.message.split_once('\n').unwrap_or((&info.message, ""));
         let kind = commit_kind(subject);
-        let mut event = self.event(kind, subject, Origin::Commit, source, timestamp, side);
+        let mut event = self.event(kind, subject, Origin::Commit, source, timestamp, chain);
         event.rationale = truncate_words(without_trailers(body), RATIONALE_MAX);
         event.commits = info.sha.into_iter().collect();
-        self.draft(event, side);
+        self.draft(event, chain);
     }
 
     fn edit(
@@ -1048,7 +1080,7 @@ impl<'w> Extractor<'w> {
         call: &str,
         file: Option<&str>,
         input: &ToolInput<'_>,
-        side: bool,
+        chain: Chain,
         timestamp: &str,
     ) {
         let Some(file) = file else { return };
@@ -1072,7 +1104,7 @@ impl<'w> Extractor<'w> {
                     &[file],
                     &failure.command,
                     call,
-                    side,
+                    chain,
                     timestamp,
                 );
             }
@@ -1092,7 +1124,7 @@ impl<'w> Extractor<'w> {
 
     /// A Bash command that throws changes away after a failure (`git checkout -- f`,
     /// `git restore`, `git stash`, `git reset --hard`) turns the edits since into a rejection.
-    fn reset_after_failure(&mut self, command: &str, call: &str, side: bool, timestamp: &str) {
+    fn reset_after_failure(&mut self, command: &str, call: &str, chain: Chain, timestamp: &str) {
         if !discards_changes(command) {
             return;
         }
@@ -1125,7 +1157,7 @@ impl<'w> Extractor<'w> {
                 files.push(&m.file);
             }
         }
-        self.revert(&calls, &files, &failure.command, call, side, timestamp);
+        self.revert(&calls, &files, &failure.command, call, chain, timestamp);
         self.state.edits.retain(|m| m.results >= failure.results);
     }
 
@@ -1135,10 +1167,10 @@ impl<'w> Extractor<'w> {
         files: &[&str],
         failed: &str,
         source: &str,
-        side: bool,
+        chain: Chain,
         timestamp: &str,
     ) {
-        let thread = self.thread(side);
+        let thread = self.thread(chain);
         for c in thread
             .calls
             .iter_mut()
@@ -1157,11 +1189,11 @@ impl<'w> Extractor<'w> {
             Origin::ToolSequence,
             source,
             timestamp,
-            side,
+            chain,
         );
         event.files_affected = files.iter().map(|f| f.to_string()).collect();
         event.rationale = format!("The change to {what} was undone after `{failed}` failed.");
-        self.draft(event, side);
+        self.draft(event, chain);
     }
 
     /// The task list a TodoWrite call sets.
@@ -1187,7 +1219,7 @@ impl<'w> Extractor<'w> {
         match p.change {
             Change::Tasks(tasks) => {
                 self.state.tasks = tasks;
-                self.task_event(p.side, &p.timestamp);
+                self.task_event(p.chain, &p.timestamp);
             }
             Change::Task {
                 id,
@@ -1195,9 +1227,9 @@ impl<'w> Extractor<'w> {
                 status,
             } => {
                 self.set_task(id, subject, status.as_deref());
-                self.task_event(p.side, &p.timestamp);
+                self.task_event(p.chain, &p.timestamp);
             }
-            Change::Plan(plan) => self.plan(&plan, &p.call, p.side, &p.timestamp),
+            Change::Plan(plan) => self.plan(&plan, &p.call, p.chain, &p.timestamp),
         }
     }
 
@@ -1228,7 +1260,7 @@ impl<'w> Extractor<'w> {
     }
 
     /// The task list as one event per turn, replaced as the list changes.
-    fn task_event(&mut self, side: bool, timestamp: &str) {
+    fn task_event(&mut self, chain: Chain, timestamp: &str) {
         let tasks = &self.state.tasks;
         if tasks.is_empty() {
             return;
@@ -1254,20 +1286,20 @@ impl<'w> Extractor<'w> {
                 status: t.status.clone(),
             })
             .collect();
-        let turn = self.thread(side).turn.clone();
+        let turn = self.thread(chain).turn.clone();
         let mut event = self.event(
             Kind::ToolCall,
             &summary,
             Origin::Tasks,
             &format!("tasks:{turn}"),
             timestamp,
-            side,
+            chain,
         );
         event.tasks = list;
-        self.draft(event, side);
+        self.draft(event, chain);
     }
 
-    /// The hashes of the lines a write call adds (see [`lines`]): all of a written file or
+    /// The hashes of the lines a write call adds (see [`fingerprint`]): all of a written file or
     /// notebook cell, the lines an edit's new text has that its old text had not. Lines that
     /// redaction or what the session saw of excluded files would change are left out.
     fn added_lines(&self, input: &ToolInput<'_>) -> Vec<u32> {
@@ -1278,9 +1310,9 @@ impl<'w> Extractor<'w> {
         let mut added = std::collections::BTreeSet::new();
         for (old, new) in pairs {
             let old = old.unwrap_or("");
-            let before = lines::hashes(old);
+            let before = fingerprint::hashes(old);
             for line in new.lines() {
-                if let Some(h) = lines::hash(line)
+                if let Some(h) = fingerprint::hash(line)
                     && !before.contains(&h)
                     && self.clean(line) == line
                 {
@@ -1288,7 +1320,7 @@ impl<'w> Extractor<'w> {
                 }
             }
         }
-        lines::smallest(added, lines::KEPT_MAX)
+        fingerprint::smallest(added, fingerprint::KEPT_MAX)
     }
 
     fn relative(&self, path: &str) -> String {

@@ -15,7 +15,8 @@ use std::io;
 
 use crate::app::forget;
 use crate::deliver::{self, install as deliver_install, links};
-use crate::ingest::{self, record};
+use crate::ingest::{self, recorded};
+use crate::render;
 use crate::retrieve::{review, why};
 use crate::share::{export, sync};
 use crate::store;
@@ -185,11 +186,11 @@ impl From<review::Error> for Failure {
     }
 }
 
-impl From<record::Error> for Failure {
-    fn from(e: record::Error) -> Failure {
+impl From<recorded::Error> for Failure {
+    fn from(e: recorded::Error) -> Failure {
         match e {
-            record::Error::Store(e) => e.into(),
-            record::Error::Revision(e) => e.into(),
+            recorded::Error::Store(e) => e.into(),
+            recorded::Error::Revision(e) => e.into(),
             e => Failure::usage(e),
         }
     }
@@ -241,6 +242,7 @@ impl From<deliver::Error> for Failure {
             deliver::Error::Store(e) => e.into(),
             deliver::Error::Ingest(e) => e.into(),
             deliver::Error::Link(e) => e.into(),
+            deliver::Error::Render(e) => e.into(),
             deliver::Error::Unreadable { path, source } => {
                 let machine = machine_failure(source.kind());
                 let e = deliver::Error::Unreadable { path, source };
@@ -251,6 +253,13 @@ impl From<deliver::Error> for Failure {
             }
             e => Failure::usage(e),
         }
+    }
+}
+
+/// A template that cannot be used (a repository's own, most often) is bad input.
+impl From<render::Error> for Failure {
+    fn from(e: render::Error) -> Failure {
+        Failure::usage(e)
     }
 }
 

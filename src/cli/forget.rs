@@ -16,7 +16,7 @@ use regex::Regex;
 use crate::app::forget::{self, Criteria, Forgotten, Outcome};
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure};
-use crate::store::forget::PREFIX_MIN;
+use crate::store::erase::PREFIX_MIN;
 use crate::store::{Store, graph, notes};
 
 #[derive(Debug, clap::Args)]

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::app::hook::{self as work, follow_notes};
+use crate::app::git_events::{self as work, follow_notes};
 use crate::cli::CmdResult;
 use crate::config::{self, Config};
 use crate::deliver::hooks::{self, Payload};

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cli::review::{Output, Printed};
 use crate::cli::terminal::Look;
 use crate::cli::{CmdResult, Failure, repo_path};
-use crate::deliver::review::{markdown, text};
+use crate::render::{self, markdown, text};
 use crate::retrieve::review::{self, LogEntry};
 use crate::store::Store;
 
@@ -68,7 +68,7 @@ impl Printed for Logged<'_> {
             .try_for_each(|e| text::log_entry(e, p, out))
     }
 
-    fn markdown(&self, store: &Store, _max_chars: Option<usize>) -> crate::deliver::Result<String> {
+    fn markdown(&self, store: &Store, _max_chars: Option<usize>) -> render::Result<String> {
         markdown::log(store, self.commits)
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure, repo_path};
 use crate::event::Event;
-use crate::ingest::record::{self, Place, Record, What};
+use crate::ingest::recorded::{self, Place, Record, What};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -126,7 +126,7 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             .chain(args.supersedes)
             .collect(),
     };
-    let (event, placed) = record::record(store, &recorded, place)?;
+    let (event, placed) = recorded::record(store, &recorded, place)?;
     report::print(out, &Recorded { event, placed }, args.json)
 }
 

@@ -8,8 +8,7 @@ use serde::Serialize;
 use crate::cli::CmdResult;
 use crate::cli::report;
 use crate::cli::terminal::{self, Look};
-use crate::deliver;
-use crate::deliver::review::{markdown, text};
+use crate::render::{self, markdown, text};
 use crate::retrieve::review;
 use crate::store::Store;
 
@@ -52,7 +51,7 @@ pub struct Output {
 /// forms, coloured text and Markdown.
 pub trait Printed: Serialize {
     fn text(&self, p: text::Palette, out: &mut dyn Write) -> io::Result<()>;
-    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> deliver::Result<String>;
+    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> render::Result<String>;
 }
 
 impl Output {
@@ -114,7 +113,7 @@ impl Printed for Reviewed<'_> {
         }
     }
 
-    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> deliver::Result<String> {
+    fn markdown(&self, store: &Store, max_chars: Option<usize>) -> render::Result<String> {
         markdown::review(store, self.review, self.show, max_chars)
     }
 }

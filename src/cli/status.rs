@@ -14,7 +14,7 @@ use crate::config;
 use crate::deliver::install::git_hooks::Found;
 use crate::event::Kind;
 use crate::ingest::Saved;
-use crate::store::distill::Spent;
+use crate::store::distill_state::Spent;
 use crate::store::{self, Store, graph, notes, pending, state};
 use crate::transcript::cursor::LineCounts;
 
@@ -88,7 +88,7 @@ struct Distill {
     mode: &'static str,
     today: Spent,
     total: Spent,
-    last_failure: Option<store::distill::Failure>,
+    last_failure: Option<store::distill_state::Failure>,
 }
 
 /// A transcript read, and how far.
@@ -149,7 +149,7 @@ fn gather(store: &Store) -> Result<StatusReport, store::Error> {
             Err(_) => unreadable_cursors += 1,
         }
     }
-    let usage = store::distill::usage(store);
+    let usage = store::distill_state::usage(store);
     let mut lines = LineCounts::default();
     for s in &cursors {
         lines.add(s.cursor.lines);

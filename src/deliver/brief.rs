@@ -11,9 +11,9 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::deliver::Result;
-use crate::deliver::templates::{self, BRIEF, within};
 use crate::event::Kind;
 use crate::event::summary::Summary;
+use crate::render::templates::{self, BRIEF, within};
 use crate::store::graph::View;
 use crate::store::{Store, pending};
 

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::deliver::templates::{self, CLAUDE_MD};
 use crate::deliver::{Error, Result, links};
+use crate::render::templates::{self, CLAUDE_MD};
 use crate::store::graph::{self, View};
 use crate::store::{Store, write_atomic};
 
@@ -108,11 +108,11 @@ pub fn refresh(store: &Store) -> Result<(PathBuf, Refreshed)> {
 /// The section's text, from the graph (without the markers).
 pub fn section(store: &Store) -> Result<String> {
     let (components, open) = gather(store)?;
-    templates::render(
+    Ok(templates::render(
         store,
         &CLAUDE_MD,
         &json!({"components": components, "open": open}),
-    )
+    )?)
 }
 
 type Components = BTreeMap<String, Vec<Decision>>;

@@ -13,9 +13,9 @@ use std::fs;
 use serde_json::json;
 
 use crate::deliver::Result;
-use crate::deliver::templates::{self, CONTINUATION, within};
 use crate::event::Event;
 use crate::event::summary::{self, Summary};
+use crate::render::templates::{self, CONTINUATION, within};
 use crate::store::{Store, io_error, link, pending, write_atomic};
 
 const DIR: &str = "continuation";

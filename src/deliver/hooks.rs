@@ -31,7 +31,7 @@ use crate::deliver::{Result, brief, continuation, injected};
 use crate::event::time::{self, rfc3339};
 use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
-use crate::store::{self, Store, link, pending, sessions, taint};
+use crate::store::{self, Store, link, pending, seen, sessions};
 use crate::transcript::record::ToolInput;
 use crate::transcript::root::{inside_repository, relative_to};
 
@@ -202,7 +202,7 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response> {
     let now = rfc3339(time::now_seconds());
     let session = &payload.session_id;
     let redactor = store.config().redactor();
-    let taint = seen(store, payload, tool, &input)?;
+    let taint = saw_excluded(store, payload, tool, &input)?;
     let clean = Cleaner {
         redactor,
         taint: &taint,
@@ -228,26 +228,26 @@ fn capture(store: &Store, payload: &Payload) -> Result<Response> {
 /// What the session saw of excluded files: what its readers recorded, and what this call's
 /// output shows of them (the content of an excluded file it read, the lines of one a search
 /// printed), recorded for them in turn.
-fn seen(
+fn saw_excluded(
     store: &Store,
     payload: &Payload,
     tool: &str,
     input: &ToolInput<'_>,
 ) -> store::Result<Taint> {
     let session = &payload.session_id;
-    let known = taint::load(store, session)?;
-    let mut seen = Taint::default();
-    seen.extend(known.iter().copied());
+    let known = seen::load(store, session)?;
+    let mut saw = Taint::default();
+    saw.extend(known.iter().copied());
     let Some(response) = &payload.tool_response else {
-        return Ok(seen);
+        return Ok(saw);
     };
     let redactor = store.config().redactor();
     let excluded = |path: &str| redactor.excluded(&relative_to(store.workdir(), path));
     let read_excluded =
         tool == "Read" && crate::transcript::record::text(&input.file_path).is_some_and(excluded);
-    seen.add_response(tool, response, read_excluded, excluded);
-    taint::add(store, session, &known, seen.hashes())?;
-    Ok(seen)
+    saw.add_response(tool, response, read_excluded, excluded);
+    seen::add(store, session, &known, saw.hashes())?;
+    Ok(saw)
 }
 
 /// The store's lock, or, when another writer holds it past the hook's patience, the response

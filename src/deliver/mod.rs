@@ -1,5 +1,7 @@
 //! Delivery (docs/hooks.md, "Claude Code hooks"): what goes back into a Claude Code session — the
-//! context its hooks inject, once each per session.
+//! context its hooks inject, once each per session, the brief and the continuation, CLAUDE.md —
+//! and how Claude Code and git are hooked up to it (`install/`). What people read (a review as
+//! text or Markdown) is `crate::render`'s.
 
 pub mod brief;
 pub mod claude_md;
@@ -8,8 +10,6 @@ pub mod hooks;
 pub mod injected;
 pub mod install;
 pub mod links;
-pub mod review;
-pub mod templates;
 
 use std::path::PathBuf;
 
@@ -20,23 +20,8 @@ pub(crate) use crate::store::error_chain as reason;
 /// template, CLAUDE.md) cannot be used as it is.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("template {origin}")]
-    Template {
-        origin: String,
-        source: minijinja::Error,
-    },
-    #[error("cannot read template {relative}")]
-    TemplateUnreadable {
-        relative: String,
-        source: std::io::Error,
-    },
-    #[error(
-        "template {relative}: {} is a symbolic link; a repository's templates must be regular \
-         files inside it", shown.display()
-    )]
-    TemplateLink { relative: String, shown: PathBuf },
-    #[error("template {0} is not a regular file")]
-    TemplateNotAFile(String),
+    #[error(transparent)]
+    Render(#[from] crate::render::Error),
     #[error("this repository has no working tree, so no CLAUDE.md")]
     NoWorkTree,
     #[error("{}: not UTF-8 text", .0.display())]

@@ -38,7 +38,7 @@ use crate::event::time::{now_seconds, rfc3339};
 use crate::event::{Event, Kind, Origin, Task, summarize, truncate_words};
 use crate::ingest::commit::{Environment, session_transcripts};
 use crate::retrieve::query::estimate_tokens;
-use crate::store::distill::{self as progress_store, Failure, Progress, Spent};
+use crate::store::distill_state::{self as progress_store, Failure, Progress, Spent};
 use crate::store::{self, Store, log, pending};
 use crate::transcript::reader::{DEFAULT_MAX_LINE, Line, LineReader};
 use crate::transcript::record::{Content, is_synthetic, parse_line, text};
@@ -154,7 +154,7 @@ pub fn session(
     let mut progress = progress_store::progress(store, session);
     let redactor = store.config().redactor();
     let mut taint = Taint::default();
-    taint.extend(store::taint::load(store, session)?);
+    taint.extend(store::seen::load(store, session)?);
     let (pieces, offsets) = gather(&extracted, &progress);
     let sent: Vec<String> = (pieces.iter())
         .map(|p| taint.scrub(&redactor.redact(p)).into_owned())

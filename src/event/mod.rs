@@ -5,7 +5,7 @@
 //! crash — yields the same ids and a store can upsert by id. `summary` is at most
 //! [`SUMMARY_MAX`] characters. Serialized field order puts the human-readable fields first.
 
-pub mod lines;
+pub mod fingerprint;
 pub mod note;
 pub mod summary;
 pub mod time;
@@ -255,7 +255,7 @@ pub struct Event {
     pub tasks: Vec<Task>,
     #[serde(default)]
     pub session: SessionMeta,
-    /// For a write event: hashes of the lines it added to its file (see [`lines`]), by which a
+    /// For a write event: hashes of the lines it added to its file (see [`fingerprint`]), by which a
     /// commit carrying them is recognised; in a note, a sample of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<u32>,
@@ -343,6 +343,37 @@ pub fn merge(old: Vec<Event>, new: impl IntoIterator<Item = Event>) -> (Vec<Even
         by_id.insert(e.id.clone(), e);
     }
     (by_id.into_values().collect(), merged)
+}
+
+/// What names one stored event: its session and its id (the same id in two sessions is two
+/// events). Kept on disk as the pair `[session, id]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(from = "(String, String)", into = "(String, String)")]
+pub struct Key {
+    pub session: String,
+    pub id: String,
+}
+
+impl Key {
+    /// The key of `event`.
+    pub fn of(event: &Event) -> Key {
+        Key {
+            session: event.session_id.clone(),
+            id: event.id.clone(),
+        }
+    }
+}
+
+impl From<(String, String)> for Key {
+    fn from((session, id): (String, String)) -> Key {
+        Key { session, id }
+    }
+}
+
+impl From<Key> for (String, String) {
+    fn from(key: Key) -> (String, String) {
+        (key.session, key.id)
+    }
 }
 
 /// The stable id of the event of `kind` drawn from `source` in `session`.

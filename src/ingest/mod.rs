@@ -6,7 +6,7 @@
 //! Long transcripts are checkpointed every [`CHECKPOINT_EVENTS`] events so memory stays bounded.
 
 pub mod commit;
-pub mod record;
+pub mod recorded;
 pub mod repair;
 
 use std::collections::{BTreeSet, HashSet};
@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
-use crate::event::Event;
-use crate::store::{self, Store, forgotten, link, pending, sessions, state, taint};
+use crate::event::{Event, Key};
+use crate::store::{self, Store, forgotten, link, pending, seen, sessions, state};
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::locate;
 use crate::transcript::reader::{Line, LineReader};
@@ -37,7 +37,7 @@ pub struct Saved {
     /// A later run that no longer produces one of them removes it: the turn's end decided
     /// otherwise (a thinking block that looked like raw reasoning gained a decision, say).
     #[serde(default)]
-    pub provisional: Vec<(String, String)>,
+    pub provisional: Vec<Key>,
 }
 
 /// What one transcript's extraction did.
@@ -113,7 +113,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
             None
         }
     };
-    let mut stale: HashSet<(String, String)> = HashSet::new();
+    let mut stale: HashSet<Key> = HashSet::new();
     let (cursor, extractor_state) = match saved {
         Some(saved) => match saved.cursor.check(&mut file).map_err(read_error)? {
             Ok(()) => {
@@ -158,7 +158,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         .or_else(|| locate::session_of_path(path))
         .map(str::to_owned);
     let shared_taint = match &session {
-        Some(s) => taint::load(store, s)?,
+        Some(s) => seen::load(store, s)?,
         None => BTreeSet::new(),
     };
     let repo = store.repo();
@@ -204,7 +204,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         }
         finished.append(&mut extractor.take_events());
         if finished.len() >= options.checkpoint_events {
-            forget_emitted(&mut stale, &finished);
+            made_again(&mut stale, &finished);
             // Those still unresolved stay recorded, should this run die before its end.
             progress.provisional = stale.iter().cloned().collect();
             progress.save(
@@ -218,16 +218,13 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     }
     finished.append(&mut extractor.take_events());
     let provisional = extractor.provisional();
-    forget_emitted(&mut stale, &finished);
-    forget_emitted(&mut stale, &provisional);
-    progress.provisional = provisional
-        .iter()
-        .map(|e| (e.session_id.clone(), e.id.clone()))
-        .collect();
+    made_again(&mut stale, &finished);
+    made_again(&mut stale, &provisional);
+    progress.provisional = provisional.iter().map(Key::of).collect();
     finished.extend(provisional);
     // Gone before the state that no longer names them is saved: a run that dies in between
     // finds them stale again.
-    progress.report.events_removed = pending::remove(store, &stale)? + link::forget(store, &stale)?;
+    progress.report.events_removed = pending::remove(store, &stale)? + link::detach(store, &stale)?;
     progress.save(
         finished,
         counts,
@@ -255,7 +252,7 @@ struct Progress<'a> {
     file: File,
     cursor: Cursor,
     report: TranscriptReport,
-    provisional: Vec<(String, String)>,
+    provisional: Vec<Key>,
     /// The session's shared taint as this run knows it (see [`taint`]).
     shared_taint: BTreeSet<u64>,
 }
@@ -290,7 +287,7 @@ impl Progress<'_> {
             })?;
         let seen = state.taint();
         if !seen.is_empty() {
-            taint::add(
+            seen::add(
                 self.store,
                 &state.session_id,
                 &self.shared_taint,
@@ -308,12 +305,13 @@ impl Progress<'_> {
     }
 }
 
-fn forget_emitted(stale: &mut HashSet<(String, String)>, events: &[Event]) {
+/// `events` were made again: they are not stale.
+fn made_again(stale: &mut HashSet<Key>, events: &[Event]) {
     if stale.is_empty() {
         return;
     }
     for e in events {
-        stale.remove(&(e.session_id.clone(), e.id.clone()));
+        stale.remove(&Key::of(e));
     }
 }
 

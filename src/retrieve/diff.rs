@@ -14,7 +14,7 @@ use gix::diff::blob::{Algorithm, Diff, InternedInput};
 use gix::object::tree::EntryKind;
 use serde::Serialize;
 
-use crate::retrieve::text::is_text;
+use crate::retrieve::binary::is_text;
 use crate::store::{self, git_error};
 
 /// Lines of context around each change, as git's default.

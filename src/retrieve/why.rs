@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
+use crate::retrieve::binary;
 use crate::retrieve::index::{self, Ownership, lines};
-use crate::retrieve::text;
 use crate::store::{self, Store, history, notes, pending};
 
 /// How far before an annotated commit's own time its ancestors may have been committed: clocks
@@ -143,7 +143,7 @@ pub fn why(store: &Store, path: &str, range: Option<(u32, u32)>, by: By) -> Resu
     let blob = entry
         .object()
         .map_err(store::git_error(format!("read {path} at HEAD")))?;
-    if !text::is_text(&blob.data) {
+    if !binary::is_text(&blob.data) {
         return Err(Error::Binary(path.to_owned()));
     }
     let lines = line_count(&blob.data);

@@ -17,7 +17,7 @@ use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
 use crate::retrieve::index::lines;
 use crate::retrieve::review::{self, Error};
-use crate::store::forget::{self, Resolved};
+use crate::store::erase::{self, Resolved};
 use crate::store::{Store, notes, pending};
 
 /// The Agent Trace version the records follow.
@@ -169,7 +169,7 @@ pub struct Logged {
 /// Why a session cannot be exported.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("no session {0:?} is recorded (an id, or a prefix of {min} characters or more)", min = forget::PREFIX_MIN)]
+    #[error("no session {0:?} is recorded (an id, or a prefix of {min} characters or more)", min = erase::PREFIX_MIN)]
     Unknown(String),
     #[error("{0:?} is the start of {1} session ids")]
     Ambiguous(String, usize),
@@ -180,7 +180,7 @@ pub enum SessionError {
 /// The log of the session `name` (an id or a prefix of one): every event the notes and the
 /// pending queue hold of it.
 pub fn session(store: &Store, name: &str) -> Result<SessionLog, SessionError> {
-    let inventory = forget::inventory(store, &[])?;
+    let inventory = erase::inventory(store, &[])?;
     let session = match inventory.session(name) {
         Resolved::One(id) => id,
         Resolved::None => return Err(SessionError::Unknown(name.to_owned())),

@@ -37,7 +37,7 @@ use gix::ObjectId;
 
 use super::{Result, Store, forgotten, graph, history, io_error, notes, pending, write_atomic};
 use crate::event::time::{now_seconds, unix_seconds};
-use crate::event::{Event, Kind, Link, Origin, Signal, lines};
+use crate::event::{Event, Key, Kind, Link, Origin, Signal, fingerprint};
 
 pub const DIR: &str = "attached";
 
@@ -181,11 +181,11 @@ pub fn rewrite_index(store: &Store, moved: &BTreeMap<ObjectId, ObjectId>) -> Res
     Ok(())
 }
 
-/// Take events that no longer exist — provisional events of a turn that ended otherwise, named
-/// by (session, id) — off the notes they were attached to; returns how many were there.
-pub fn forget(store: &Store, gone: &HashSet<(String, String)>) -> Result<usize> {
+/// Take events that no longer exist — provisional events of a turn that ended otherwise —
+/// off the notes they were attached to; returns how many were there.
+pub fn detach(store: &Store, gone: &HashSet<Key>) -> Result<usize> {
     let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
-    for (session, id) in gone {
+    for Key { session, id } in gone {
         by_session.entry(session).or_default().insert(id);
     }
     let mut removed = 0;
@@ -204,7 +204,7 @@ pub fn forget(store: &Store, gone: &HashSet<(String, String)>) -> Result<usize> 
         let removals: Vec<(ObjectId, HashSet<&str>)> = on.into_iter().collect();
         // One commit on the notes ref for all of them.
         removed += notes::remove_all(store, &removals)?.removed;
-        // The graph before the index: once the index forgets the events, a re-run would not
+        // The graph before the index: once the index drops the events, a re-run would not
         // know which commits to look at again.
         graph::update(store, &BTreeMap::from([(session.to_owned(), commits)]))?;
         write_index(store, session, &index)?;
@@ -442,7 +442,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         let (gone, kept): (Vec<Event>, Vec<Event>) = events
             .into_iter()
             .partition(|e| forgotten.contains_key(&e.id));
-        let gone = gone.into_iter().map(|e| (e.session_id, e.id)).collect();
+        let gone = gone.iter().map(Key::of).collect();
         pending::remove(store, &gone)?;
         events = kept;
     }
@@ -476,7 +476,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     // Those its note (fetched with the notes) holds leave the queue; the others wait until the
     // history is deepened.
     let shallow = repo.is_shallow().unwrap_or(false);
-    let mut beyond: HashSet<(String, String)> = HashSet::new();
+    let mut beyond: HashSet<Key> = HashSet::new();
     // The annotated commits, listed once, when the first such commit asks.
     let mut annotated: Option<Vec<ObjectId>> = None;
     for e in events {
@@ -502,7 +502,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             beyond.extend(
                 flat.drain(from..)
                     .filter(|e| noted.contains(&e.id))
-                    .map(|e| (e.session_id, e.id)),
+                    .map(|e| Key::of(&e)),
             );
         }
     }
@@ -592,12 +592,12 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
         }
     }
     let mut linked = Linked::default();
-    let mut moved: HashSet<(String, String)> = HashSet::new();
+    let mut moved: HashSet<Key> = HashSet::new();
     for (commit, events) in &batches {
         linked.events += events.len();
         for e in events {
             index.insert(e.id.clone(), *commit);
-            moved.insert((e.session_id.clone(), e.id.clone()));
+            moved.insert(Key::of(e));
         }
     }
     linked.commits = batches.iter().map(|(c, _)| c).collect::<HashSet<_>>().len();
@@ -970,7 +970,7 @@ fn added_lines(
         if now.is_none() || now == before {
             continue;
         }
-        let added = lines::added(&text(before), &text(now));
+        let added = fingerprint::added(&text(before), &text(now));
         if !added.is_empty() {
             out.insert(path.clone(), added);
         }

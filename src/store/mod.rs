@@ -4,8 +4,8 @@
 //! Writes are atomic (write a temporary file, then rename) and serialized between processes by
 //! an advisory lock on `agent-context/lock`, which the OS releases if a writer dies.
 
-pub mod distill;
-pub mod forget;
+pub mod distill_state;
+pub mod erase;
 pub mod forgotten;
 pub mod git_config;
 pub mod graph;
@@ -16,9 +16,9 @@ pub mod notes;
 pub mod pack;
 pub mod parameters;
 pub mod pending;
+pub mod seen;
 pub mod sessions;
 pub mod state;
-pub mod taint;
 
 use std::fs::{self, File, TryLockError};
 use std::io::{self, Write};

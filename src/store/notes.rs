@@ -13,7 +13,7 @@ use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, commit, expecting, git_error, ref_tip, signature};
 use crate::event::note::{decode, encode, union};
-use crate::event::{Event, Link, Merged, lines, merge};
+use crate::event::{Event, Link, Merged, fingerprint, merge};
 
 /// The notes ref the events live on.
 pub const REF: &str = "refs/notes/agent-context";
@@ -232,8 +232,8 @@ pub(crate) fn attach_all_keeping(
                 let mut e = e.clone();
                 e.link = Link::stronger(e.link, linked.get(&e.id).copied());
                 // A note keeps a sample of a write's lines.
-                if e.lines.len() > lines::SAMPLE_MAX {
-                    e.lines = lines::smallest(e.lines, lines::SAMPLE_MAX);
+                if e.lines.len() > fingerprint::SAMPLE_MAX {
+                    e.lines = fingerprint::smallest(e.lines, fingerprint::SAMPLE_MAX);
                 }
                 e
             });

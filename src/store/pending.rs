@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Result, Store, io_error, write_atomic};
-use crate::event::{Event, Kind, Merged, merge};
+use crate::event::{Event, Key, Kind, Merged, merge};
 
 pub const DIR: &str = "pending";
 
@@ -139,10 +139,10 @@ fn write(path: &Path, queue: &mut Queue) -> Result<()> {
     write_atomic(path, &out)
 }
 
-/// Remove the events named by (session, id); returns how many were there.
-pub fn remove(store: &Store, events: &HashSet<(String, String)>) -> Result<usize> {
+/// Remove the events named; returns how many were there.
+pub fn remove(store: &Store, events: &HashSet<Key>) -> Result<usize> {
     let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
-    for (session, id) in events {
+    for Key { session, id } in events {
         by_session.entry(session).or_default().insert(id);
     }
     let mut removed = 0;

@@ -85,7 +85,7 @@ pub fn subagents_of(main: &Path) -> Vec<PathBuf> {
 
 /// `paths` in the order to read them: by path, except that a session's subagents come before
 /// its main transcript, which may quote what they saw of a file never to capture (their reader
-/// records it for the main one's, see `store::taint`).
+/// records it for the main one's, see `store::seen`).
 pub fn reading_order(paths: &mut [PathBuf]) {
     paths.sort_by_cached_key(|p| {
         let session_dir = p

@@ -274,3 +274,20 @@ fn each_layer_uses_only_the_layers_below_it() {
     }
     assert!(wrong.is_empty(), "uses against the layers: {wrong:#?}");
 }
+
+#[test]
+fn below_the_command_line_no_two_modules_share_a_name() {
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for module in sources().keys() {
+        if let (Some(last), Some(first)) = (module.last(), module.first())
+            && first != "cli"
+        {
+            by_name
+                .entry(last.clone())
+                .or_default()
+                .push(module.join("/"));
+        }
+    }
+    let shared: Vec<&Vec<String>> = by_name.values().filter(|m| m.len() > 1).collect();
+    assert!(shared.is_empty(), "modules of one name: {shared:?}");
+}

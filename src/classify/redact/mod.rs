@@ -11,8 +11,8 @@
 
 mod exclude;
 mod rules;
-mod settings;
 mod taint;
+mod user;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -23,8 +23,8 @@ use regex::{Captures, Regex};
 use exclude::Exclude;
 pub use exclude::check_glob;
 use rules::{ANY, EACH, RULES};
-pub use settings::{DEFAULT_EXCLUDE, Invalid, Settings};
 pub use taint::Taint;
+pub use user::{DEFAULT_EXCLUDE, Invalid, Settings};
 
 use crate::event::{Event, SUMMARY_MAX, truncate_words};
 

@@ -118,7 +118,7 @@ impl Taint {
         self.0.is_empty()
     }
 
-    /// The hashes, to share with the session's other readers (see `store::taint`).
+    /// The hashes, to share with the session's other readers (see `store::seen`).
     pub fn hashes(&self) -> impl Iterator<Item = u64> + '_ {
         self.0.iter().copied()
     }

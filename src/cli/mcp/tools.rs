@@ -14,15 +14,15 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::deliver::review::text::Palette;
-use crate::deliver::templates::within;
 use crate::deliver::{brief, continuation};
 use crate::event::Event;
-use crate::ingest::record::{self, Place, Record, What};
+use crate::ingest::recorded::{self, Place, Record, What};
+use crate::render::templates::within;
+use crate::render::text::Palette;
 use crate::retrieve::query::{self, Focus, Request};
 use crate::retrieve::why::{self, By, Why};
 use crate::sanitise::{self, Reader};
-use crate::store::forget::{self, Inventory, Resolved};
+use crate::store::erase::{self, Inventory, Resolved};
 use crate::store::graph::View;
 use crate::store::{self, Store, notes, pending};
 
@@ -64,7 +64,7 @@ pub enum Refusal {
     EmptyPrompt,
     #[error("budget is between 100 and {TOKENS_MAX} tokens")]
     Budget,
-    #[error("no session {} is recorded (an id, or a prefix of {} characters or more)", sanitise::field(.0), forget::PREFIX_MIN)]
+    #[error("no session {} is recorded (an id, or a prefix of {} characters or more)", sanitise::field(.0), erase::PREFIX_MIN)]
     UnknownSession(String),
     #[error("{} is the start of {count} {what} ids", sanitise::field(name))]
     Ambiguous {
@@ -77,7 +77,7 @@ pub enum Refusal {
     #[error(transparent)]
     Path(#[from] store::PathError),
     #[error(transparent)]
-    Record(#[from] record::Error),
+    Record(#[from] recorded::Error),
     #[error(transparent)]
     Why(#[from] why::Error),
     #[error(transparent)]
@@ -246,7 +246,7 @@ fn record_decision(context: &Context<'_>, args: RecordArgs) -> Outcome {
         Some(session) => Place::Session(session),
         None => Place::Commit("HEAD"),
     };
-    let (event, placed) = record::record(&store, &recorded, place)?;
+    let (event, placed) = recorded::record(&store, &recorded, place)?;
     let mut text = format!("recorded {} {} ({placed})", event.kind, &event.id[..8]);
     if context.session.is_none() {
         text.push_str(
@@ -316,7 +316,7 @@ fn recall(context: &Context<'_>, args: RecallArgs) -> Outcome {
     let store = open(context)?;
     let mut text = String::new();
     if !args.ids.is_empty() {
-        let inventory = forget::inventory(&store, &[])?;
+        let inventory = erase::inventory(&store, &[])?;
         for name in &args.ids {
             let line = match full_event(&store, &inventory, name)? {
                 Some(event) => render(&event),
@@ -400,7 +400,7 @@ struct SessionArgs {
 /// The session id `name` stands for, among the sessions stored.
 fn session_of(store: &Store, name: &str) -> Result<String, Refusal> {
     fits("session", name, NAME_MAX)?;
-    let inventory = forget::inventory(store, &[])?;
+    let inventory = erase::inventory(store, &[])?;
     match inventory.session(name) {
         Resolved::One(id) => Ok(id),
         Resolved::None => Err(Refusal::UnknownSession(name.to_owned())),

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use gix::ObjectId;
 use gix::diff::blob::{Algorithm, Diff, InternedInput, sources::byte_lines};
 
-use crate::retrieve::text::is_text;
+use crate::retrieve::binary::is_text;
 use crate::store::{self, git_error};
 
 /// Blobs larger than this are not indexed (generated files, data).

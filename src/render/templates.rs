@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::classify::redact::Redactor;
-use crate::deliver::{Error, Result};
+use crate::render::{Error, Result};
 use crate::retrieve::query::estimate_tokens;
 use crate::sanitise::{self, Reader};
 use crate::store::Store;

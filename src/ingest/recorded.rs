@@ -13,7 +13,7 @@ use crate::classify::extractor::RATIONALE_MAX;
 use crate::event::time::{now_seconds, rfc3339};
 use crate::event::{Event, Kind, Origin, event_id, summarize, truncate_words};
 use crate::retrieve::review;
-use crate::store::forget::{self, Resolved};
+use crate::store::erase::{self, Resolved};
 use crate::store::{self, Store, graph, notes, pending};
 
 /// The session a person's events belong to: one for everyone who records by hand.
@@ -176,7 +176,7 @@ fn decisions_named(store: &Store, given: &[String]) -> Result<Vec<String>, Error
         if !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error::UnknownDecision(prefix));
         }
-        match forget::resolve_prefix(known.iter(), &prefix) {
+        match erase::resolve_prefix(known.iter(), &prefix) {
             Resolved::One(id) if !ids.contains(&id) => ids.push(id),
             Resolved::One(_) => {}
             Resolved::Ambiguous(_) => return Err(Error::AmbiguousDecision(prefix)),

@@ -12,10 +12,10 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::deliver::Result;
-use crate::deliver::review::text;
-use crate::deliver::templates::{self, LOG, REVIEW, code_fence};
 use crate::event::Kind;
+use crate::render::Result;
+use crate::render::templates::{self, LOG, REVIEW, code_fence};
+use crate::render::text;
 use crate::retrieve::diff::Status;
 use crate::retrieve::review::{LogEntry, Reason, Review};
 use crate::store::Store;

@@ -37,7 +37,7 @@ use regex::Regex;
 use super::{
     Result, Store, forgotten, graph, io_error, link, log, notes, pending, state, write_atomic,
 };
-use crate::event::{Event, Kind};
+use crate::event::{Event, Key, Kind};
 
 /// Present while a forget is under way.
 const FORGETTING: &str = "forgetting";
@@ -319,9 +319,12 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
     let from_notes = notes::remove_all(store, &removals)?.removed;
     let after = notes::tip(&store.repo())?;
 
-    let named: HashSet<(String, String)> = events
+    let named: HashSet<Key> = events
         .iter()
-        .map(|e| (e.session.clone(), e.id.clone()))
+        .map(|e| Key {
+            session: e.session.clone(),
+            id: e.id.clone(),
+        })
         .collect();
     let from_pending = pending::remove(store, &named)?;
     let mut by_file: BTreeMap<&str, HashSet<&[u8]>> = BTreeMap::new();
