@@ -148,58 +148,21 @@ pub fn session(
     if transcripts.is_empty() {
         return Ok(Outcome::NoTranscripts);
     }
-    // Extraction first, and only as far as it read: what it learnt the session saw of excluded
-    // files (`.env`…) is scrubbed too, and covers exactly the text sent.
-    let extracted = extract(store, &transcripts)?;
-    let mut progress = progress_store::progress(store, session);
-    let redactor = store.config().redactor();
-    let mut taint = Taint::default();
-    taint.extend(store::seen::load(store, session)?);
-    let (pieces, offsets) = gather(&extracted, &progress);
-    let sent: Vec<String> = (pieces.iter())
-        .map(|p| taint.scrub(&redactor.redact(p)).into_owned())
-        .collect();
-    let sent = sent.join("\n\n");
-    if sent.trim().is_empty() {
-        if offsets != progress.offsets {
-            progress.offsets = offsets;
-            progress_store::save_progress(store, session, &progress)?;
+    let mut text = Text::since_last_time(store, session, &transcripts)?;
+    if text.sent.trim().is_empty() {
+        if text.offsets != text.progress.offsets {
+            text.progress.offsets = text.offsets;
+            progress_store::save_progress(store, session, &text.progress)?;
         }
         return Ok(Outcome::NothingNew);
     }
-
     let config = store.config();
-    let estimate = (estimate_tokens(SYSTEM) + estimate_tokens(&sent)) as u64 + MAX_TOKENS;
+    let estimate = (estimate_tokens(SYSTEM) + estimate_tokens(&text.sent)) as u64 + MAX_TOKENS;
     // Held until what this request spends is counted (or it fails).
     let _usage_lock = progress_store::lock_usage(store)?;
-    let day = today();
     let mut usage = progress_store::usage(store);
-    let budgets = [
-        (
-            "distill.session_tokens",
-            progress.tokens,
-            config.distill_session_tokens(),
-        ),
-        (
-            "distill.daily_tokens",
-            usage.on(&day).tokens(),
-            config.distill_daily_tokens(),
-        ),
-    ];
-    for (budget, spent, limit) in budgets {
-        if spent + estimate > limit {
-            let outcome = Outcome::OverBudget {
-                estimate,
-                budget,
-                spent,
-                limit,
-            };
-            let message = format!(
-                "not sent: about {estimate} tokens would pass {budget} ({spent} of {limit} spent)"
-            );
-            fail(store, &mut usage, session, &message)?;
-            return Ok(outcome);
-        }
+    if let Some(outcome) = over_budget(store, session, &text.progress, &mut usage, estimate)? {
+        return Ok(outcome);
     }
     let api_key = match (config.distill_mode(), client.api_key) {
         ("claude", _) => None,
@@ -213,35 +176,19 @@ pub fn session(
     // The estimate is counted before the request goes, and stays counted unless the real usage
     // replaces it or nothing was sent: a timeout, a lost connection, a malformed answer still
     // spend the budgets, which so bound a text sent again and again.
-    let before = (usage.clone(), progress.tokens);
+    let day = today();
+    let before = (usage.clone(), text.progress.tokens);
     let reserved = spent(estimate - MAX_TOKENS, MAX_TOKENS);
     usage.add(&day, reserved);
-    progress.tokens += reserved.tokens();
+    text.progress.tokens += reserved.tokens();
     progress_store::save_usage(store, &usage)?;
-    progress_store::save_progress(store, session, &progress)?;
-    let answer = match api_key {
-        None => claude::send(
-            config.distill_model(),
-            SYSTEM,
-            &sent,
-            config.distill_timeout(),
-        ),
-        Some(api_key) => api::send(&api::Request {
-            base_url: config.distill_base_url(),
-            api_key,
-            model: config.distill_model(),
-            max_tokens: MAX_TOKENS,
-            system: SYSTEM,
-            text: &sent,
-            timeout: config.distill_timeout(),
-        }),
-    };
-    let answer = match answer {
+    progress_store::save_progress(store, session, &text.progress)?;
+    let answer = match ask(config, api_key, &text.sent) {
         Ok(answer) => answer,
         Err(e) => {
             if !e.sent() {
-                (usage, progress.tokens) = before;
-                progress_store::save_progress(store, session, &progress)?;
+                (usage, text.progress.tokens) = before;
+                progress_store::save_progress(store, session, &text.progress)?;
             }
             let message = e.to_string();
             fail(store, &mut usage, session, &message)?;
@@ -250,58 +197,167 @@ pub fn session(
     };
     // What it really spent, in place of the estimate, saved before anything else can fail.
     let spent = spent(answer.input_tokens, answer.output_tokens);
-    (usage, progress.tokens) = before;
+    (usage, text.progress.tokens) = before;
     usage.add(&day, spent);
-    progress.tokens += spent.tokens();
+    text.progress.tokens += spent.tokens();
     progress_store::save_usage(store, &usage)?;
-    progress_store::save_progress(store, session, &progress)?;
-    if answer.cut {
+    progress_store::save_progress(store, session, &text.progress)?;
+    let failure = match (answer.cut, parse_answer(&answer.text)) {
         // Not whole, so not used: the same text goes again next time, which the budgets bound.
-        let message = format!(
+        (true, _) => format!(
             "answer cut at max_tokens ({MAX_TOKENS}): not used; {} tokens counted, the text is \
              sent again within distill.session_tokens and distill.daily_tokens",
             spent.tokens()
-        );
-        fail(store, &mut usage, session, &message)?;
-        return Ok(Outcome::Failed { message });
-    }
-    let items = match parse_answer(&answer.text) {
-        Ok(items) => items,
-        Err(e) => {
-            // The tokens were spent all the same: they count against the budgets.
-            let message = format!("the model's answer is not the JSON asked for: {e}");
-            fail(store, &mut usage, session, &message)?;
-            return Ok(Outcome::Failed { message });
+        ),
+        // The tokens were spent all the same: they count against the budgets.
+        (false, Err(e)) => format!("the model's answer is not the JSON asked for: {e}"),
+        (false, Ok(items)) => {
+            let (added, dropped, kept) = text.keep(store, session, &items)?;
+            log::append(
+                store,
+                "distill",
+                &format!(
+                    "session {session}: {added} events added, {dropped} dropped, {} tokens",
+                    spent.tokens()
+                ),
+            )?;
+            return Ok(Outcome::Distilled {
+                added,
+                dropped,
+                input_tokens: answer.input_tokens,
+                output_tokens: answer.output_tokens,
+                kept,
+            });
         }
     };
-    let (events, kept, dropped) = verified_events(
-        session,
-        &items,
-        &sent,
-        |s| taint.scrub(&redactor.redact(s)).into_owned(),
-        |f| redactor.excluded(f),
-    );
-    let added = {
-        let _lock = store.lock()?;
-        pending::upsert(store, events)?.added
-    };
-    progress.offsets = offsets;
-    progress_store::save_progress(store, session, &progress)?;
-    log::append(
-        store,
-        "distill",
-        &format!(
-            "session {session}: {added} events added, {dropped} dropped, {} tokens",
-            spent.tokens()
+    fail(store, &mut usage, session, &failure)?;
+    Ok(Outcome::Failed { message: failure })
+}
+
+/// What a session said since the last time, made ready to send: redacted, and scrubbed of
+/// what it saw of excluded files.
+struct Text {
+    sent: String,
+    /// Where each transcript's text ends, once sent.
+    offsets: BTreeMap<PathBuf, u64>,
+    progress: Progress,
+    taint: Taint,
+}
+
+impl Text {
+    /// Extraction first, and only as far as it read: what it learnt the session saw of excluded
+    /// files (`.env`…) is scrubbed too, and covers exactly the text sent.
+    fn since_last_time(
+        store: &Store,
+        session: &str,
+        transcripts: &[PathBuf],
+    ) -> store::Result<Text> {
+        let extracted = extract(store, transcripts)?;
+        let progress = progress_store::progress(store, session);
+        let redactor = store.config().redactor();
+        let mut taint = Taint::default();
+        taint.extend(store::seen::load(store, session)?);
+        let (pieces, offsets) = gather(&extracted, &progress);
+        let sent: Vec<String> = (pieces.iter())
+            .map(|p| taint.scrub(&redactor.redact(p)).into_owned())
+            .collect();
+        Ok(Text {
+            sent: sent.join("\n\n"),
+            offsets,
+            progress,
+            taint,
+        })
+    }
+
+    /// Store the events of `answer` whose quotes are in the text, and mark the text sent; how
+    /// many were added and dropped, and each item kept.
+    fn keep(
+        mut self,
+        store: &Store,
+        session: &str,
+        answer: &Answer,
+    ) -> store::Result<(usize, usize, Vec<Kept>)> {
+        let redactor = store.config().redactor();
+        let (events, kept, dropped) = verified_events(
+            session,
+            answer,
+            &self.sent,
+            |s| self.taint.scrub(&redactor.redact(s)).into_owned(),
+            |f| redactor.excluded(f),
+        );
+        let added = {
+            let _lock = store.lock()?;
+            pending::upsert(store, events)?.added
+        };
+        self.progress.offsets = self.offsets;
+        progress_store::save_progress(store, session, &self.progress)?;
+        Ok((added, dropped, kept))
+    }
+}
+
+/// `Some` outcome when a request of about `estimate` tokens would pass the session's or the
+/// day's budget: not sent, and said.
+fn over_budget(
+    store: &Store,
+    session: &str,
+    progress: &Progress,
+    usage: &mut progress_store::Usage,
+    estimate: u64,
+) -> store::Result<Option<Outcome>> {
+    let config = store.config();
+    let budgets = [
+        (
+            "distill.session_tokens",
+            progress.tokens,
+            config.distill_session_tokens(),
         ),
-    )?;
-    Ok(Outcome::Distilled {
-        added,
-        dropped,
-        input_tokens: answer.input_tokens,
-        output_tokens: answer.output_tokens,
-        kept,
-    })
+        (
+            "distill.daily_tokens",
+            usage.on(&today()).tokens(),
+            config.distill_daily_tokens(),
+        ),
+    ];
+    for (budget, spent, limit) in budgets {
+        if spent + estimate > limit {
+            let message = format!(
+                "not sent: about {estimate} tokens would pass {budget} ({spent} of {limit} spent)"
+            );
+            fail(store, usage, session, &message)?;
+            return Ok(Some(Outcome::OverBudget {
+                estimate,
+                budget,
+                spent,
+                limit,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// Send `text` to the model: through the Messages API with `api_key`, or, without one, through
+/// the user's `claude -p`.
+fn ask(
+    config: &crate::config::Config,
+    api_key: Option<&str>,
+    text: &str,
+) -> Result<api::Answer, api::Error> {
+    match api_key {
+        None => claude::send(
+            config.distill_model(),
+            SYSTEM,
+            text,
+            config.distill_timeout(),
+        ),
+        Some(api_key) => api::send(&api::Request {
+            base_url: config.distill_base_url(),
+            api_key,
+            model: config.distill_model(),
+            max_tokens: MAX_TOKENS,
+            system: SYSTEM,
+            text,
+            timeout: config.distill_timeout(),
+        }),
+    }
 }
 
 /// One call of `input` and `output` tokens, and what it costs.

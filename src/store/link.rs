@@ -433,119 +433,56 @@ pub fn session_to(
     )
 }
 
+/// Where a session's events go: (commit, events), in the order first placed.
+type Batches = Vec<(ObjectId, Vec<Event>)>;
+
+/// The session's events in order, and where the commits it named cut them: each commit takes
+/// the events up to the one naming it (an index into `flat`).
+struct Cuts {
+    flat: Vec<Event>,
+    at: Vec<(usize, ObjectId)>,
+}
+
 fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
-    let mut events = pending::session_events(store, session)?;
-    // A read or a search that `PostToolUse` appended without the lock as a `forget` took it
-    // out of the queue is forgotten all the same: it leaves the queue, for no commit.
-    let forgotten = forgotten::all(store)?;
-    if events.iter().any(|e| forgotten.contains_key(&e.id)) {
-        let (gone, kept): (Vec<Event>, Vec<Event>) = events
-            .into_iter()
-            .partition(|e| forgotten.contains_key(&e.id));
-        let gone = gone.iter().map(Key::of).collect();
-        pending::remove(store, &gone)?;
-        events = kept;
-    }
-    let summary = events
-        .iter()
-        .position(|e| e.kind == Kind::Session)
-        .map(|i| events.remove(i));
+    let (events, summary) = queued(store, session)?;
     let repo = store.repo();
-    let mut index = read_index_to_write(store, session)?;
-    let mut batches: Vec<(ObjectId, Vec<Event>)> = Vec::new();
+    let index = read_index_to_write(store, session)?;
+    let mut batches: Batches = Vec::new();
     // Events the index already places go where it says, never to a second commit: a run that
     // died before trimming the queue left them, or a hook appended one to the queue (see
     // [`pending::append`]) while this event was being attached. Either copy may be older than
     // the note's, which a later extraction updates in place: it only fills a gap.
     let mut replayed: HashSet<String> = HashSet::new();
-    for e in std::mem::take(&mut events) {
+    let mut unplaced = Vec::new();
+    for e in events {
         match index.get(&e.id) {
             Some(commit) => {
                 replayed.insert(e.id.clone());
                 place(&mut batches, *commit, e);
             }
-            None => events.push(e),
+            None => unplaced.push(e),
         }
     }
-    // The session's events in order, and the commits it named: each takes the events up to
-    // the one naming it (an index into `flat`).
-    let mut flat: Vec<Event> = Vec::new();
-    let mut cuts: Vec<(usize, ObjectId)> = Vec::new();
-    // In a shallow clone, a commit the session named that is not here is most likely beyond
-    // the shallow boundary: the events that led to it do not go to the next commit as well.
-    // Those its note (fetched with the notes) holds leave the queue; the others wait until the
-    // history is deepened.
-    let shallow = repo.is_shallow().unwrap_or(false);
-    let mut beyond: HashSet<Key> = HashSet::new();
-    // The annotated commits, listed once, when the first such commit asks.
-    let mut annotated: Option<Vec<ObjectId>> = None;
-    for e in events {
-        let named = match e.origin {
-            Origin::Commit if shallow => e.commits.clone(),
-            _ => Vec::new(),
-        };
-        let commit = match e.origin {
-            Origin::Commit => e
-                .commits
-                .iter()
-                .find_map(|c| notes::resolve_commit(&repo, c)),
-            _ => None,
-        };
-        flat.push(e);
-        if let Some(commit) = commit {
-            cuts.push((flat.len() - 1, commit));
-        } else if !named.is_empty() {
-            let annotated =
-                annotated.get_or_insert_with(|| notes::annotated(&repo).unwrap_or_default());
-            let noted = noted_beyond(&repo, annotated, &named);
-            let from = cuts.last().map_or(0, |(at, _)| at + 1);
-            beyond.extend(
-                flat.drain(from..)
-                    .filter(|e| noted.contains(&e.id))
-                    .map(|e| Key::of(&e)),
-            );
-        }
-    }
-    if !beyond.is_empty() {
-        pending::remove(store, &beyond)?;
-    }
+    let mut cuts = cut(store, &repo, unplaced)?;
     // How each commit linked now was found, the first signal to find it (a named commit is
-    // told from its events below).
+    // told from its events when they are written).
     let mut links: HashMap<ObjectId, Link> = HashMap::new();
     // The commits that may hold the session's work, walked once for every signal below.
     let recent = match rest {
-        Rest::ByTimeAndFiles => recent_for(&repo, &flat, &cuts),
+        Rest::ByTimeAndFiles => {
+            let recent = recent_for(&repo, &cuts.flat, &cuts.at);
+            by_message_and_content(&repo, &recent, &mut cuts, &index, &mut links);
+            recent
+        }
         Rest::Commit { .. } => Vec::new(),
     };
-    if matches!(rest, Rest::ByTimeAndFiles) {
-        // A commit the session named that is not here (rebased, amended since): the commit
-        // with the subject it wrote, when one alone has it.
-        let named: HashSet<usize> = cuts.iter().map(|(at, _)| *at).collect();
-        let known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
-        for (at, commit) in by_subject(&repo, &recent, &flat, &named, &known) {
-            let signal = Signal::Message;
-            links.insert(commit, Link { signal, score: 1.0 });
-            cuts.push((at, commit));
-        }
-        // Commits named now or linked before carry the session already.
-        let mut known: HashSet<ObjectId> = cuts.iter().map(|(_, c)| *c).collect();
-        known.extend(index.values().copied());
-        let named_at: Vec<usize> = cuts.iter().map(|(at, _)| *at).collect();
-        for (at, commit, score) in by_content(&repo, &recent, &flat, &known, &named_at) {
-            let signal = Signal::Content;
-            links.insert(commit, Link { signal, score });
-            cuts.push((at, commit));
-        }
-        // By position; a named commit before a commit found by its lines at the same event.
-        cuts.sort_by_key(|(at, _)| *at);
-    }
     let mut taken = 0;
-    for (at, commit) in cuts {
+    for &(at, commit) in &cuts.at {
         let upto = (at + 1).max(taken);
-        place_all(&mut batches, commit, flat[taken..upto].to_vec());
+        place_all(&mut batches, commit, cuts.flat[taken..upto].to_vec());
         taken = upto;
     }
-    let mut batch: Vec<Event> = flat.split_off(taken);
+    let mut batch: Vec<Event> = cuts.flat.split_off(taken);
     match rest {
         Rest::ByTimeAndFiles if !batch.is_empty() => {
             let known: HashSet<ObjectId> = batches
@@ -562,89 +499,222 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             }
         }
         Rest::ByTimeAndFiles => {}
-        // Known to be the session's commit: it takes the session event even with nothing else,
-        // and every event up to `upto` (a deferred commit's later events wait).
         Rest::Commit {
             id,
-            files_must_meet: false,
+            files_must_meet,
             upto,
         } => {
-            let taken = batch
-                .iter()
-                .take_while(|e| {
-                    upto.is_none_or(|upto| unix_seconds(&e.timestamp).is_none_or(|t| t <= upto))
-                })
-                .count();
-            let signal = Signal::Hook;
-            links.entry(id).or_insert(Link { signal, score: 1.0 });
-            place_all(&mut batches, id, batch.drain(..taken).collect());
-        }
-        Rest::Commit {
-            id,
-            files_must_meet: true,
-            ..
-        } => {
-            if !batch.is_empty() && files_meet(&repo, id, &written(&batch)) {
-                let signal = Signal::Active;
-                links.entry(id).or_insert(Link { signal, score: 1.0 });
-                place_all(&mut batches, id, std::mem::take(&mut batch));
+            let meets =
+                !files_must_meet || !batch.is_empty() && files_meet(&repo, id, &written(&batch));
+            if meets {
+                to_the_commit(&mut batches, &mut links, id, files_must_meet, upto, batch);
             }
         }
     }
-    let mut linked = Linked::default();
-    let mut moved: HashSet<Key> = HashSet::new();
-    for (commit, events) in &batches {
-        linked.events += events.len();
-        for e in events {
-            index.insert(e.id.clone(), *commit);
-            moved.insert(Key::of(e));
-        }
+    let written = Written {
+        session,
+        index,
+        replayed,
+        links,
+        summary,
+    };
+    written.write(store, batches)
+}
+
+/// The session's pending events, its session event taken out; a read or a search that
+/// `PostToolUse` appended without the lock as a `forget` took it out of the queue is forgotten
+/// all the same: it leaves the queue, for no commit.
+fn queued(store: &Store, session: &str) -> Result<(Vec<Event>, Option<Event>)> {
+    let mut events = pending::session_events(store, session)?;
+    let forgotten = forgotten::all(store)?;
+    if events.iter().any(|e| forgotten.contains_key(&e.id)) {
+        let (gone, kept): (Vec<Event>, Vec<Event>) = events
+            .into_iter()
+            .partition(|e| forgotten.contains_key(&e.id));
+        let gone = gone.iter().map(Key::of).collect();
+        pending::remove(store, &gone)?;
+        events = kept;
     }
-    linked.commits = batches.iter().map(|(c, _)| c).collect::<HashSet<_>>().len();
-    if batches.is_empty() {
-        return Ok(linked);
-    }
-    // A commit whose events name it was named, whichever run first placed them there (one
-    // that completes an interrupted run knows only where they go).
-    for (commit, events) in &batches {
-        let hex = commit.to_string();
-        let named = events.iter().any(|e| {
-            e.origin == Origin::Commit
-                && e.commits
-                    .iter()
-                    .any(|c| c.len() >= 7 && hex.starts_with(c.as_str()))
-        });
-        if named {
-            links.insert(
-                *commit,
-                Link {
-                    signal: Signal::Named,
-                    score: 1.0,
-                },
+    let summary = events
+        .iter()
+        .position(|e| e.kind == Kind::Session)
+        .map(|i| events.remove(i));
+    Ok((events, summary))
+}
+
+/// `events` cut by the commits they name. In a shallow clone, a commit the session named that
+/// is not here is most likely beyond the shallow boundary: the events that led to it do not
+/// go to the next commit as well. Those its note (fetched with the notes) holds leave the
+/// queue; the others wait until the history is deepened.
+fn cut(store: &Store, repo: &gix::Repository, events: Vec<Event>) -> Result<Cuts> {
+    let mut flat: Vec<Event> = Vec::new();
+    let mut at: Vec<(usize, ObjectId)> = Vec::new();
+    let shallow = repo.is_shallow().unwrap_or(false);
+    let mut beyond: HashSet<Key> = HashSet::new();
+    // The annotated commits, listed once, when the first such commit asks.
+    let mut annotated: Option<Vec<ObjectId>> = None;
+    for e in events {
+        let named = match e.origin {
+            Origin::Commit if shallow => e.commits.clone(),
+            _ => Vec::new(),
+        };
+        let commit = match e.origin {
+            Origin::Commit => e
+                .commits
+                .iter()
+                .find_map(|c| notes::resolve_commit(repo, c)),
+            _ => None,
+        };
+        flat.push(e);
+        if let Some(commit) = commit {
+            at.push((flat.len() - 1, commit));
+        } else if !named.is_empty() {
+            let annotated =
+                annotated.get_or_insert_with(|| notes::annotated(repo).unwrap_or_default());
+            let noted = noted_beyond(repo, annotated, &named);
+            let from = at.last().map_or(0, |(at, _)| at + 1);
+            beyond.extend(
+                flat.drain(from..)
+                    .filter(|e| noted.contains(&e.id))
+                    .map(|e| Key::of(&e)),
             );
         }
     }
-    // The session as it stands goes to each commit linked now.
-    if let Some(mut summary) = summary {
-        let mut commits: BTreeSet<ObjectId> = index.values().copied().collect();
-        commits.extend(batches.iter().map(|(c, _)| *c));
-        summary.commits = commits.iter().map(ToString::to_string).collect();
-        for (commit, events) in &mut batches {
-            let mut copy = summary.clone();
-            copy.link = links.get(commit).copied();
-            events.push(copy);
+    if !beyond.is_empty() {
+        pending::remove(store, &beyond)?;
+    }
+    Ok(Cuts { flat, at })
+}
+
+/// Cut the events at the commits found by their subject (a commit the session named that is
+/// not here, rebased or amended since: the one commit with the subject it wrote) and by their
+/// lines, among `recent`.
+fn by_message_and_content(
+    repo: &gix::Repository,
+    recent: &[history::Recent],
+    cuts: &mut Cuts,
+    index: &HashMap<String, ObjectId>,
+    links: &mut HashMap<ObjectId, Link>,
+) {
+    let named: HashSet<usize> = cuts.at.iter().map(|(at, _)| *at).collect();
+    let known: HashSet<ObjectId> = cuts.at.iter().map(|(_, c)| *c).collect();
+    for (at, commit) in by_subject(repo, recent, &cuts.flat, &named, &known) {
+        let signal = Signal::Message;
+        links.insert(commit, Link { signal, score: 1.0 });
+        cuts.at.push((at, commit));
+    }
+    // Commits named now or linked before carry the session already.
+    let mut known: HashSet<ObjectId> = cuts.at.iter().map(|(_, c)| *c).collect();
+    known.extend(index.values().copied());
+    let named_at: Vec<usize> = cuts.at.iter().map(|(at, _)| *at).collect();
+    for (at, commit, score) in by_content(repo, recent, &cuts.flat, &known, &named_at) {
+        let signal = Signal::Content;
+        links.insert(commit, Link { signal, score });
+        cuts.at.push((at, commit));
+    }
+    // By position; a named commit before a commit found by its lines at the same event.
+    cuts.at.sort_by_key(|(at, _)| *at);
+}
+
+/// What is left goes to the commit the session made: known to be its own (without
+/// `files_must_meet`), it takes the session event even with nothing else, and every event up
+/// to `upto` (a deferred commit's later events wait); else all of them.
+fn to_the_commit(
+    batches: &mut Batches,
+    links: &mut HashMap<ObjectId, Link>,
+    id: ObjectId,
+    files_must_meet: bool,
+    upto: Option<i64>,
+    mut batch: Vec<Event>,
+) {
+    let taken = match files_must_meet {
+        true => batch.len(),
+        false => batch
+            .iter()
+            .take_while(|e| {
+                upto.is_none_or(|upto| unix_seconds(&e.timestamp).is_none_or(|t| t <= upto))
+            })
+            .count(),
+    };
+    let signal = match files_must_meet {
+        true => Signal::Active,
+        false => Signal::Hook,
+    };
+    links.entry(id).or_insert(Link { signal, score: 1.0 });
+    place_all(batches, id, batch.drain(..taken).collect());
+}
+
+/// What a link writes: where each event went (the attached index), the notes, the graph.
+struct Written<'s> {
+    session: &'s str,
+    index: HashMap<String, ObjectId>,
+    /// Events the index placed already: their notes' copies are kept.
+    replayed: HashSet<String>,
+    links: HashMap<ObjectId, Link>,
+    /// The session event, which goes to each commit linked now.
+    summary: Option<Event>,
+}
+
+impl Written<'_> {
+    fn write(mut self, store: &Store, mut batches: Batches) -> Result<Linked> {
+        let mut linked = Linked::default();
+        let mut moved: HashSet<Key> = HashSet::new();
+        for (commit, events) in &batches {
+            linked.events += events.len();
+            for e in events {
+                self.index.insert(e.id.clone(), *commit);
+                moved.insert(Key::of(e));
+            }
+        }
+        linked.commits = batches.iter().map(|(c, _)| c).collect::<HashSet<_>>().len();
+        if batches.is_empty() {
+            return Ok(linked);
+        }
+        self.name_the_named(&batches);
+        // The session as it stands goes to each commit linked now.
+        if let Some(mut summary) = self.summary.take() {
+            let mut commits: BTreeSet<ObjectId> = self.index.values().copied().collect();
+            commits.extend(batches.iter().map(|(c, _)| *c));
+            summary.commits = commits.iter().map(ToString::to_string).collect();
+            for (commit, events) in &mut batches {
+                let mut copy = summary.clone();
+                copy.link = self.links.get(commit).copied();
+                events.push(copy);
+            }
+        }
+        // Where each event goes is written down first: a run that dies after it sends them
+        // there.
+        if !moved.is_empty() {
+            write_index(store, self.session, &self.index)?;
+        }
+        let keep: HashSet<&str> = self.replayed.iter().map(String::as_str).collect();
+        notes::attach_all_keeping(store, &batches, &keep)?;
+        let commits: BTreeSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+        graph::update(store, &BTreeMap::from([(self.session.to_owned(), commits)]))?;
+        pending::remove(store, &moved)?;
+        Ok(linked)
+    }
+
+    /// A commit whose events name it was named, whichever run first placed them there (one
+    /// that completes an interrupted run knows only where they go).
+    fn name_the_named(&mut self, batches: &Batches) {
+        for (commit, events) in batches {
+            let hex = commit.to_string();
+            let named = events.iter().any(|e| {
+                e.origin == Origin::Commit
+                    && e.commits
+                        .iter()
+                        .any(|c| c.len() >= 7 && hex.starts_with(c.as_str()))
+            });
+            if named {
+                let link = Link {
+                    signal: Signal::Named,
+                    score: 1.0,
+                };
+                self.links.insert(*commit, link);
+            }
         }
     }
-    // Where each event goes is written down first: a run that dies after it sends them there.
-    if !moved.is_empty() {
-        write_index(store, session, &index)?;
-    }
-    let keep: HashSet<&str> = replayed.iter().map(String::as_str).collect();
-    notes::attach_all_keeping(store, &batches, &keep)?;
-    let commits: BTreeSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
-    graph::update(store, &BTreeMap::from([(session.to_owned(), commits)]))?;
-    pending::remove(store, &moved)?;
-    Ok(linked)
 }
 
 /// The ids of the events in the note of the commit `names` (full or abbreviated ids) name,

@@ -73,40 +73,9 @@ pub struct UninstallArgs {
 }
 
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
-    let claude = match args.plugin {
-        true => None,
-        false => {
-            let command = match (args.command.clone(), args.scope) {
-                (Some(command), _) => command,
-                (None, Scope::Local) => this_binary()?,
-                (None, Scope::Project) => format!("{GUARD} git-agent-context"),
-                (None, Scope::User) => "git-agent-context".to_owned(),
-            };
-            if !settings::names_us(&command) {
-                return Err(Failure::usage(anyhow!(
-                    "--command {command:?} does not name git-agent-context, so its hooks could \
-                     not be told from other tools' (to replace or uninstall them)"
-                )));
-            }
-            let mut file = settings_file(store, args.scope)?;
-            file.install(&command)?;
-            Some(file)
-        }
-    };
+    let claude = claude_settings(store, &args)?;
     let mcp = match args.mcp && claude.is_some() {
-        true => {
-            let (mut file, at) = mcp_file(store, args.scope)?;
-            let (program, mut program_args) = match (&args.command, args.scope) {
-                (Some(command), _) => split_command(command)?,
-                (None, Scope::Local) => (exe()?, Vec::new()),
-                (None, Scope::Project | Scope::User) => {
-                    ("git-agent-context".to_owned(), Vec::new())
-                }
-            };
-            program_args.push("mcp".to_owned());
-            file.install_mcp(&keys(&at), &program, &program_args)?;
-            Some((file, at))
-        }
+        true => Some(mcp_settings(store, &args)?),
         false => None,
     };
     // The git hooks call this binary first, unless they are in the working tree: committed,
@@ -129,92 +98,166 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let push = args.sync || git_hooks::pushes(&folder);
     let steps = git_hooks::plan(&folder, binary.as_deref(), push)?;
 
-    let mut done = Vec::new();
-    let mut in_place = Vec::new();
+    let mut said = Said::default();
     // What `init` does, first: a hook that runs at once finds the store.
     let init = super::init::initialize(store)?;
     if init.created || init.started {
-        done.push(format!(
+        said.done.push(format!(
             "initialized agent-context in {}",
             shown(store, store.dir())
         ));
     }
     if init.configured {
-        done.push(
+        said.done.push(
             "set notes.rewriteRef and notes.rewrite.*: notes follow commits through amend and \
              rebase"
                 .to_owned(),
         );
     }
     if let Some(file) = &claude {
-        let name = shown(store, file.path());
-        match file.write()? {
-            Written::Unchanged => in_place.push(name.clone()),
-            Written::Written | Written::Removed if file.had_ours() => {
-                done.push(format!("updated the Claude Code hooks in {name}"));
-            }
-            Written::Written | Written::Removed => done.push(format!(
-                "added Claude Code hooks for {} events to {name}",
-                ENTRIES.len()
-            )),
-        }
-        if args.scope == Scope::Local
-            && !file.existed()
-            && settings::ignore_locally(store, LOCAL_SETTINGS)?
-        {
-            let exclude = store.common_dir().join("info").join("exclude");
-            done.push(format!(
-                "listed {name} in {}: it is yours alone, not for commits",
-                shown(store, &exclude)
-            ));
-        }
+        write_claude_settings(store, args.scope, file, &mut said)?;
     }
     if let Some((file, at)) = &mcp {
         let name = shown(store, file.path());
         match file.write()? {
-            Written::Unchanged => in_place.push(name),
+            Written::Unchanged => said.in_place.push(name),
             _ if file.had_our_server(&keys(at)) => {
-                done.push(format!("updated the MCP server {MCP_SERVER} in {name}"));
+                said.done
+                    .push(format!("updated the MCP server {MCP_SERVER} in {name}"));
             }
-            _ => done.push(format!("registered the MCP server {MCP_SERVER} in {name}")),
+            _ => said
+                .done
+                .push(format!("registered the MCP server {MCP_SERVER} in {name}")),
         }
     }
     for step in &steps {
         git_hooks::apply(step)?;
+        said.step(store, step);
+    }
+    if let Some(remote) = &sync_remote {
+        let spec = git_config::notes_refspec(remote);
+        match git_config::fetch_notes(store, remote)? {
+            true => said.done.push(format!(
+                "added the fetch refspec {spec} to the remote {remote}: fetches bring its notes"
+            )),
+            false => said.in_place.push(format!("the fetch refspec of {remote}")),
+        }
+    }
+    if said.done.is_empty() {
+        writeln!(
+            out,
+            "already installed: {}, the store and the notes config",
+            said.in_place.join(", ")
+        )?;
+    }
+    for line in said.done {
+        writeln!(out, "{line}")?;
+    }
+    advise(store, &args, claude.as_ref(), out)?;
+    super::man::install(out)?;
+    writeln!(
+        out,
+        "check it: `git agent-context status` shows what is installed where, `git agent-context \
+         doctor` what is wrong"
+    )?;
+    Ok(())
+}
+
+/// What `install` did, and what it found in place already.
+#[derive(Default)]
+struct Said {
+    done: Vec<String>,
+    in_place: Vec<String>,
+}
+
+impl Said {
+    /// A git hook's step, applied.
+    fn step(&mut self, store: &Store, step: &git_hooks::Step) {
         let name = shown(store, &step.path);
         match step.action {
-            Action::Nothing => in_place.push(name),
-            Action::Create => done.push(format!("installed the git hook {name}")),
-            Action::Update => done.push(format!("updated the git hook {name}")),
-            Action::Chain => done.push(format!(
+            Action::Nothing => self.in_place.push(name),
+            Action::Create => self.done.push(format!("installed the git hook {name}")),
+            Action::Update => self.done.push(format!("updated the git hook {name}")),
+            Action::Chain => self.done.push(format!(
                 "installed the git hook {name}; the hook that was there is kept as {} and runs \
                  first",
                 file_name(&git_hooks::chained(&step.path))
             )),
         }
     }
+}
 
-    if let Some(remote) = &sync_remote {
-        let spec = git_config::notes_refspec(remote);
-        match git_config::fetch_notes(store, remote)? {
-            true => done.push(format!(
-                "added the fetch refspec {spec} to the remote {remote}: fetches bring its notes"
-            )),
-            false => in_place.push(format!("the fetch refspec of {remote}")),
+/// The Claude Code settings file of `--scope` with our hooks in it, running `--command` or
+/// what the scope runs by default; `None` with `--plugin`, which brings its own.
+fn claude_settings(store: &Store, args: &Args) -> Result<Option<Settings>, Failure> {
+    if args.plugin {
+        return Ok(None);
+    }
+    let command = match (args.command.clone(), args.scope) {
+        (Some(command), _) => command,
+        (None, Scope::Local) => this_binary()?,
+        (None, Scope::Project) => format!("{GUARD} git-agent-context"),
+        (None, Scope::User) => "git-agent-context".to_owned(),
+    };
+    if !settings::names_us(&command) {
+        return Err(Failure::usage(anyhow!(
+            "--command {command:?} does not name git-agent-context, so its hooks could \
+             not be told from other tools' (to replace or uninstall them)"
+        )));
+    }
+    let mut file = settings_file(store, args.scope)?;
+    file.install(&command)?;
+    Ok(Some(file))
+}
+
+/// The file that registers MCP servers for `--scope`, with ours in it, and where in it.
+fn mcp_settings(store: &Store, args: &Args) -> Result<(Settings, Vec<String>), Failure> {
+    let (mut file, at) = mcp_file(store, args.scope)?;
+    let (program, mut program_args) = match (&args.command, args.scope) {
+        (Some(command), _) => split_command(command)?,
+        (None, Scope::Local) => (exe()?, Vec::new()),
+        (None, Scope::Project | Scope::User) => ("git-agent-context".to_owned(), Vec::new()),
+    };
+    program_args.push("mcp".to_owned());
+    file.install_mcp(&keys(&at), &program, &program_args)?;
+    Ok((file, at))
+}
+
+/// Write the Claude Code settings file; a local one new here is listed in `info/exclude`.
+fn write_claude_settings(
+    store: &Store,
+    scope: Scope,
+    file: &Settings,
+    said: &mut Said,
+) -> CmdResult {
+    let name = shown(store, file.path());
+    match file.write()? {
+        Written::Unchanged => said.in_place.push(name.clone()),
+        Written::Written | Written::Removed if file.had_ours() => {
+            said.done
+                .push(format!("updated the Claude Code hooks in {name}"));
         }
+        Written::Written | Written::Removed => said.done.push(format!(
+            "added Claude Code hooks for {} events to {name}",
+            ENTRIES.len()
+        )),
     }
-    if done.is_empty() {
-        writeln!(
-            out,
-            "already installed: {}, the store and the notes config",
-            in_place.join(", ")
-        )?;
+    if scope == Scope::Local && !file.existed() && settings::ignore_locally(store, LOCAL_SETTINGS)?
+    {
+        let exclude = store.common_dir().join("info").join("exclude");
+        said.done.push(format!(
+            "listed {name} in {}: it is yours alone, not for commits",
+            shown(store, &exclude)
+        ));
     }
-    for line in done {
-        writeln!(out, "{line}")?;
-    }
+    Ok(())
+}
+
+/// What the installation as it now stands needs: the binary on PATH where hooks look for it,
+/// and one registration of our hooks, not two.
+fn advise(store: &Store, args: &Args, claude: Option<&Settings>, out: &mut dyn Write) -> CmdResult {
     let installation = survey::survey(store);
-    if let Some(file) = &claude {
+    if let Some(file) = claude {
         let bare = installation.scopes.iter().find(|s| s.scope == args.scope);
         let needs_path = bare.is_some_and(|s| s.commands.iter().any(|c| !c.contains('/')));
         if needs_path && survey::on_path("git-agent-context").is_none() {
@@ -261,12 +304,6 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             )?;
         }
     }
-    super::man::install(out)?;
-    writeln!(
-        out,
-        "check it: `git agent-context status` shows what is installed where, `git agent-context \
-         doctor` what is wrong"
-    )?;
     Ok(())
 }
 
