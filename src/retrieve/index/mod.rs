@@ -304,7 +304,40 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
     }
     let mut edits = Edits::default();
     let mut paths: BTreeMap<String, i64> = BTreeMap::new();
-    // The notes left out before whose note did not change since: tried again.
+    catch_up(&repo, &mut state, &changes, &mut edits, &mut paths);
+    for (commit, (old, new)) in changes {
+        let change = Change { commit, old, new };
+        if !change.apply(&repo, dir, &mut state, &mut edits, &mut paths)? {
+            // The old note is gone from the object store: start again from nothing.
+            remove_dir(dir)?;
+            return update(store, dir, most);
+        }
+    }
+    // Buckets are appended to in place: until the new state is written, a crash leaves the
+    // index marked, and the next update makes it again from nothing.
+    write_cache(
+        &dir.join("state"),
+        format!("{}{DIRTY}\n", old_state.encode()).as_bytes(),
+    )?;
+    write_edits(dir, edits)?;
+    if !paths.is_empty() {
+        write_paths(dir, paths)?;
+    }
+    state.notes = tip;
+    write_cache(&dir.join("state"), state.encode().as_bytes())?;
+    Ok(true)
+}
+
+/// What did not wait for the notes to change: the notes left out before whose note did not
+/// change since, tried again; annotated commits that arrived since their notes were indexed
+/// (and keep their notes).
+fn catch_up(
+    repo: &gix::Repository,
+    state: &mut State,
+    changes: &BTreeMap<ObjectId, NoteChange>,
+    edits: &mut Edits,
+    paths: &mut BTreeMap<String, i64>,
+) {
     let retried: Vec<(ObjectId, ObjectId)> = state
         .unread
         .iter()
@@ -312,12 +345,11 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         .map(|(commit, (blob, _))| (*commit, *blob))
         .collect();
     for (commit, blob) in retried {
-        if let Ok(events) = note_events(&repo, blob) {
+        if let Ok(events) = note_events(repo, blob) {
             state.unread.remove(&commit);
-            add_terms(&mut state, &mut edits, commit, &events);
+            add_terms(state, edits, commit, &events);
         }
     }
-    // Annotated commits that arrived since their notes were indexed (and keep their notes).
     let arrived: Vec<ObjectId> = state
         .absent
         .iter()
@@ -327,17 +359,35 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         .collect();
     for commit in arrived {
         state.absent.remove(&commit);
-        add_lines(&repo, commit, &mut edits, &mut paths);
+        add_lines(repo, commit, edits, paths);
     }
-    for (commit, (old, new)) in changes {
-        let (old, new) = (old.as_ref(), new.as_ref());
+}
+
+/// One commit's note changed: from `old` to `new` (blobs; `None` for no note).
+struct Change {
+    commit: ObjectId,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+}
+
+impl Change {
+    /// Take the old note's terms out and put the new one's in; index the lines of a commit
+    /// newly annotated, take out those of one no longer. `false` when the old note is gone
+    /// from the object store (the index cannot take out what it put in).
+    fn apply(
+        &self,
+        repo: &gix::Repository,
+        dir: &Path,
+        state: &mut State,
+        edits: &mut Edits,
+        paths: &mut BTreeMap<String, i64>,
+    ) -> Result<bool> {
+        let commit = self.commit;
         // A note left out put nothing in the index to take out.
         let left_out = state.unread.remove(&commit).map(|(blob, _)| blob);
-        if let Some(&blob) = old.filter(|&&b| left_out != Some(b)) {
-            let Ok(events) = note_events(&repo, blob) else {
-                // The old note is gone from the object store: start again from nothing.
-                remove_dir(dir)?;
-                return update(store, dir, most);
+        if let Some(blob) = self.old.filter(|b| left_out != Some(*b)) {
+            let Ok(events) = note_events(repo, blob) else {
+                return Ok(false);
             };
             for (terms, _) in documents(&events) {
                 let len: u32 = terms.values().sum();
@@ -348,9 +398,9 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
                 }
             }
         }
-        if let Some(&blob) = new {
-            match note_events(&repo, blob) {
-                Ok(events) => add_terms(&mut state, &mut edits, commit, &events),
+        if let Some(blob) = self.new {
+            match note_events(repo, blob) {
+                Ok(events) => add_terms(state, edits, commit, &events),
                 // Not indexed as empty: left out, and tried again by the next refresh.
                 Err(e) => {
                     let why = match e {
@@ -364,7 +414,7 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         // What the commit added does not change with its note: hashed when it is first
         // annotated, taken out (as the index recorded it) when its note goes.
         let hex = commit.to_string();
-        if new.is_none() {
+        if self.new.is_none() {
             state.absent.remove(&commit);
             edits.drop("commits", &hex, commit);
             let prefix = format!("{hex}\t");
@@ -380,22 +430,21 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
                     edits.drop("symbols", symbol, commit);
                 }
             }
-        } else if old.is_none() {
+        } else if self.old.is_none() {
             match repo.has_object(commit) {
-                true => add_lines(&repo, commit, &mut edits, &mut paths),
+                true => add_lines(repo, commit, edits, paths),
                 // A note on a commit this clone does not have explains no line of it yet.
                 false => {
                     state.absent.insert(commit);
                 }
             }
         }
+        Ok(true)
     }
-    // Buckets are appended to in place: until the new state is written, a crash leaves the
-    // index marked, and the next update makes it again from nothing.
-    write_cache(
-        &dir.join("state"),
-        format!("{}{DIRTY}\n", old_state.encode()).as_bytes(),
-    )?;
+}
+
+/// Apply `edits` to the buckets: appended to when nothing is taken out, else written again.
+fn write_edits(dir: &Path, edits: Edits) -> Result<()> {
     for (file, edit) in edits.0 {
         let path = dir.join(&file);
         if edit.drop.is_empty() {
@@ -416,28 +465,28 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         kept.extend(edit.add);
         write_lines(&path, kept)?;
     }
-    if !paths.is_empty() {
-        let file = dir.join("paths.tsv");
-        let mut counts: BTreeMap<String, i64> = read_existing_lines(&file)?
-            .iter()
-            .filter_map(|l| {
-                let (p, n) = l.split_once('\t')?;
-                Some((p.to_owned(), n.parse().ok()?))
-            })
-            .collect();
-        for (path, delta) in paths {
-            *counts.entry(path).or_default() += delta;
-        }
-        let lines = counts
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(p, n)| format!("{p}\t{n}"))
-            .collect();
-        write_lines(&file, lines)?;
+    Ok(())
+}
+
+/// Add `deltas` to the count of annotated commits per path (`paths.tsv`).
+fn write_paths(dir: &Path, deltas: BTreeMap<String, i64>) -> Result<()> {
+    let file = dir.join("paths.tsv");
+    let mut counts: BTreeMap<String, i64> = read_existing_lines(&file)?
+        .iter()
+        .filter_map(|l| {
+            let (p, n) = l.split_once('\t')?;
+            Some((p.to_owned(), n.parse().ok()?))
+        })
+        .collect();
+    for (path, delta) in deltas {
+        *counts.entry(path).or_default() += delta;
     }
-    state.notes = tip;
-    write_cache(&dir.join("state"), state.encode().as_bytes())?;
-    Ok(true)
+    let lines = counts
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(p, n)| format!("{p}\t{n}"))
+        .collect();
+    write_lines(&file, lines)
 }
 
 /// Index what `commit` added: its files' added lines, its symbols.
