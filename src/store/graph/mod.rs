@@ -456,63 +456,8 @@ fn plan(
     snapshot: &Snapshot<'_>,
     touched: &BTreeMap<String, BTreeSet<ObjectId>>,
 ) -> Result<(Edits, String, Updated)> {
-    let mut reader = notes::Reader::new(repo)?;
     let files_index = snapshot.lines(FILES_INDEX)?;
-    let mut built = Vec::new();
-    for (session, commits) in touched {
-        // No event of the session on any commit (a hook named a session that left none): no
-        // node, as a rebuild would make none.
-        if let Some((old, events)) = gather(snapshot, &mut reader, session, commits)? {
-            built.push((old, session.clone(), events));
-        }
-    }
-    // Later sessions on the same files draw their edges and `built_on` to these: when these are
-    // older than some of them (a session linked late), those are made again too.
-    let earliest = built
-        .iter()
-        .flat_map(|(_, _, events)| events.iter().map(|(e, _)| e.timestamp.as_str()))
-        .filter(|t| !t.is_empty())
-        .min()
-        .map(str::to_owned);
-    // The files the files index has for them: those they changed and their decisions' (not
-    // those they only read).
-    let files: BTreeSet<String> = built
-        .iter()
-        .flat_map(|(_, _, events)| events.iter())
-        .filter(|(e, _)| matches!(e.kind, Kind::Write | Kind::Session) || e.kind.stands())
-        .flat_map(|(e, _)| e.files_affected.clone())
-        .collect();
-    if let Some(earliest) = earliest {
-        let mut later: BTreeSet<String> = BTreeSet::new();
-        for line in &files_index {
-            let mut parts = line.split('\t');
-            let (Some(path), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            if !files.contains(path) {
-                continue;
-            }
-            let session = match kind {
-                "session" => Some(id.to_owned()),
-                _ => snapshot.decision(id)?.map(|d| d.session),
-            };
-            if let Some(session) = session.filter(|s| !touched.contains_key(s)) {
-                later.insert(session);
-            }
-        }
-        for session in later {
-            let Some(node) = snapshot.session(&session)? else {
-                continue;
-            };
-            if node.start.as_str() > earliest.as_str()
-                && let Some((old, events)) =
-                    gather(snapshot, &mut reader, &session, &BTreeSet::new())?
-            {
-                built.push((old, session, events));
-            }
-        }
-    }
+    let built = to_build(repo, snapshot, touched, &files_index)?;
     let mut sessions = Vec::new();
     let mut decisions = Vec::new();
     let mut edits = Edits::default();
@@ -540,23 +485,7 @@ fn plan(
         .iter()
         .flat_map(|d| d.files.iter().map(String::as_str))
         .collect();
-    let mut known: Vec<DecisionNode> = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
-    for line in &files_index {
-        let mut parts = line.split('\t');
-        let (Some(path), Some("decision"), Some(id)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        if files.contains(path)
-            && !old_decisions.contains(id)
-            && seen.insert(id)
-            && let Some(d) = snapshot.decision(id)?
-            && !rebuilt.contains(d.session.as_str())
-        {
-            known.push(d);
-        }
-    }
+    let known = known_decisions(snapshot, &files_index, &files, &old_decisions, &rebuilt)?;
     let mut ancestry = Ancestry::new(repo);
     ancestry.prepare(
         decisions
@@ -601,6 +530,103 @@ fn plan(
         commit: None,
     };
     Ok((edits, message, updated))
+}
+
+/// A session to make again: its old node, its id, its events with their commits.
+type ToBuild = (Option<SessionNode>, String, Vec<(Event, String)>);
+
+/// The sessions to make again: those `touched` (those that left an event on a commit), and
+/// the later sessions on their files, which draw their edges and `built_on` to them — when
+/// they are older than some of those (a session linked late).
+fn to_build(
+    repo: &gix::Repository,
+    snapshot: &Snapshot<'_>,
+    touched: &BTreeMap<String, BTreeSet<ObjectId>>,
+    files_index: &[String],
+) -> Result<Vec<ToBuild>> {
+    let mut reader = notes::Reader::new(repo)?;
+    let mut built = Vec::new();
+    for (session, commits) in touched {
+        // No event of the session on any commit (a hook named a session that left none): no
+        // node, as a rebuild would make none.
+        if let Some((old, events)) = gather(snapshot, &mut reader, session, commits)? {
+            built.push((old, session.clone(), events));
+        }
+    }
+    let earliest = built
+        .iter()
+        .flat_map(|(_, _, events)| events.iter().map(|(e, _)| e.timestamp.as_str()))
+        .filter(|t| !t.is_empty())
+        .min()
+        .map(str::to_owned);
+    let Some(earliest) = earliest else {
+        return Ok(built);
+    };
+    // The files the files index has for them: those they changed and their decisions' (not
+    // those they only read).
+    let files: BTreeSet<String> = built
+        .iter()
+        .flat_map(|(_, _, events)| events.iter())
+        .filter(|(e, _)| matches!(e.kind, Kind::Write | Kind::Session) || e.kind.stands())
+        .flat_map(|(e, _)| e.files_affected.clone())
+        .collect();
+    let mut later: BTreeSet<String> = BTreeSet::new();
+    for line in files_index {
+        let mut parts = line.split('\t');
+        let (Some(path), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        if !files.contains(path) {
+            continue;
+        }
+        let session = match kind {
+            "session" => Some(id.to_owned()),
+            _ => snapshot.decision(id)?.map(|d| d.session),
+        };
+        if let Some(session) = session.filter(|s| !touched.contains_key(s)) {
+            later.insert(session);
+        }
+    }
+    for session in later {
+        let Some(node) = snapshot.session(&session)? else {
+            continue;
+        };
+        if node.start.as_str() > earliest.as_str()
+            && let Some((old, events)) = gather(snapshot, &mut reader, &session, &BTreeSet::new())?
+        {
+            built.push((old, session, events));
+        }
+    }
+    Ok(built)
+}
+
+/// Decisions already in the graph that new ones may have edges with: those of other sessions
+/// (not `rebuilt`) on the same `files`, but the `old` ones the rebuilt sessions replace.
+fn known_decisions(
+    snapshot: &Snapshot<'_>,
+    files_index: &[String],
+    files: &BTreeSet<&str>,
+    old: &BTreeSet<&str>,
+    rebuilt: &BTreeSet<&str>,
+) -> Result<Vec<DecisionNode>> {
+    let mut known: Vec<DecisionNode> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for line in files_index {
+        let mut parts = line.split('\t');
+        let (Some(path), Some("decision"), Some(id)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if files.contains(path)
+            && !old.contains(id)
+            && seen.insert(id)
+            && let Some(d) = snapshot.decision(id)?
+            && !rebuilt.contains(d.session.as_str())
+        {
+            known.push(d);
+        }
+    }
+    Ok(known)
 }
 
 /// The sessions `session` may have built on, with their commits: those that touched one of
