@@ -104,42 +104,19 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         path: path.to_owned(),
         ..TranscriptReport::default()
     };
-    let saved = match state::load::<Saved>(store, path) {
-        state::Loaded::Found(saved) => Some(saved),
-        state::Loaded::Missing => None,
-        // Read again from the start, and said so (the report, a hook's log).
-        state::Loaded::Unreadable(_) => {
-            report.restarted = Some("cursor unreadable");
-            None
+    let Some(Start {
+        cursor,
+        state: extractor_state,
+        mut stale,
+    }) = start(store, path, &mut file, &mut report)?
+    else {
+        // A commit made since may still take what waits.
+        if options.link {
+            let linked = link::session(store, &report.session_id)?;
+            report.events_linked = linked.events;
+            report.commits_linked = linked.commits;
         }
-    };
-    let mut stale: HashSet<Key> = HashSet::new();
-    let (cursor, extractor_state) = match saved {
-        Some(saved) => match saved.cursor.check(&mut file).map_err(read_error)? {
-            Ok(()) => {
-                // Nothing was written since the last run, which stored everything this state
-                // yields: the common case for a hook, answered without reading on.
-                let size = file.metadata().map_err(read_error)?.len();
-                if size == saved.cursor.offset + saved.cursor.tail_bytes {
-                    report.session_id = saved.state.session_id;
-                    report.tail_bytes = saved.cursor.tail_bytes;
-                    // A commit made since may still take what waits.
-                    if options.link {
-                        let linked = link::session(store, &report.session_id)?;
-                        report.events_linked = linked.events;
-                        report.commits_linked = linked.commits;
-                    }
-                    return Ok(report);
-                }
-                stale.extend(saved.provisional);
-                (saved.cursor, saved.state)
-            }
-            Err(why) => {
-                report.restarted = restart_reason(why);
-                (Cursor::new(path), State::default())
-            }
-        },
-        None => (Cursor::new(path), State::default()),
+        return Ok(report);
     };
     let start = cursor.offset;
     // The reader gets a handle of its own: a clone would share the file offset, which
@@ -180,42 +157,13 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         provisional: Vec::new(),
         shared_taint,
     };
-    let mut counts = LineCounts::default();
-    let mut tail = 0;
-    let mut finished: Vec<Event> = Vec::new();
-    loop {
-        match reader.next_line().map_err(read_error)? {
-            None => break,
-            // A blank line is harmless: the newline of a last line that was read before it
-            // had one, or a writer's stray newline.
-            Some(Line::Complete { bytes, .. }) if bytes.trim_ascii().is_empty() => {}
-            Some(Line::Complete { bytes, .. }) => match parse_line(bytes) {
-                Some(entry) => {
-                    counts.read += 1;
-                    extractor.feed(&entry);
-                }
-                None => counts.malformed += 1,
-            },
-            Some(Line::Oversized { .. }) => counts.oversized += 1,
-            Some(Line::Tail { len, .. }) => {
-                tail = len;
-                break;
-            }
-        }
-        finished.append(&mut extractor.take_events());
-        if finished.len() >= options.checkpoint_events {
-            made_again(&mut stale, &finished);
-            // Those still unresolved stay recorded, should this run die before its end.
-            progress.provisional = stale.iter().cloned().collect();
-            progress.save(
-                std::mem::take(&mut finished),
-                std::mem::take(&mut counts),
-                0,
-                reader.offset(),
-                extractor.state_to_save(),
-            )?;
-        }
-    }
+    let (mut finished, counts, tail) = read_on(
+        &mut reader,
+        &mut extractor,
+        &mut progress,
+        &mut stale,
+        options,
+    )?;
     finished.append(&mut extractor.take_events());
     let provisional = extractor.provisional();
     made_again(&mut stale, &finished);
@@ -243,6 +191,114 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     report.bytes_read = reader.offset() - start;
     report.tail_bytes = tail;
     Ok(report)
+}
+
+/// Where a run over a transcript starts: from this cursor and state; `stale`: the
+/// provisional events the last run stored, which go unless this run makes them again.
+struct Start {
+    cursor: Cursor,
+    state: State,
+    stale: HashSet<Key>,
+}
+
+/// Where to start reading `path` (open as `file`): where the saved cursor says, or from the
+/// start when there is none, or it cannot be read or used (said in `report`). `None` when
+/// nothing was written since the last run, which stored everything its state yields: the
+/// common case for a hook, answered without reading on (`report` says the session).
+fn start(
+    store: &Store,
+    path: &Path,
+    file: &mut File,
+    report: &mut TranscriptReport,
+) -> Result<Option<Start>, Error> {
+    let read_error = |source| Error::Transcript {
+        path: path.to_owned(),
+        source,
+    };
+    let from_the_start = || {
+        Some(Start {
+            cursor: Cursor::new(path),
+            state: State::default(),
+            stale: HashSet::new(),
+        })
+    };
+    let saved = match state::load::<Saved>(store, path) {
+        state::Loaded::Found(saved) => saved,
+        state::Loaded::Missing => return Ok(from_the_start()),
+        // Read again from the start, and said so (the report, a hook's log).
+        state::Loaded::Unreadable(_) => {
+            report.restarted = Some("cursor unreadable");
+            return Ok(from_the_start());
+        }
+    };
+    if let Err(why) = saved.cursor.check(file).map_err(read_error)? {
+        report.restarted = restart_reason(why);
+        return Ok(from_the_start());
+    }
+    let size = file.metadata().map_err(read_error)?.len();
+    if size == saved.cursor.offset + saved.cursor.tail_bytes {
+        report.session_id = saved.state.session_id;
+        report.tail_bytes = saved.cursor.tail_bytes;
+        return Ok(None);
+    }
+    Ok(Some(Start {
+        cursor: saved.cursor,
+        state: saved.state,
+        stale: saved.provisional.into_iter().collect(),
+    }))
+}
+
+/// Feed the extractor every line `reader` has, saving a checkpoint each
+/// `options.checkpoint_events` events; the events not yet saved, the lines read since the last
+/// checkpoint, and the bytes of an unfinished last line.
+fn read_on<R: std::io::BufRead>(
+    reader: &mut LineReader<R>,
+    extractor: &mut Extractor<'_>,
+    progress: &mut Progress<'_>,
+    stale: &mut HashSet<Key>,
+    options: Options,
+) -> Result<(Vec<Event>, LineCounts, u64), Error> {
+    let read_error = |source| Error::Transcript {
+        path: progress.path.to_owned(),
+        source,
+    };
+    let mut counts = LineCounts::default();
+    let mut tail = 0;
+    let mut finished: Vec<Event> = Vec::new();
+    loop {
+        match reader.next_line().map_err(read_error)? {
+            None => break,
+            // A blank line is harmless: the newline of a last line that was read before it
+            // had one, or a writer's stray newline.
+            Some(Line::Complete { bytes, .. }) if bytes.trim_ascii().is_empty() => {}
+            Some(Line::Complete { bytes, .. }) => match parse_line(bytes) {
+                Some(entry) => {
+                    counts.read += 1;
+                    extractor.feed(&entry);
+                }
+                None => counts.malformed += 1,
+            },
+            Some(Line::Oversized { .. }) => counts.oversized += 1,
+            Some(Line::Tail { len, .. }) => {
+                tail = len;
+                break;
+            }
+        }
+        finished.append(&mut extractor.take_events());
+        if finished.len() >= options.checkpoint_events {
+            made_again(stale, &finished);
+            // Those still unresolved stay recorded, should this run die before its end.
+            progress.provisional = stale.iter().cloned().collect();
+            progress.save(
+                std::mem::take(&mut finished),
+                std::mem::take(&mut counts),
+                0,
+                reader.offset(),
+                extractor.state_to_save(),
+            )?;
+        }
+    }
+    Ok((finished, counts, tail))
 }
 
 /// One run over one transcript: where it stands and what it did so far.
