@@ -498,85 +498,16 @@ impl<'w> Extractor<'w> {
             .filter(|p| root::inside_repository(p))
             .map(|f| self.clean(&f).into_owned());
         if excluded {
-            // What is written to such a file is its content too.
-            let edits = input
-                .edits
-                .get()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e.get());
-            let written = [
-                &input.content,
-                &input.new_string,
-                &input.old_string,
-                &input.new_source,
-                &input.command,
-            ]
-            .into_iter()
-            .filter_map(text)
-            .chain(edits.flat_map(|e| {
-                [text(&e.new_string), text(&e.old_string)]
-                    .into_iter()
-                    .flatten()
-            }));
-            for content in written {
-                self.state.taint.add(content);
-            }
+            self.taint_with(&input);
         }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
-        let change = match name.as_str() {
-            "TodoWrite" => self.todo_write(&input),
-            // Redacted as they are held: the state they wait in is saved.
-            "TaskUpdate" => text(&input.task_id).map(|task| Change::Task {
-                id: task.to_owned(),
-                subject: text(&input.subject).map(|s| self.clean(s).into_owned()),
-                status: text(&input.status).map(str::to_owned),
-            }),
-            "ExitPlanMode" => text(&input.plan).map(|plan| {
-                let plan: String = plan.chars().take(GROUP_TEXT_MAX).collect();
-                Change::Plan(self.clean(&plan).into_owned())
-            }),
-            _ => None,
-        };
-        if let Some(change) = change {
-            if self.state.proposed.len() == PROPOSED_MAX {
-                self.state.proposed.pop_front();
-            }
-            self.state.proposed.push_back(Proposal {
-                call: id.clone(),
-                chain,
-                timestamp: timestamp.clone(),
-                change,
-            });
-        }
+        self.propose(&name, &input, &id, chain, &timestamp);
         match name.as_str() {
             "Edit" | "MultiEdit" => self.edit(&id, file.as_deref(), &input, chain, &timestamp),
             _ => {}
         }
         let inside = file.as_deref();
-        if let Some(event) = operation(
-            &self.state.session_id,
-            &name,
-            &input,
-            inside,
-            &timestamp,
-            &self.cleaner(),
-        ) && self.state.operations.len() < OPERATIONS_MAX
-            && self.state.operations.insert(event.id.clone())
-        {
-            let thread = self.thread(chain);
-            let event = Event {
-                prompt_context: thread.prompt.clone(),
-                agent_id: if chain == Chain::Side {
-                    thread.agent_id.clone()
-                } else {
-                    None
-                },
-                session: self.state.meta.clone(),
-                ..event
-            };
-            self.emit(event);
-        }
+        self.read_or_search(&name, &input, inside, chain, &timestamp);
         // What a write adds, as line hashes; nothing of a file never to capture, nor of a
         // line that holds a secret.
         let added = if op == Op::Write && !excluded && inside.is_some() {
@@ -614,6 +545,106 @@ impl<'w> Extractor<'w> {
                 excluded,
                 added,
             });
+        }
+    }
+
+    /// A call on a file never to capture: what it writes there is that file's content too,
+    /// scrubbed from all the session says after.
+    fn taint_with(&mut self, input: &ToolInput<'_>) {
+        let edits = input
+            .edits
+            .get()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get());
+        let written = [
+            &input.content,
+            &input.new_string,
+            &input.old_string,
+            &input.new_source,
+            &input.command,
+        ]
+        .into_iter()
+        .filter_map(text)
+        .chain(edits.flat_map(|e| {
+            [text(&e.new_string), text(&e.old_string)]
+                .into_iter()
+                .flatten()
+        }));
+        for content in written {
+            self.state.taint.add(content);
+        }
+    }
+
+    /// A call that changes the task list or the plan once it succeeds: held until its result
+    /// says so.
+    fn propose(
+        &mut self,
+        name: &str,
+        input: &ToolInput<'_>,
+        id: &str,
+        chain: Chain,
+        timestamp: &str,
+    ) {
+        let change = match name {
+            "TodoWrite" => self.todo_write(input),
+            // Redacted as they are held: the state they wait in is saved.
+            "TaskUpdate" => text(&input.task_id).map(|task| Change::Task {
+                id: task.to_owned(),
+                subject: text(&input.subject).map(|s| self.clean(s).into_owned()),
+                status: text(&input.status).map(str::to_owned),
+            }),
+            "ExitPlanMode" => text(&input.plan).map(|plan| {
+                let plan: String = plan.chars().take(GROUP_TEXT_MAX).collect();
+                Change::Plan(self.clean(&plan).into_owned())
+            }),
+            _ => None,
+        };
+        let Some(change) = change else {
+            return;
+        };
+        if self.state.proposed.len() == PROPOSED_MAX {
+            self.state.proposed.pop_front();
+        }
+        self.state.proposed.push_back(Proposal {
+            call: id.to_owned(),
+            chain,
+            timestamp: timestamp.to_owned(),
+            change,
+        });
+    }
+
+    /// A read or a search: an event of its own, once per session and file or pattern.
+    fn read_or_search(
+        &mut self,
+        name: &str,
+        input: &ToolInput<'_>,
+        inside: Option<&str>,
+        chain: Chain,
+        timestamp: &str,
+    ) {
+        if let Some(event) = operation(
+            &self.state.session_id,
+            name,
+            input,
+            inside,
+            timestamp,
+            &self.cleaner(),
+        ) && self.state.operations.len() < OPERATIONS_MAX
+            && self.state.operations.insert(event.id.clone())
+        {
+            let thread = self.thread(chain);
+            let event = Event {
+                prompt_context: thread.prompt.clone(),
+                agent_id: if chain == Chain::Side {
+                    thread.agent_id.clone()
+                } else {
+                    None
+                },
+                session: self.state.meta.clone(),
+                ..event
+            };
+            self.emit(event);
         }
     }
 
