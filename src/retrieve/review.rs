@@ -424,6 +424,84 @@ fn short(id: &ObjectId) -> String {
     id.to_hex_with_len(7).to_string()
 }
 
+/// The sessions of `events` (on the commit `short`), added to `sessions` or to what is known of
+/// them: their commits, and the request each was given.
+fn add_sessions(sessions: &mut Vec<SessionInfo>, events: &[Event], short: &str) {
+    for e in events {
+        let s = match sessions.iter().position(|s| s.id == e.session_id) {
+            Some(i) => &mut sessions[i],
+            None => {
+                sessions.push(SessionInfo {
+                    id: e.session_id.clone(),
+                    request: String::new(),
+                    commits: Vec::new(),
+                });
+                sessions.last_mut().expect("just pushed")
+            }
+        };
+        if !s.commits.iter().any(|c| c == short) {
+            s.commits.push(short.to_owned());
+        }
+        if e.kind == Kind::Session && s.request.is_empty() {
+            s.request = e.summary.clone();
+        }
+    }
+}
+
+/// A file of the change with its reasoning (`found`, with the commit each is on), each placed
+/// beside the hunk it explains.
+fn file_review(
+    repo: &gix::Repository,
+    diff: FileDiff,
+    mut found: Vec<(ObjectId, Reason)>,
+    commits: usize,
+) -> Result<FileReview, Error> {
+    // The hunks holding lines each commit added, found once per commit; a single commit's
+    // are all of them, and say nothing.
+    let mut candidates: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    if commits > 1 && !found.is_empty() {
+        let added: Vec<Vec<u64>> = diff
+            .hunks
+            .iter()
+            .map(|h| {
+                h.lines
+                    .iter()
+                    .filter_map(|l| l.strip_prefix('+'))
+                    .map(|l| LineHash::of(l.as_bytes()))
+                    .filter(|h| !h.trivial)
+                    .map(|h| h.hash)
+                    .collect()
+            })
+            .collect();
+        for &(commit, _) in &found {
+            if let Entry::Vacant(slot) = candidates.entry(commit) {
+                let lines = lines_added_by(repo, commit, &diff)?;
+                slot.insert(
+                    (0..added.len())
+                        .filter(|&h| added[h].iter().any(|l| lines.contains(l)))
+                        .collect(),
+                );
+            }
+        }
+    }
+    let words = if found.is_empty() {
+        Vec::new()
+    } else {
+        hunk_words(&diff.hunks)
+    };
+    for (commit, reason) in &mut found {
+        let these = candidates.get(commit).map_or(&[][..], Vec::as_slice);
+        reason.hunk = place(reason, &words, these);
+    }
+    let mut reasons = Vec::new();
+    for group in found.chunk_by_mut(|a, b| a.0 == b.0) {
+        let mut list: Vec<Reason> = group.iter().map(|(_, r)| r.clone()).collect();
+        sort_reasons(&mut list);
+        reasons.extend(list);
+    }
+    Ok(FileReview { diff, reasons })
+}
+
 /// The review of the change from `base` to `head`, made by `commits` (oldest first).
 fn build(
     repo: &gix::Repository,
@@ -452,25 +530,7 @@ fn build(
         let info = commit_info(repo, c)?;
         let mut events = reader.events(c)?;
         events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
-        for e in &events {
-            let s = match sessions.iter().position(|s| s.id == e.session_id) {
-                Some(i) => &mut sessions[i],
-                None => {
-                    sessions.push(SessionInfo {
-                        id: e.session_id.clone(),
-                        request: String::new(),
-                        commits: Vec::new(),
-                    });
-                    sessions.last_mut().expect("just pushed")
-                }
-            };
-            if !s.commits.contains(&info.short) {
-                s.commits.push(info.short.clone());
-            }
-            if e.kind == Kind::Session && s.request.is_empty() {
-                s.request = e.summary.clone();
-            }
-        }
+        add_sessions(&mut sessions, &events, &info.short);
         let mut commit_general = Vec::new();
         for e in events.iter().filter(|e| e.kind.is_reason()) {
             let reason = reason(e, &info.short, superseded(&mut graph, e)?);
@@ -497,51 +557,8 @@ fn build(
         infos.push(info);
     }
     let mut files = Vec::new();
-    for (diff, mut found) in diffs.into_iter().zip(per_file) {
-        // The hunks holding lines each commit added, found once per commit; a single commit's
-        // are all of them, and say nothing.
-        let mut candidates: HashMap<ObjectId, Vec<usize>> = HashMap::new();
-        if commits.len() > 1 && !found.is_empty() {
-            let added: Vec<Vec<u64>> = diff
-                .hunks
-                .iter()
-                .map(|h| {
-                    h.lines
-                        .iter()
-                        .filter_map(|l| l.strip_prefix('+'))
-                        .map(|l| LineHash::of(l.as_bytes()))
-                        .filter(|h| !h.trivial)
-                        .map(|h| h.hash)
-                        .collect()
-                })
-                .collect();
-            for &(commit, _) in &found {
-                if let Entry::Vacant(slot) = candidates.entry(commit) {
-                    let lines = lines_added_by(repo, commit, &diff)?;
-                    slot.insert(
-                        (0..added.len())
-                            .filter(|&h| added[h].iter().any(|l| lines.contains(l)))
-                            .collect(),
-                    );
-                }
-            }
-        }
-        let words = if found.is_empty() {
-            Vec::new()
-        } else {
-            hunk_words(&diff.hunks)
-        };
-        for (commit, reason) in &mut found {
-            let these = candidates.get(commit).map_or(&[][..], Vec::as_slice);
-            reason.hunk = place(reason, &words, these);
-        }
-        let mut reasons = Vec::new();
-        for group in found.chunk_by_mut(|a, b| a.0 == b.0) {
-            let mut list: Vec<Reason> = group.iter().map(|(_, r)| r.clone()).collect();
-            sort_reasons(&mut list);
-            reasons.extend(list);
-        }
-        files.push(FileReview { diff, reasons });
+    for (diff, found) in diffs.into_iter().zip(per_file) {
+        files.push(file_review(repo, diff, found, commits.len())?);
     }
     // Counted before rejections are folded under their decisions: each is one still.
     let totals = totals(&infos, &sessions, &general, &files);
