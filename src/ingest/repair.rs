@@ -236,22 +236,62 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
     // Of the commits walked already (committed since the oldest annotated one), oldest first.
     walked.retain(|c| c.committer >= since - CLOCK_SKEW_SECONDS);
     walked.sort_by_key(|c| c.committer);
-    let candidates = walked;
-    let mut added: HashMap<ObjectId, HashMap<String, HashSet<u64>>> = HashMap::new();
     let mut pairs = Vec::new();
+    let mut holders = Holders {
+        repo: &repo,
+        candidates: &walked,
+        added: HashMap::new(),
+    };
     for &from in &gone {
-        let entries = entries_of(&index, from);
-        let telling = telling(&entries);
         let after = made.get(&from).copied().unwrap_or(since) - CLOCK_SKEW_SECONDS;
-        let mut best: Option<(ObjectId, f32)> = None;
-        for c in candidates
+        match holders.best(&entries_of(&index, from), after) {
+            Some((to, share)) => pairs.push((from, to, share)),
+            None => report.left.push(from),
+        }
+    }
+    let _lock = store.lock()?;
+    if !pairs.is_empty() {
+        carry_off(store, &repo, &pairs)?;
+    }
+    remember(
+        store,
+        pairs
             .iter()
-            .filter(|c| c.parents <= 1 && c.committer >= after)
-        {
-            if !entries.iter().any(|(p, _)| link::changes(&repo, c.id, p)) {
+            .map(|(f, _, _)| *f)
+            .chain(report.left.iter().copied()),
+    )?;
+    report.carried = pairs;
+    Ok(Some(report))
+}
+
+/// The reachable commits that may hold an unreachable one's lines, and the lines each added
+/// (read once, when first asked).
+struct Holders<'r> {
+    repo: &'r gix::Repository,
+    /// Oldest first.
+    candidates: &'r [history::Recent],
+    added: HashMap<ObjectId, HashMap<String, HashSet<u64>>>,
+}
+
+impl Holders<'_> {
+    /// The commit made after `after` that holds most of `entries`' lines, enough of them, and
+    /// the share it holds.
+    fn best(
+        &mut self,
+        entries: &[(String, index::lines::Entry)],
+        after: i64,
+    ) -> Option<(ObjectId, f32)> {
+        let telling = telling(entries);
+        let mut best: Option<(ObjectId, f32)> = None;
+        for c in (self.candidates.iter()).filter(|c| c.parents <= 1 && c.committer >= after) {
+            if !entries
+                .iter()
+                .any(|(p, _)| link::changes(self.repo, c.id, p))
+            {
                 continue;
             }
-            let theirs = added.entry(c.id).or_insert_with(|| added_by(&repo, c.id));
+            let repo = self.repo;
+            let theirs = (self.added.entry(c.id)).or_insert_with(|| added_by(repo, c.id));
             let held: usize = entries
                 .iter()
                 .map(|(p, e)| held(&e.lines, theirs.get(p.as_str())))
@@ -262,24 +302,25 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
                 best = Some((c.id, share));
             }
         }
-        match best {
-            Some((to, share)) => pairs.push((from, to, share)),
-            None => report.left.push(from),
-        }
+        best
     }
-    let _lock = store.lock()?;
-    if pairs.is_empty() {
-        remember(store, report.left.iter().copied())?;
-        return Ok(Some(report));
-    }
+}
+
+/// Carry the notes of `pairs` (from, to, share) and take them off the commits gone; the caller
+/// holds the lock.
+fn carry_off(
+    store: &Store,
+    repo: &gix::Repository,
+    pairs: &[(ObjectId, ObjectId, f32)],
+) -> Result<(), Error> {
     // The attached index first: later versions of the events go to the new commits.
     let moved: BTreeMap<ObjectId, ObjectId> = pairs.iter().map(|(f, t, _)| (*f, *t)).collect();
     link::rewrite_index(store, &moved)?;
-    carry(store, &pairs)?;
+    carry(store, pairs)?;
     // A note is taken off only a commit that is gone from the repository: one this clone does
     // not reach may be on a branch another clone has (the notes are shared), so it keeps its
     // note beside the copy.
-    let mut reader = notes::Reader::new(&repo)?;
+    let mut reader = notes::Reader::new(repo)?;
     let mut pruned: Vec<(ObjectId, Vec<Event>)> = Vec::new();
     for &(from, _, _) in pairs.iter().filter(|(from, _, _)| !repo.has_object(*from)) {
         pruned.push((from, reader.events(from)?));
@@ -290,15 +331,7 @@ pub fn repair_within(store: &Store, walk_most: usize) -> Result<Option<Repaired>
         .collect();
     notes::remove_all(store, &removals)?;
     graph::update(store, &sessions_of(&pruned))?;
-    remember(
-        store,
-        pairs
-            .iter()
-            .map(|(f, _, _)| *f)
-            .chain(report.left.iter().copied()),
-    )?;
-    report.carried = pairs;
-    Ok(Some(report))
+    Ok(())
 }
 
 /// Where the unreachable commits a repair dealt with are listed, one id per line: the hooks do
