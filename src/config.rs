@@ -393,16 +393,18 @@ impl Config {
     /// The defaults, overridden by the shared file in `workdir` (if any), the local file in
     /// `store_dir` and the environment.
     pub fn load(workdir: Option<&Path>, store_dir: &Path) -> Result<Config, Error> {
-        let mut settings: Vec<Setting> = SPECS
-            .iter()
-            .map(|spec| Setting {
-                key: spec.key(),
-                value: spec.default.clone(),
-                source: Source::Default,
-            })
-            .collect();
-        let mut redact = redact::Settings::default();
-        let (mut additions, mut refused) = (Vec::new(), Vec::new());
+        let mut loading = Loading {
+            settings: (SPECS.iter())
+                .map(|spec| Setting {
+                    key: spec.key(),
+                    value: spec.default.clone(),
+                    source: Source::Default,
+                })
+                .collect(),
+            redact: redact::Settings::default(),
+            additions: Vec::new(),
+            refused: Vec::new(),
+        };
         let files = workdir
             .map(|w| (w.join(SHARED_FILE), true))
             .into_iter()
@@ -413,93 +415,16 @@ impl Config {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(source) => return Err(Error::Read { path, source }),
             };
-            let mut file = read_file(&path, &text)?;
-            let mut refuse = |key: String, value: String, reason| {
-                refused.push(Refused {
-                    key,
-                    value,
-                    source: path.clone(),
-                    reason,
-                })
-            };
-            for (i, value) in file.values {
-                let spec = &SPECS[i];
-                let refusal = match (spec.shared, &value, &spec.default) {
-                    _ if !shared => None,
-                    (Shared::Never(why), ..) => Some(why),
-                    (Shared::Lower, Value::Number(n), Value::Number(default)) if n > default => {
-                        Some("a shared file may only lower it")
-                    }
-                    _ => None,
-                };
-                if let Some(reason) = refusal {
-                    refuse(spec.key(), value.to_string(), reason);
-                    continue;
-                }
-                settings[i].value = value;
-                settings[i].source = Source::File(path.clone());
-            }
-            if shared {
-                for allow in file.redact.allow.drain(..) {
-                    refuse(
-                        "redact.allow".to_owned(),
-                        allow,
-                        "it would keep secrets from redaction; only your own configuration may",
-                    );
-                }
-            }
-            let rules = (file.redact.rules.iter())
-                .map(|(name, rule)| (format!("redact.rules.{name}"), rule));
-            let allow = file
-                .redact
-                .allow
-                .iter()
-                .map(|a| ("redact.allow".to_owned(), a));
-            let exclude = file
-                .redact
-                .exclude
-                .iter()
-                .map(|g| ("redact.exclude".to_owned(), g));
-            for (key, value) in rules.chain(allow).chain(exclude) {
-                additions.push(Addition {
-                    key,
-                    value: value.clone(),
-                    source: path.clone(),
-                });
-            }
-            redact.rules.extend(file.redact.rules);
-            redact.allow.extend(file.redact.allow);
-            redact.exclude.extend(file.redact.exclude);
+            let file = read_file(&path, &text)?;
+            loading.file(&path, shared, file);
         }
-        let known: Vec<String> = SPECS.iter().map(Spec::env_var).collect();
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy();
-            if name.starts_with(ENV_PREFIX) && !known.iter().any(|k| *k == name) {
-                return Err(Error::Env {
-                    var: name.into_owned(),
-                    message: format!("unknown setting (known: {})", known.join(", ")),
-                });
-            }
-        }
-        for (i, spec) in SPECS.iter().enumerate() {
-            let var = spec.env_var();
-            let Some(raw) = std::env::var_os(&var) else {
-                continue;
-            };
-            let raw = raw.to_string_lossy();
-            let value = spec.parse_env(&raw).ok_or_else(|| Error::Env {
-                var: var.clone(),
-                message: format!("`{}` must be {}, not {raw:?}", spec.key(), spec.expects()),
-            })?;
-            settings[i].value = value;
-            settings[i].source = Source::Env(var);
-        }
-        let redactor = Redactor::new(&redact)?;
+        loading.environment()?;
+        let redactor = Redactor::new(&loading.redact)?;
         Ok(Config {
-            settings,
-            redact,
-            additions,
-            refused,
+            settings: loading.settings,
+            redact: loading.redact,
+            additions: loading.additions,
+            refused: loading.refused,
             redactor: std::sync::Arc::new(redactor),
         })
     }
@@ -635,6 +560,97 @@ impl Config {
     /// `link.active_minutes`, in seconds.
     pub fn link_active_seconds(&self) -> u64 {
         self.number("link.active_minutes") as u64 * 60
+    }
+}
+
+/// The configuration as the files and the environment make it, in the order they are read.
+struct Loading {
+    settings: Vec<Setting>,
+    redact: redact::Settings,
+    additions: Vec<Addition>,
+    refused: Vec<Refused>,
+}
+
+impl Loading {
+    /// What the file at `path` says, over what came before; of the shared file, what only the
+    /// user may set is left out, and said.
+    fn file(&mut self, path: &Path, shared: bool, mut file: FileValues) {
+        let mut refuse = |key: String, value: String, reason| {
+            self.refused.push(Refused {
+                key,
+                value,
+                source: path.to_owned(),
+                reason,
+            })
+        };
+        for (i, value) in file.values {
+            let spec = &SPECS[i];
+            let refusal = match (spec.shared, &value, &spec.default) {
+                _ if !shared => None,
+                (Shared::Never(why), ..) => Some(why),
+                (Shared::Lower, Value::Number(n), Value::Number(default)) if n > default => {
+                    Some("a shared file may only lower it")
+                }
+                _ => None,
+            };
+            if let Some(reason) = refusal {
+                refuse(spec.key(), value.to_string(), reason);
+                continue;
+            }
+            self.settings[i].value = value;
+            self.settings[i].source = Source::File(path.to_owned());
+        }
+        if shared {
+            for allow in file.redact.allow.drain(..) {
+                refuse(
+                    "redact.allow".to_owned(),
+                    allow,
+                    "it would keep secrets from redaction; only your own configuration may",
+                );
+            }
+        }
+        let rules =
+            (file.redact.rules.iter()).map(|(name, rule)| (format!("redact.rules.{name}"), rule));
+        let allow = (file.redact.allow.iter()).map(|a| ("redact.allow".to_owned(), a));
+        let exclude = (file.redact.exclude.iter()).map(|g| ("redact.exclude".to_owned(), g));
+        for (key, value) in rules.chain(allow).chain(exclude) {
+            self.additions.push(Addition {
+                key,
+                value: value.clone(),
+                source: path.to_owned(),
+            });
+        }
+        self.redact.rules.extend(file.redact.rules);
+        self.redact.allow.extend(file.redact.allow);
+        self.redact.exclude.extend(file.redact.exclude);
+    }
+
+    /// The environment's variables, over the files; one we do not know is an error.
+    fn environment(&mut self) -> Result<(), Error> {
+        let known: Vec<String> = SPECS.iter().map(Spec::env_var).collect();
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with(ENV_PREFIX) && !known.iter().any(|k| *k == name) {
+                return Err(Error::Env {
+                    var: name.into_owned(),
+                    message: format!("unknown setting (known: {})", known.join(", ")),
+                });
+            }
+        }
+        for (i, spec) in SPECS.iter().enumerate() {
+            let var = spec.env_var();
+            let Some(raw) = std::env::var_os(&var) else {
+                continue;
+            };
+            let raw = raw.to_string_lossy();
+            let value = spec.parse_env(&raw).ok_or_else(|| Error::Env {
+                var: var.clone(),
+                message: format!("`{}` must be {}, not {raw:?}", spec.key(), spec.expects()),
+            })?;
+            self.settings[i].value = value;
+            self.settings[i].source = Source::Env(var);
+        }
+        Ok(())
     }
 }
 
