@@ -97,15 +97,27 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
     };
     let mut view = View::open(&repo)?;
     let pairs = view.commits()?;
+    let found = met_first(&repo, head.detach(), &pairs, current);
+    described(&mut view, found)
+}
+
+/// The sessions of the commits of `pairs` (commit, session) that HEAD's history meets first,
+/// newest first, `current` left out; at most [`SESSIONS`].
+fn met_first(
+    repo: &gix::Repository,
+    head: ObjectId,
+    pairs: &[(String, String)],
+    current: &str,
+) -> Vec<String> {
     // Each annotated commit's sessions, looked up as the walk meets it.
     let mut sessions_of: HashMap<ObjectId, Vec<&str>> = HashMap::new();
-    for (commit, session) in &pairs {
+    for (commit, session) in pairs {
         if let Ok(id) = ObjectId::from_hex(commit.as_bytes()) {
             sessions_of.entry(id).or_default().push(session);
         }
     }
     if sessions_of.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Vec::new();
     }
     // The walk is over once every session it could find is found, and nothing older than the
     // oldest annotated commit can be one (their times read when there are few enough).
@@ -137,7 +149,7 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
             queue.push((time, id, parents));
         }
     };
-    push(head.detach(), &mut queue);
+    push(head, &mut queue);
     for step in 0..COMMITS {
         let Some((time, id, parents)) = queue.pop() else {
             break;
@@ -161,6 +173,15 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
         }
     }
     found.truncate(SESSIONS);
+    found
+}
+
+/// The sessions `found`, as the graph has them, and their standing decisions (those no later
+/// decision superseded), what was ruled out first.
+fn described(
+    view: &mut View<'_>,
+    found: Vec<String>,
+) -> crate::store::Result<(Vec<Session>, Vec<Decision>)> {
     let (mut sessions, mut decisions) = (Vec::new(), Vec::new());
     for id in found {
         let Some(node) = view.session(&id)? else {
