@@ -135,15 +135,9 @@ pub fn session(
     session: &str,
     client: &Client,
 ) -> store::Result<Outcome> {
-    let lock_path = progress_store::progress_path(store, session, "lock");
-    let lock = store::lock_file(&lock_path)?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(Outcome::Busy),
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(store::io_error("cannot lock", &lock_path)(e));
-        }
-    }
+    let Some(_lock) = lock_session(store, session)? else {
+        return Ok(Outcome::Busy);
+    };
     let transcripts = session_transcripts(store, env, session);
     if transcripts.is_empty() {
         return Ok(Outcome::NoTranscripts);
@@ -232,6 +226,17 @@ pub fn session(
     };
     fail(store, &mut usage, session, &failure)?;
     Ok(Outcome::Failed { message: failure })
+}
+
+/// The session's distillation lock, tried: `None` when another run holds it.
+fn lock_session(store: &Store, session: &str) -> store::Result<Option<std::fs::File>> {
+    let lock_path = progress_store::progress_path(store, session, "lock");
+    let lock = store::lock_file(&lock_path)?;
+    match lock.try_lock() {
+        Ok(()) => Ok(Some(lock)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(store::io_error("cannot lock", &lock_path)(e)),
+    }
 }
 
 /// What a session said since the last time, made ready to send: redacted, and scrubbed of
@@ -615,34 +620,18 @@ fn verified_events(
                 dropped += 1;
                 continue;
             };
-            let hash = xxhash_rust::xxh3::xxh3_64(quote.as_bytes());
-            let source = format!("distill:{hash:016x}");
             let mut event = Event::new(
                 session,
-                &source,
+                &format!(
+                    "distill:{:016x}",
+                    xxhash_rust::xxh3::xxh3_64(quote.as_bytes())
+                ),
                 kind,
                 Origin::Distilled,
                 &clean(what),
                 &now,
             );
-            let why = [item.because.trim(), item.reason.trim()]
-                .into_iter()
-                .find(|s| !s.is_empty())
-                .unwrap_or(&quote);
-            event.rationale = truncate_words(&clean(why), RATIONALE_MAX);
-            event.alternatives = (item.rejected.iter())
-                .filter(|a| !a.option.trim().is_empty())
-                .map(|a| match a.reason.trim() {
-                    "" => summarize(&clean(&a.option)),
-                    reason => summarize(&clean(&format!("{}: {reason}", a.option.trim()))),
-                })
-                .collect();
-            event.files_affected = (item.files.iter())
-                .map(|f| root::clean(f.trim()))
-                .filter(|f| root::inside_repository(f) && !excluded(f))
-                .map(|f| clean(&f))
-                .take(20)
-                .collect();
+            fill(&mut event, item, &quote, &clean, &excluded);
             kept.push(Kept {
                 event: event.id.clone(),
                 kind,
@@ -654,33 +643,68 @@ fn verified_events(
     // The next steps are one task list, as the session's own would be.
     let (next, mut events): (Vec<Event>, Vec<Event>) =
         events.into_iter().partition(|e| e.kind == Kind::ToolCall);
-    if let Some(first) = next.first() {
-        let ids: String = next.iter().map(|e| e.id.as_str()).collect();
-        let hash = xxhash_rust::xxh3::xxh3_64(ids.as_bytes());
-        let summary = format!("Next steps: {}", first.summary);
-        let mut list = Event::new(
-            session,
-            &format!("distill:next:{hash:016x}"),
-            Kind::ToolCall,
-            Origin::Distilled,
-            &summarize(&summary),
-            &now,
-        );
-        list.tasks = (next.iter())
-            .map(|e| Task {
-                subject: e.summary.clone(),
-                status: "pending".to_owned(),
-            })
-            .collect();
-        list.files_affected = next.iter().flat_map(|e| e.files_affected.clone()).collect();
-        list.files_affected.sort();
-        list.files_affected.dedup();
+    if let Some(list) = task_list(session, &next, &now) {
         for k in kept.iter_mut().filter(|k| k.kind == Kind::ToolCall) {
             k.event = list.id.clone();
         }
         events.push(list);
     }
     (events, kept, dropped)
+}
+
+/// An item's reason (else its quote), the alternatives it ruled out with theirs, and the files
+/// it names that are inside the repository and not excluded.
+fn fill(
+    event: &mut Event,
+    item: &Item,
+    quote: &str,
+    clean: impl Fn(&str) -> String,
+    excluded: impl Fn(&str) -> bool,
+) {
+    let why = [item.because.trim(), item.reason.trim()]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or(quote);
+    event.rationale = truncate_words(&clean(why), RATIONALE_MAX);
+    event.alternatives = (item.rejected.iter())
+        .filter(|a| !a.option.trim().is_empty())
+        .map(|a| match a.reason.trim() {
+            "" => summarize(&clean(&a.option)),
+            reason => summarize(&clean(&format!("{}: {reason}", a.option.trim()))),
+        })
+        .collect();
+    event.files_affected = (item.files.iter())
+        .map(|f| root::clean(f.trim()))
+        .filter(|f| root::inside_repository(f) && !excluded(f))
+        .map(|f| clean(&f))
+        .take(20)
+        .collect();
+}
+
+/// The next steps, as one pending task list; `None` without any.
+fn task_list(session: &str, next: &[Event], now: &str) -> Option<Event> {
+    let first = next.first()?;
+    let ids: String = next.iter().map(|e| e.id.as_str()).collect();
+    let hash = xxhash_rust::xxh3::xxh3_64(ids.as_bytes());
+    let summary = format!("Next steps: {}", first.summary);
+    let mut list = Event::new(
+        session,
+        &format!("distill:next:{hash:016x}"),
+        Kind::ToolCall,
+        Origin::Distilled,
+        &summarize(&summary),
+        now,
+    );
+    list.tasks = (next.iter())
+        .map(|e| Task {
+            subject: e.summary.clone(),
+            status: "pending".to_owned(),
+        })
+        .collect();
+    list.files_affected = next.iter().flat_map(|e| e.files_affected.clone()).collect();
+    list.files_affected.sort();
+    list.files_affected.dedup();
+    Some(list)
 }
 
 #[cfg(test)]
