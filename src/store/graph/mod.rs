@@ -890,8 +890,22 @@ impl Edits {
         for s in sessions {
             commits.extend(s.commits.iter().map(|c| format!("{c}\t{}", s.session)));
         }
-        // Edges are kept on the later decision; this is the reverse view. The buckets to
-        // rewrite: those with edges of the old decisions, and those new edges go to.
+        self.edges(snapshot, old_decisions, decisions)?;
+        self.put(FILES_INDEX.to_owned(), lines(&files));
+        self.put(COMMITS_INDEX.to_owned(), lines(&commits));
+        self.put("README.md".to_owned(), README.to_owned());
+        Ok(Index { files, commits })
+    }
+
+    /// The edge index: edges are kept on the later decision, and this is the reverse view, in
+    /// buckets by the earlier one. The buckets written again: those with edges of the old
+    /// decisions, and those the new edges go to.
+    fn edges(
+        &mut self,
+        snapshot: &Snapshot<'_>,
+        old_decisions: &BTreeSet<&str>,
+        decisions: &[DecisionNode],
+    ) -> Result<()> {
         let mut buckets: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         // An edge stays unless it is one of the old decisions' (their new ones are added).
         let kept = |line: &str| {
@@ -952,10 +966,7 @@ impl Edits {
                 false => self.put(path, lines(&edges)),
             }
         }
-        self.put(FILES_INDEX.to_owned(), lines(&files));
-        self.put(COMMITS_INDEX.to_owned(), lines(&commits));
-        self.put("README.md".to_owned(), README.to_owned());
-        Ok(Index { files, commits })
+        Ok(())
     }
 }
 
