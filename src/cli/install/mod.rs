@@ -307,6 +307,25 @@ fn advise(store: &Store, args: &Args, claude: Option<&Settings>, out: &mut dyn W
     Ok(())
 }
 
+/// What still registers our Claude Code hooks once `scope` is uninstalled, and so needs the
+/// git hooks: this worktree's other scopes and plugins, and the worktrees sharing its git
+/// directory.
+fn still_registering(store: &Store, scope: Scope) -> Vec<String> {
+    let mut others: Vec<String> = (survey::survey(store).scopes.into_iter())
+        .filter(|s| s.registers_hooks() && (s.scope != scope || !s.plugins.is_empty()))
+        .map(|s| match s.plugins.first() {
+            Some(plugin) => format!(
+                "the plugin {} (enabled in {})",
+                crate::sanitise::line(plugin),
+                s.settings
+            ),
+            None => s.settings,
+        })
+        .collect();
+    others.extend(survey::other_worktrees_registering(store));
+    others
+}
+
 impl Scope {
     /// The scope as `--scope` names it.
     pub fn as_str(self) -> &'static str {
@@ -319,20 +338,7 @@ impl Scope {
 }
 
 pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> CmdResult {
-    // The scopes that still run our Claude Code hooks need the git hooks: this worktree's
-    // others, and those of the worktrees sharing its git directory.
-    let mut others: Vec<String> = (survey::survey(store).scopes.into_iter())
-        .filter(|s| s.registers_hooks() && (s.scope != args.scope || !s.plugins.is_empty()))
-        .map(|s| match s.plugins.first() {
-            Some(plugin) => format!(
-                "the plugin {} (enabled in {})",
-                crate::sanitise::line(plugin),
-                s.settings
-            ),
-            None => s.settings,
-        })
-        .collect();
-    others.extend(survey::other_worktrees_registering(store));
+    let others = still_registering(store, args.scope);
     let mut file = settings_file(store, args.scope)?;
     file.uninstall()?;
     let path = file.path().to_owned();
@@ -380,27 +386,25 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
             shown(store, &folder)
         ));
     }
-    let removed = match others.is_empty() && !outside {
-        true => {
-            for remote in git_config::stop_fetching_notes(store)? {
-                done.push(format!(
-                    "took the fetch refspec of our notes out of the remote {remote}"
-                ));
-            }
-            git_hooks::uninstall(&folder)?
+    if others.is_empty() && !outside {
+        for remote in git_config::stop_fetching_notes(store)? {
+            done.push(format!(
+                "took the fetch refspec of our notes out of the remote {remote}"
+            ));
         }
-        false => Vec::new(),
-    };
-    for (hook, removal) in removed {
-        let hook_name = shown(store, &hook);
-        match removal {
-            Removal::Absent => {}
-            Removal::Removed => done.push(format!("removed the git hook {hook_name}")),
-            Removal::Restored => done.push(format!(
-                "put back the git hook {hook_name} (kept as {} while ours ran it)",
-                file_name(&git_hooks::chained(&hook))
-            )),
-            Removal::NotOurs => left.push(format!("left the git hook {hook_name}: it is not ours")),
+        for (hook, removal) in git_hooks::uninstall(&folder)? {
+            let hook_name = shown(store, &hook);
+            match removal {
+                Removal::Absent => {}
+                Removal::Removed => done.push(format!("removed the git hook {hook_name}")),
+                Removal::Restored => done.push(format!(
+                    "put back the git hook {hook_name} (kept as {} while ours ran it)",
+                    file_name(&git_hooks::chained(&hook))
+                )),
+                Removal::NotOurs => {
+                    left.push(format!("left the git hook {hook_name}: it is not ours"))
+                }
+            }
         }
     }
     if done.is_empty() && others.is_empty() {
