@@ -72,8 +72,19 @@ fn tour(scratch: &Path, out: &mut dyn Write) -> CmdResult {
          Copyright (c) 2026 Entire Inc.), in {}.",
         repo.display()
     )?;
-    fs::create_dir_all(&repo)?;
-    git(&repo, &["init", "-q", "-b", "main"])?;
+    let (first, transcripts) = make_repository(scratch, &repo, out)?;
+    show(&repo, scratch, &first, &transcripts, out)
+}
+
+/// The scratch repository at `repo` (its hooks turned off), with a commit per session of what
+/// the session wrote, dated at its end; the first commit and the folder of the transcripts.
+fn make_repository(
+    scratch: &Path,
+    repo: &Path,
+    out: &mut dyn Write,
+) -> Result<(String, PathBuf), Failure> {
+    fs::create_dir_all(repo)?;
+    git(repo, &["init", "-q", "-b", "main"])?;
     let hooks = scratch.join("no-hooks");
     fs::create_dir_all(&hooks)?;
     for (key, value) in [
@@ -82,23 +93,22 @@ fn tour(scratch: &Path, out: &mut dyn Write) -> CmdResult {
         ("commit.gpgsign", "false"),
         ("core.hooksPath", &*hooks.to_string_lossy()),
     ] {
-        git(&repo, &["config", key, value])?;
+        git(repo, &["config", key, value])?;
     }
     fs::write(
         repo.join("README.md"),
         "# demo\n\nA scratch repository made by `git agent-context demo`.\n",
     )?;
     // Dated before the sessions, as the repository they ran in was.
-    commit(&repo, "Start the demo repository", "2026-01-01T00:00:00Z")?;
-    let first = git(&repo, &["rev-parse", "HEAD"])?;
-
+    commit(repo, "Start the demo repository", "2026-01-01T00:00:00Z")?;
+    let first = git(repo, &["rev-parse", "HEAD"])?;
     let transcripts = scratch.join("transcripts");
     fs::create_dir_all(&transcripts)?;
     for session in &SESSIONS {
-        let (id, end) = replay(session.transcript, &repo)?;
+        let (id, end) = replay(session.transcript, repo)?;
         let path = transcripts.join(format!("{id}.jsonl"));
         fs::write(&path, session.transcript)?;
-        commit(&repo, session.subject, &end)?;
+        commit(repo, session.subject, &end)?;
         writeln!(
             out,
             "  session {} ({}) -> commit \"{}\"",
@@ -107,27 +117,37 @@ fn tour(scratch: &Path, out: &mut dyn Write) -> CmdResult {
             session.subject
         )?;
     }
+    Ok((first, transcripts))
+}
 
+/// What the tour shows, step by step, on `repo`.
+fn show(
+    repo: &Path,
+    scratch: &Path,
+    first: &str,
+    transcripts: &Path,
+    out: &mut dyn Write,
+) -> CmdResult {
     let mut extract = vec!["extract".to_owned()];
-    for entry in fs::read_dir(&transcripts)? {
+    for entry in fs::read_dir(transcripts)? {
         extract.push("--transcript".to_owned());
         extract.push(entry?.path().to_string_lossy().into_owned());
     }
     step(
         out,
-        &repo,
+        repo,
         "Extract both sessions: their reasoning goes into notes on the commits they made.",
         &extract,
     )?;
     step(
         out,
-        &repo,
+        repo,
         "Why is this file the way it is? The commits that own its lines, and their reasoning:",
         &["why".to_owned(), FILE.to_owned()],
     )?;
     step(
         out,
-        &repo,
+        repo,
         "What bears on a new task? The reasoning kept, packed into a token budget:",
         &["query".to_owned(), PROMPT.to_owned()],
     )?;
@@ -144,7 +164,7 @@ fn tour(scratch: &Path, out: &mut dyn Write) -> CmdResult {
         "transcript_path": scratch.join("demo-new-session.jsonl"),
     });
     let answer = ours(
-        &repo,
+        repo,
         &["hook".to_owned(), "SessionStart".to_owned()],
         Some(payload.to_string()),
     )?;
@@ -156,7 +176,7 @@ fn tour(scratch: &Path, out: &mut dyn Write) -> CmdResult {
     // Piped, as every command here is: neither paged nor coloured.
     step(
         out,
-        &repo,
+        repo,
         "A reviewer's view of the two commits: each file's diff, the reasoning beside it.",
         &["review".to_owned(), format!("{first}..HEAD")],
     )?;
