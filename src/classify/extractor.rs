@@ -735,36 +735,7 @@ impl<'w> Extractor<'w> {
             call.commit_command.clone(),
             call.excluded,
         );
-        if excluded {
-            // The content of a file never to capture, as the tool gave it.
-            for seen in [text(&result.stdout), text(&result.stderr)]
-                .into_iter()
-                .flatten()
-                .map(str::to_owned)
-                .chain(result_texts(block))
-            {
-                self.state.taint.add(&seen);
-            }
-        } else if matches!(op_of(&name), Op::Bash | Op::Search) {
-            // A search or a command over many files (`grep -r`, `rg`) prints the lines of
-            // excluded files among the rest, each after its path.
-            let (roots, root, cwd) = (
-                self.roots,
-                self.state.root.clone(),
-                self.state.meta.cwd.clone(),
-            );
-            let redactor = self.redactor;
-            for seen in [text(&result.stdout)]
-                .into_iter()
-                .flatten()
-                .map(str::to_owned)
-                .chain(result_texts(block))
-            {
-                self.state.taint.add_lines_of(&seen, |path| {
-                    redactor.excluded(&roots.relative(root.as_deref(), &cwd, path))
-                });
-            }
-        }
+        self.taint_with_result(&name, excluded, block, &result);
         match name.as_str() {
             "Bash" => {
                 if error {
@@ -802,6 +773,47 @@ impl<'w> Extractor<'w> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// What a call's result shows of excluded files: all of it for a call on one, the lines a
+    /// search or a command over many files printed after their paths.
+    fn taint_with_result(
+        &mut self,
+        name: &str,
+        excluded: bool,
+        block: &Block<'_>,
+        result: &ToolUseResult<'_>,
+    ) {
+        if excluded {
+            // The content of a file never to capture, as the tool gave it.
+            for seen in [text(&result.stdout), text(&result.stderr)]
+                .into_iter()
+                .flatten()
+                .map(str::to_owned)
+                .chain(result_texts(block))
+            {
+                self.state.taint.add(&seen);
+            }
+        } else if matches!(op_of(name), Op::Bash | Op::Search) {
+            // A search or a command over many files (`grep -r`, `rg`) prints the lines of
+            // excluded files among the rest, each after its path.
+            let (roots, root, cwd) = (
+                self.roots,
+                self.state.root.clone(),
+                self.state.meta.cwd.clone(),
+            );
+            let redactor = self.redactor;
+            for seen in [text(&result.stdout)]
+                .into_iter()
+                .flatten()
+                .map(str::to_owned)
+                .chain(result_texts(block))
+            {
+                self.state.taint.add_lines_of(&seen, |path| {
+                    redactor.excluded(&roots.relative(root.as_deref(), &cwd, path))
+                });
+            }
         }
     }
 
