@@ -19,7 +19,7 @@ use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use git_agent_context::ingest;
 
@@ -75,35 +75,7 @@ fn main() {
     let warm = start.elapsed();
     assert_eq!(again.events_added + again.events_updated, 0);
 
-    // The same through the real binary, as a hook or a user runs it (release build).
-    let fresh = data.join("repo-bin");
-    let _ = fs::remove_dir_all(&fresh);
-    fs::create_dir_all(&fresh).unwrap();
-    assert!(
-        Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&fresh)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let run_binary = || {
-        let start = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
-            .args(["extract", "--transcript"])
-            .arg(&transcript)
-            .current_dir(&fresh)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        start.elapsed()
-    };
-    let binary_cold = run_binary();
-    let binary_warm = run_binary();
+    let (fresh, binary_cold, binary_warm) = through_the_binary(&data, &transcript);
     let (stop_idle, stop_turn, stop_distill) = stop_hook(&fresh, &transcript);
 
     let mb = size as f64 / (1 << 20) as f64;
@@ -152,6 +124,40 @@ fn main() {
         ),
         _ => println!("peak resident memory: unavailable (no /proc)"),
     }
+}
+
+/// `extract --transcript` through the real binary, as a hook or a user runs it (release build),
+/// in a fresh repository: cold, then warm; the repository.
+fn through_the_binary(data: &Path, transcript: &Path) -> (PathBuf, Duration, Duration) {
+    let fresh = data.join("repo-bin");
+    let _ = fs::remove_dir_all(&fresh);
+    fs::create_dir_all(&fresh).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&fresh)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let run_binary = || {
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_git-agent-context"))
+            .args(["extract", "--transcript"])
+            .arg(transcript)
+            .current_dir(&fresh)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        start.elapsed()
+    };
+    let cold = run_binary();
+    let warm = run_binary();
+    (fresh, cold, warm)
 }
 
 const STOP_RUNS: usize = 20;
@@ -249,6 +255,19 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         append_turn(i);
         turn.push(run());
     }
+    each_turn_linked(repo);
+    let mut distilled = with_distillation(repo, |i| {
+        append_turn(i);
+        run_with(Some("bench-key"))
+    });
+    idle.sort_by(f64::total_cmp);
+    turn.sort_by(f64::total_cmp);
+    distilled.sort_by(f64::total_cmp);
+    (idle, turn, distilled)
+}
+
+/// The Stop hook worked, and each turn's events went to its commit.
+fn each_turn_linked(repo: &Path) {
     let log = fs::read_to_string(repo.join(".git/agent-context/log")).unwrap();
     assert!(
         !log.contains("hook Stop: failed"),
@@ -263,8 +282,12 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         STOP_RUNS + 1,
         "each turn's events went to its commit: {log}"
     );
-    // Distillation on, against a model that answers every request after 2 s (an empty 500:
-    // the answer does not matter here, only that the hook does not wait for it).
+}
+
+/// `run_turn` for [`STOP_RUNS`] more turns with distillation on, against a model that answers
+/// every request after 2 s (an empty 500: the answer does not matter here, only that the hook
+/// does not wait for it); the times, and each Stop started a distillation.
+fn with_distillation(repo: &Path, mut run_turn: impl FnMut(usize) -> f64) -> Vec<f64> {
     let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = server.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -284,11 +307,7 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         ),
     )
     .unwrap();
-    let mut distilled = Vec::new();
-    for i in STOP_RUNS + 1..=2 * STOP_RUNS {
-        append_turn(i);
-        distilled.push(run_with(Some("bench-key")));
-    }
+    let distilled: Vec<f64> = (STOP_RUNS + 1..=2 * STOP_RUNS).map(&mut run_turn).collect();
     let log = fs::read_to_string(repo.join(".git/agent-context/log")).unwrap();
     let started = log
         .lines()
@@ -298,10 +317,7 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         started, STOP_RUNS,
         "each Stop started a distillation: {log}"
     );
-    idle.sort_by(f64::total_cmp);
-    turn.sort_by(f64::total_cmp);
-    distilled.sort_by(f64::total_cmp);
-    (idle, turn, distilled)
+    distilled
 }
 
 fn median(sorted: &[f64]) -> f64 {

@@ -36,18 +36,28 @@ fn main() {
         }
     }
     let repo = bigrepo::get(BIN);
-    let time = |program: &str, args: &[&str]| -> (Duration, usize) {
-        let start = Instant::now();
-        let out = repo.command(program).args(args).output().unwrap();
-        let took = start.elapsed();
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (took, out.stdout.len())
-    };
+    why_against_blame(&repo, runs);
+    let prompts = prompts(&repo);
+    query(&repo, &prompts, queries);
+    hooks(&repo, &prompts, queries);
+}
 
+/// Run `program` with `args` in `repo`: how long it took, and how much it printed.
+fn time(repo: &bigrepo::BigRepo, program: &str, args: &[&str]) -> (Duration, usize) {
+    let start = Instant::now();
+    let out = repo.command(program).args(args).output().unwrap();
+    let took = start.elapsed();
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (took, out.stdout.len())
+}
+
+/// `why` and `git blame --porcelain` in turn on two long-lived files; `why --exact` a few times.
+fn why_against_blame(repo: &bigrepo::BigRepo, runs: usize) {
+    let time = |program: &str, args: &[&str]| time(repo, program, args);
     println!("why against git blame --porcelain, {runs} rounds each, in turn:");
     for path in &bigrepo::LONG_LIVED[..2] {
         let edits = repo
@@ -83,7 +93,11 @@ fn main() {
         "  why --exact {path} (gix blame): {}",
         ms(median(&mut exact))
     );
+}
 
+/// Twenty prompts: naming a file, naming topics, naming a symbol an annotated commit defined
+/// (and HEAD still has), or none of these.
+fn prompts(repo: &bigrepo::BigRepo) -> Vec<String> {
     // Functions that annotated commits added and HEAD still has, for prompts that name a
     // symbol only (the index knows the names annotated commits define).
     let defined = regex::Regex::new(r"(?m)^\+fn ([a-z]+_step_[0-9]+)").unwrap();
@@ -106,7 +120,7 @@ fn main() {
         }
     }
     let mut rng = bigrepo::Rng::new(7);
-    let prompts: Vec<String> = (0..20)
+    (0..20)
         .map(|i| {
             let topic = rng.pick(&bigrepo::TOPICS);
             let other = rng.pick(&bigrepo::TOPICS);
@@ -121,7 +135,12 @@ fn main() {
                 _ => format!("Should the {topic} use a ring buffer instead of a hash map?"),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// `query` with nothing to find beside `git diff --name-only HEAD`, then over `prompts`.
+fn query(repo: &bigrepo::BigRepo, prompts: &[String], queries: usize) {
+    let time = |program: &str, args: &[&str]| time(repo, program, args);
     // What a query costs with nothing to find, and the part of it that is git's.
     let mut nothing: Vec<Duration> = (0..20)
         .map(|_| time(BIN, &["query", "zzyzx qwvq"]).0)
@@ -178,7 +197,10 @@ fn main() {
         ms(median(&mut times)),
         ms(p95(&mut times))
     );
+}
 
+/// The Claude Code hooks on the same prompts and on reads of long-lived files.
+fn hooks(repo: &bigrepo::BigRepo, prompts: &[String], queries: usize) {
     // The Claude Code hooks, as Claude Code runs them: the payload on stdin, each run a new
     // session (a session is given an event once).
     let hook = |event: &str, payload: serde_json::Value| -> (Duration, bool) {
