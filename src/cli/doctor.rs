@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::anyhow;
 use serde::Serialize;
 
-use crate::cli::install::Scope;
-use crate::cli::install::survey::{self, Installation, ScopeState};
+use crate::app::install::Scope;
+use crate::app::install::survey::{self, Installation, ScopeState};
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure, display_path};
 use crate::deliver::install::shell_words;

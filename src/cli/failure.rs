@@ -13,7 +13,7 @@
 
 use std::io;
 
-use crate::app::forget;
+use crate::app::{forget, install};
 use crate::deliver::{self, install as deliver_install, links};
 use crate::ingest::{self, recorded};
 use crate::render;
@@ -251,6 +251,20 @@ impl From<deliver::Error> for Failure {
                     false => Failure::usage(e),
                 }
             }
+            e => Failure::usage(e),
+        }
+    }
+}
+
+/// An option that cannot be followed, or a settings file that is not what it must be, is bad
+/// input; the store's errors and a remote's are theirs.
+impl From<install::Error> for Failure {
+    fn from(e: install::Error) -> Failure {
+        match e {
+            install::Error::Settings(e) => e.into(),
+            install::Error::Sync(e) => e.into(),
+            install::Error::Store(e) => e.into(),
+            install::Error::Link(e) => e.into(),
             e => Failure::usage(e),
         }
     }

@@ -2,30 +2,12 @@
 
 use std::io::Write;
 
+use crate::app::install::{Initialized, initialize};
 use crate::cli::CmdResult;
-use crate::store::{Store, git_config, notes};
+use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {}
-
-/// What [`initialize`] did.
-pub struct Initialized {
-    /// The store was made.
-    pub created: bool,
-    /// The notes ref was made.
-    pub started: bool,
-    /// `.git/config` got the note-rewriting settings.
-    pub configured: bool,
-}
-
-/// The store, the notes ref and the note-rewriting settings, each made if missing.
-pub fn initialize(store: &Store) -> crate::store::Result<Initialized> {
-    Ok(Initialized {
-        created: store.init()?,
-        started: notes::ensure_ref(store)?,
-        configured: git_config::enable_note_rewrites(store)?,
-    })
-}
 
 pub fn run(store: &Store, _args: Args, out: &mut dyn Write) -> CmdResult {
     let Initialized {

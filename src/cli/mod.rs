@@ -41,6 +41,8 @@ use clap::{Parser, Subcommand};
 
 pub use failure::Failure;
 
+use crate::app::display_path;
+
 use crate::store::{self, Store};
 use crate::transcript::locate::claude_dir;
 
@@ -289,16 +291,6 @@ fn write_escaped(out: &mut dyn Write, text: &str) -> CmdResult {
     // As an io::Error, so that a closed pipe (`| head`) ends the command quietly.
     writeln!(out, "{escaped}")?;
     Ok(())
-}
-
-/// `path` shown relative to the home folder when it is under it.
-fn display_path(path: &std::path::Path) -> String {
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty())
-        && let Ok(rest) = path.strip_prefix(&home)
-    {
-        return format!("~/{}", rest.display());
-    }
-    path.display().to_string()
 }
 
 /// `path` as git names it: relative to the top of the working tree, `/`-separated.

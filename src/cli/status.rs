@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::cli::install::survey::{Installation, survey};
+use crate::app::install::survey::{Installation, survey};
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, display_path};
 use crate::config;

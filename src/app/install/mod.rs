@@ -9,18 +9,16 @@
 
 pub mod survey;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::anyhow;
-
-use crate::cli::{CmdResult, Failure, claude_dir, display_path};
+use crate::app::display_path;
 use crate::deliver::install::git_hooks::{self, Action, Removal};
 use crate::deliver::install::settings::{self, ENTRIES, GUARD, MCP_SERVER, Settings, Written};
 use crate::deliver::install::{shell_quote, shell_words};
 use crate::deliver::links;
 use crate::share::sync;
 use crate::store::{Store, git_config, notes};
+use crate::transcript::locate::claude_dir;
 
 /// The Claude Code settings file the hooks go in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -38,44 +36,74 @@ pub enum Scope {
 /// The pattern that keeps the local settings file out of commits.
 const LOCAL_SETTINGS: &str = "/.claude/settings.local.json";
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The settings file the Claude Code hooks go in. The default, local, changes no file
-    /// other people share.
-    #[arg(long, value_enum, value_name = "scope", default_value_t = Scope::Local)]
-    scope: Scope,
-    /// How the Claude Code hooks call the binary [default: this binary's absolute path for
-    /// the local scope; `git-agent-context`, found on PATH, for the project and user scopes,
-    /// whose files are shared or outlive this binary].
-    #[arg(long, value_name = "command")]
-    command: Option<String>,
-    /// Leave the settings files alone: the Claude Code hooks come from the git-agent-context
-    /// plugin. Installs the git hooks and the store only.
-    #[arg(long, conflicts_with_all = ["scope", "command"])]
-    plugin: bool,
-    /// Also register the MCP server (`git agent-context mcp`) for the scope: in .mcp.json at
-    /// the top of the working tree (project), or in Claude Code's ~/.claude.json, for this
-    /// working tree (local) or every project (user).
-    #[arg(long, conflicts_with = "plugin")]
-    mcp: bool,
-    /// Share the notes through the remote (the current branch's, else origin, else the only
-    /// one): `git fetch` brings its notes beside ours, merged at the next pull, and a pre-push
-    /// hook pushes ours beside each branch pushed.
-    #[arg(long)]
-    sync: bool,
+/// What to install, as `install`'s options say.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub scope: Scope,
+    /// How the hooks call the binary; `None`: the scope's default.
+    pub command: Option<String>,
+    /// The Claude Code hooks come from the plugin: the settings are left alone.
+    pub plugin: bool,
+    pub mcp: bool,
+    pub sync: bool,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct UninstallArgs {
-    /// The settings file to take the Claude Code hooks out of.
-    #[arg(long, value_enum, value_name = "scope", default_value_t = Scope::Local)]
-    scope: Scope,
+/// Why something cannot be installed or uninstalled.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("this repository has no working tree for {0}; use --scope user")]
+    NoWorkTree(&'static str),
+    #[error("cannot find Claude Code's {0}: neither CLAUDE_CONFIG_DIR nor HOME is set")]
+    NoClaudeFolder(&'static str),
+    #[error("the working tree's path {} is not UTF-8, as a project of .claude.json must be", .0.display())]
+    NotUtf8(PathBuf),
+    #[error(
+        "--command {0:?} does not name git-agent-context, so its hooks could not be told from \
+         other tools' (to replace or uninstall them)"
+    )]
+    NotUs(String),
+    #[error("--command is empty")]
+    EmptyCommand,
+    #[error("cannot find this binary ({0}); use --command")]
+    NoBinary(std::io::Error),
+    #[error("this binary's path {} is not UTF-8; use --command", .0.display())]
+    BinaryNotUtf8(PathBuf),
+    #[error(transparent)]
+    Settings(#[from] crate::deliver::install::Error),
+    #[error(transparent)]
+    Link(#[from] links::Error),
+    #[error(transparent)]
+    Sync(#[from] sync::Error),
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
 }
 
-pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
-    let claude = claude_settings(store, &args)?;
+/// What `init` made.
+pub struct Initialized {
+    /// The store was made.
+    pub created: bool,
+    /// The notes ref was made.
+    pub started: bool,
+    /// `.git/config` got the note-rewriting settings.
+    pub configured: bool,
+}
+
+/// The store, the notes ref and the note-rewriting settings, each made if missing.
+pub fn initialize(store: &Store) -> crate::store::Result<Initialized> {
+    Ok(Initialized {
+        created: store.init()?,
+        started: notes::ensure_ref(store)?,
+        configured: git_config::enable_note_rewrites(store)?,
+    })
+}
+
+/// Install what `args` asks; what was done, what was in place, and what the installation as
+/// it now stands needs.
+pub fn install(store: &Store, args: &Options) -> Result<Said, Error> {
+    let scope = args.scope;
+    let claude = claude_settings(store, args)?;
     let mcp = match args.mcp && claude.is_some() {
-        true => Some(mcp_settings(store, &args)?),
+        true => Some(mcp_settings(store, args)?),
         false => None,
     };
     // The git hooks call this binary first, unless they are in the working tree: committed,
@@ -100,7 +128,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
 
     let mut said = Said::default();
     // What `init` does, first: a hook that runs at once finds the store.
-    let init = super::init::initialize(store)?;
+    let init = initialize(store)?;
     if init.created || init.started {
         said.done.push(format!(
             "initialized agent-context in {}",
@@ -115,7 +143,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
         );
     }
     if let Some(file) = &claude {
-        write_claude_settings(store, args.scope, file, &mut said)?;
+        write_claude_settings(store, scope, file, &mut said)?;
     }
     if let Some((file, at)) = &mcp {
         let name = shown(store, file.path());
@@ -143,31 +171,17 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
             false => said.in_place.push(format!("the fetch refspec of {remote}")),
         }
     }
-    if said.done.is_empty() {
-        writeln!(
-            out,
-            "already installed: {}, the store and the notes config",
-            said.in_place.join(", ")
-        )?;
-    }
-    for line in said.done {
-        writeln!(out, "{line}")?;
-    }
-    advise(store, &args, claude.as_ref(), out)?;
-    super::man::install(out)?;
-    writeln!(
-        out,
-        "check it: `git agent-context status` shows what is installed where, `git agent-context \
-         doctor` what is wrong"
-    )?;
-    Ok(())
+    said.advice = advise(store, args, claude.as_ref());
+    Ok(said)
 }
 
-/// What `install` did, and what it found in place already.
-#[derive(Default)]
-struct Said {
-    done: Vec<String>,
-    in_place: Vec<String>,
+/// What `install` or `uninstall` did, what it found in place already (or left), and what the
+/// installation as it now stands needs.
+#[derive(Debug, Default)]
+pub struct Said {
+    pub done: Vec<String>,
+    pub in_place: Vec<String>,
+    pub advice: Vec<String>,
 }
 
 impl Said {
@@ -189,31 +203,30 @@ impl Said {
 
 /// The Claude Code settings file of `--scope` with our hooks in it, running `--command` or
 /// what the scope runs by default; `None` with `--plugin`, which brings its own.
-fn claude_settings(store: &Store, args: &Args) -> Result<Option<Settings>, Failure> {
+fn claude_settings(store: &Store, args: &Options) -> Result<Option<Settings>, Error> {
+    let scope = args.scope;
     if args.plugin {
         return Ok(None);
     }
-    let command = match (args.command.clone(), args.scope) {
+    let command = match (args.command.clone(), scope) {
         (Some(command), _) => command,
         (None, Scope::Local) => this_binary()?,
         (None, Scope::Project) => format!("{GUARD} git-agent-context"),
         (None, Scope::User) => "git-agent-context".to_owned(),
     };
     if !settings::names_us(&command) {
-        return Err(Failure::usage(anyhow!(
-            "--command {command:?} does not name git-agent-context, so its hooks could \
-             not be told from other tools' (to replace or uninstall them)"
-        )));
+        return Err(Error::NotUs(command));
     }
-    let mut file = settings_file(store, args.scope)?;
+    let mut file = settings_file(store, scope)?;
     file.install(&command)?;
     Ok(Some(file))
 }
 
 /// The file that registers MCP servers for `--scope`, with ours in it, and where in it.
-fn mcp_settings(store: &Store, args: &Args) -> Result<(Settings, Vec<String>), Failure> {
-    let (mut file, at) = mcp_file(store, args.scope)?;
-    let (program, mut program_args) = match (&args.command, args.scope) {
+fn mcp_settings(store: &Store, args: &Options) -> Result<(Settings, Vec<String>), Error> {
+    let scope = args.scope;
+    let (mut file, at) = mcp_file(store, scope)?;
+    let (program, mut program_args) = match (&args.command, scope) {
         (Some(command), _) => split_command(command)?,
         (None, Scope::Local) => (exe()?, Vec::new()),
         (None, Scope::Project | Scope::User) => ("git-agent-context".to_owned(), Vec::new()),
@@ -229,7 +242,7 @@ fn write_claude_settings(
     scope: Scope,
     file: &Settings,
     said: &mut Said,
-) -> CmdResult {
+) -> Result<(), Error> {
     let name = shown(store, file.path());
     match file.write()? {
         Written::Unchanged => said.in_place.push(name.clone()),
@@ -255,27 +268,27 @@ fn write_claude_settings(
 
 /// What the installation as it now stands needs: the binary on PATH where hooks look for it,
 /// and one registration of our hooks, not two.
-fn advise(store: &Store, args: &Args, claude: Option<&Settings>, out: &mut dyn Write) -> CmdResult {
+fn advise(store: &Store, args: &Options, claude: Option<&Settings>) -> Vec<String> {
+    let scope = args.scope;
+    let mut out = Vec::new();
     let installation = survey::survey(store);
     if let Some(file) = claude {
-        let bare = installation.scopes.iter().find(|s| s.scope == args.scope);
+        let bare = installation.scopes.iter().find(|s| s.scope == scope);
         let needs_path = bare.is_some_and(|s| s.commands.iter().any(|c| !c.contains('/')));
         if needs_path && survey::on_path("git-agent-context").is_none() {
-            writeln!(
-                out,
+            out.push(format!(
                 "note: the hooks in {} run git-agent-context from PATH, where it is not: put it \
                  there (cargo install puts it in ~/.cargo/bin) or install with --command <path>",
                 shown(store, file.path())
-            )?;
+            ));
         }
     }
     if args.plugin && survey::on_path("git-agent-context").is_none() {
-        writeln!(
-            out,
-            "note: git-agent-context is not on PATH, where the plugin looks for it"
-        )?;
+        out.push(
+            "note: git-agent-context is not on PATH, where the plugin looks for it".to_owned(),
+        );
     }
-    let here = (!args.plugin).then_some(args.scope);
+    let here = (!args.plugin).then_some(scope);
     for other in installation
         .scopes
         .iter()
@@ -286,25 +299,23 @@ fn advise(store: &Store, args: &Args, claude: Option<&Settings>, out: &mut dyn W
             (Scope::Project, Some(here)) => here,
             _ => other.scope,
         };
-        writeln!(
-            out,
+        out.push(format!(
             "warning: {} registers our Claude Code hooks too, and Claude Code runs both; keep \
              one: `git agent-context uninstall --scope {}`",
             other.settings,
             out_of.as_str()
-        )?;
+        ));
     }
     for plugin in installation.scopes.iter().flat_map(|s| &s.plugins) {
         if !args.plugin {
             let plugin = crate::sanitise::line(plugin);
-            writeln!(
-                out,
+            out.push(format!(
                 "warning: the plugin {plugin} registers our Claude Code hooks too, and Claude \
                  Code runs both; keep one (`install --plugin` leaves the settings alone)"
-            )?;
+            ));
         }
     }
-    Ok(())
+    out
 }
 
 /// What still registers our Claude Code hooks once `scope` is uninstalled, and so needs the
@@ -337,15 +348,18 @@ impl Scope {
     }
 }
 
-pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> CmdResult {
-    let others = still_registering(store, args.scope);
-    let mut file = settings_file(store, args.scope)?;
+/// Take our hooks out of `scope`'s settings, and the git hooks when nothing else registers
+/// ours; what was done, and what was left (`in_place`), the last line saying why when nothing
+/// was done.
+pub fn uninstall(store: &Store, scope: Scope) -> Result<Said, Error> {
+    let others = still_registering(store, scope);
+    let mut file = settings_file(store, scope)?;
     file.uninstall()?;
     let path = file.path().to_owned();
     let folder = hooks_folder(store)?;
-    let (mut mcp, at) = mcp_file(store, args.scope)?;
+    let (mut mcp, at) = mcp_file(store, scope)?;
     // `.mcp.json` holds MCP servers alone: an `mcpServers` left empty goes, and the file with it.
-    mcp.uninstall_mcp(&keys(&at), args.scope == Scope::Project)?;
+    mcp.uninstall_mcp(&keys(&at), scope == Scope::Project)?;
 
     let mut done = Vec::new();
     let name = shown(store, &path);
@@ -408,36 +422,35 @@ pub fn uninstall(store: &Store, args: UninstallArgs, out: &mut dyn Write) -> Cmd
         }
     }
     if done.is_empty() && others.is_empty() {
-        writeln!(
-            out,
-            "nothing to uninstall: no hooks of ours in {name} or {}",
-            shown(store, &folder)
-        )?;
+        left.insert(
+            0,
+            format!(
+                "nothing to uninstall: no hooks of ours in {name} or {}",
+                shown(store, &folder)
+            ),
+        );
     } else if done.is_empty() {
-        writeln!(out, "nothing to uninstall: no hooks of ours in {name}")?;
+        left.insert(
+            0,
+            format!("nothing to uninstall: no hooks of ours in {name}"),
+        );
     }
-    for line in done.into_iter().chain(left) {
-        writeln!(out, "{line}")?;
-    }
-    writeln!(
-        out,
+    left.push(format!(
         "kept the notes ({}), the store ({}) and the notes config",
         notes::REF,
         shown(store, store.dir())
-    )?;
-    Ok(())
+    ));
+    Ok(Said {
+        done,
+        in_place: left,
+        advice: Vec::new(),
+    })
 }
 
 /// The settings file of `scope`, read. It is written only inside the scope's folder (the top
 /// of the working tree, or Claude Code's folder), never through a link that leads out of it.
-fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
-    let top = || {
-        store.workdir().ok_or_else(|| {
-            Failure::usage(anyhow!(
-                "this repository has no working tree for a .claude folder; use --scope user"
-            ))
-        })
-    };
+fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Error> {
+    let top = || (store.workdir()).ok_or(Error::NoWorkTree("a .claude folder"));
     let (folder, name, git_dir) = match scope {
         Scope::Project => (
             top()?.to_owned(),
@@ -450,11 +463,7 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
             Some(store.common_dir()),
         ),
         Scope::User => (
-            claude_dir().ok_or_else(|| {
-                Failure::usage(anyhow!(
-                    "cannot find Claude Code's folder: neither CLAUDE_CONFIG_DIR nor HOME is set"
-                ))
-            })?,
+            claude_dir().ok_or(Error::NoClaudeFolder("folder"))?,
             "settings.json",
             None,
         ),
@@ -467,15 +476,8 @@ fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Failure> {
 /// (project); `.claude.json` in `$CLAUDE_CONFIG_DIR` or the home folder, under
 /// `projects.<top of the working tree>` (local) or at its top level (user). It is written only
 /// inside that folder, never through a link that leads out of it.
-fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Failure> {
-    let top = || {
-        store.workdir().ok_or_else(|| {
-            Failure::usage(anyhow!(
-                "this repository has no working tree for a project's MCP servers; use --scope \
-                 user"
-            ))
-        })
-    };
+fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Error> {
+    let top = || (store.workdir()).ok_or(Error::NoWorkTree("a project's MCP servers"));
     if scope == Scope::Project {
         let file = Settings::read(top()?, Path::new(".mcp.json"), Some(store.common_dir()))?;
         return Ok((file, Vec::new()));
@@ -484,20 +486,11 @@ fn mcp_file(store: &Store, scope: Scope) -> Result<(Settings, Vec<String>), Fail
         .filter(|d| !d.is_empty())
         .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()))
         .map(PathBuf::from)
-        .ok_or_else(|| {
-            Failure::usage(anyhow!(
-                "cannot find Claude Code's .claude.json: neither CLAUDE_CONFIG_DIR nor HOME is set"
-            ))
-        })?;
+        .ok_or(Error::NoClaudeFolder(".claude.json"))?;
     let at = match scope {
         Scope::Local => {
             let top = top()?;
-            let top = top.to_str().ok_or_else(|| {
-                Failure::usage(anyhow!(
-                    "the working tree's path {} is not UTF-8, as a project of .claude.json must be",
-                    top.display()
-                ))
-            })?;
+            let top = (top.to_str()).ok_or_else(|| Error::NotUtf8(top.to_owned()))?;
             vec!["projects".to_owned(), top.to_owned()]
         }
         _ => Vec::new(),
@@ -512,23 +505,21 @@ fn keys(at: &[String]) -> Vec<&str> {
 
 /// A `--command` as the program an MCP client starts and its arguments: its words, as a shell
 /// reads them.
-fn split_command(command: &str) -> Result<(String, Vec<String>), Failure> {
+fn split_command(command: &str) -> Result<(String, Vec<String>), Error> {
     let mut words = shell_words(command).into_iter();
-    let program = words
-        .next()
-        .ok_or_else(|| Failure::usage(anyhow!("--command is empty")))?;
+    let program = words.next().ok_or(Error::EmptyCommand)?;
     Ok((program, words.collect()))
 }
 
 /// The folder of the git hooks. One in the working tree (`core.hooksPath` naming a committed
 /// folder) is written into only when no link on the way to it leads out of the tree; the git
 /// directory is not cloned, so a link there (`.git/hooks` → a shared folder) is the user's.
-fn hooks_folder(store: &Store) -> Result<PathBuf, Failure> {
+fn hooks_folder(store: &Store) -> Result<PathBuf, Error> {
     let folder = git_config::hooks_dir(store)?;
     match store.workdir() {
         _ if folder.starts_with(store.common_dir()) => Ok(folder),
         Some(top) => match folder.strip_prefix(top) {
-            Ok(name) => links::follow(top, name, None).map_err(Failure::from),
+            Ok(name) => Ok(links::follow(top, name, None)?),
             Err(_) => Ok(folder),
         },
         None => Ok(folder),
@@ -536,20 +527,14 @@ fn hooks_folder(store: &Store) -> Result<PathBuf, Failure> {
 }
 
 /// This binary's absolute path, quoted for the shell Claude Code runs hooks with.
-fn this_binary() -> Result<String, Failure> {
+fn this_binary() -> Result<String, Error> {
     Ok(shell_quote(&exe()?))
 }
 
 /// This binary's absolute path.
-fn exe() -> Result<String, Failure> {
-    let path = std::env::current_exe()
-        .map_err(|e| Failure::usage(anyhow!("cannot find this binary ({e}); use --command")))?;
-    path.to_str().map(str::to_owned).ok_or_else(|| {
-        Failure::usage(anyhow!(
-            "this binary's path {} is not UTF-8; use --command",
-            path.display()
-        ))
-    })
+fn exe() -> Result<String, Error> {
+    let path = std::env::current_exe().map_err(Error::NoBinary)?;
+    (path.to_str().map(str::to_owned)).ok_or_else(|| Error::BinaryNotUtf8(path.clone()))
 }
 
 /// `path` relative to the top of the working tree when it is in it, else as

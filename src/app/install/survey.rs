@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Scope, hooks_folder, keys, mcp_file, settings_file, shown};
-use crate::cli::Failure;
 use crate::deliver::install::git_hooks::{self, Found};
 use crate::deliver::install::settings::{GUARD, Settings};
 use crate::store::{Store, git_config};
@@ -159,7 +158,7 @@ pub fn other_worktrees_registering(store: &Store) -> Vec<String> {
                 continue;
             };
             if !file.ours().is_empty() || !file.our_plugins().is_empty() {
-                out.push(crate::cli::display_path(file.path()));
+                out.push(crate::app::display_path(file.path()));
             }
         }
     }
@@ -190,8 +189,8 @@ fn git_hooks_state(store: &Store) -> GitHooks {
     }
 }
 
-fn message(failure: Failure) -> String {
-    format!("{:#}", failure.error())
+fn message(e: super::Error) -> String {
+    crate::store::error_chain(&e)
 }
 
 /// Whether `path` is a file that can be run.
