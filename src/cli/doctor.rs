@@ -12,7 +12,7 @@ use crate::app::install::Scope;
 use crate::app::install::survey::{self, Installation, ScopeState};
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure, display_path};
-use crate::deliver::install::shell_words;
+use crate::deliver::hookup::shell_words;
 use crate::ingest::Saved;
 use crate::sanitise::line;
 use crate::store::{Store, state};
@@ -211,7 +211,7 @@ fn commands(installed: &Installation, checks: &mut Vec<Check>) {
 fn git_hooks(installed: &Installation, checks: &mut Vec<Check>) {
     let git = &installed.git_hooks;
     let missing: Vec<&str> = (git.hooks.iter())
-        .filter(|h| h.found != crate::deliver::install::git_hooks::Found::Ours)
+        .filter(|h| h.found != crate::deliver::hookup::git_hooks::Found::Ours)
         .map(|h| h.name)
         .collect();
     checks.push(match missing.as_slice() {

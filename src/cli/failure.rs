@@ -14,7 +14,7 @@
 use std::io;
 
 use crate::app::{forget, install};
-use crate::deliver::{self, install as deliver_install, links};
+use crate::deliver::{self, hookup, links};
 use crate::ingest::{self, recorded};
 use crate::render;
 use crate::retrieve::{review, why};
@@ -224,10 +224,10 @@ impl From<links::Error> for Failure {
 }
 
 /// A settings file that is not what it must be is bad input; a write that fails is not.
-impl From<deliver_install::Error> for Failure {
-    fn from(e: deliver_install::Error) -> Failure {
+impl From<hookup::Error> for Failure {
+    fn from(e: hookup::Error) -> Failure {
         match e {
-            deliver_install::Error::Store(e) => e.into(),
+            hookup::Error::Store(e) => e.into(),
             e if e.is_bad_input() => Failure::usage(e),
             e => Failure::failed(e),
         }

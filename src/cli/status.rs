@@ -11,7 +11,7 @@ use crate::app::install::survey::{Installation, survey};
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, display_path};
 use crate::config;
-use crate::deliver::install::git_hooks::Found;
+use crate::deliver::hookup::git_hooks::Found;
 use crate::event::Kind;
 use crate::ingest::Saved;
 use crate::store::distill_state::Spent;

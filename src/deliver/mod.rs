@@ -1,14 +1,14 @@
 //! Delivery (docs/hooks.md, "Claude Code hooks"): what goes back into a Claude Code session — the
 //! context its hooks inject, once each per session, the brief and the continuation, CLAUDE.md —
-//! and how Claude Code and git are hooked up to it (`install/`). What people read (a review as
+//! and how Claude Code and git are hooked up to it (`hookup/`). What people read (a review as
 //! text or Markdown) is `crate::render`'s.
 
 pub mod brief;
 pub mod claude_md;
 pub mod continuation;
 pub mod hooks;
+pub mod hookup;
 pub mod injected;
-pub mod install;
 pub mod links;
 
 use std::path::PathBuf;

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use git_agent_context::deliver::install::settings::{ENTRIES, GUARD};
+use git_agent_context::deliver::hookup::settings::{ENTRIES, GUARD};
 use serde_json::{Value, json};
 
 use crate::repo::{BIN, TestRepo, output_of_copy, stderr};

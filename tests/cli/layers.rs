@@ -82,7 +82,7 @@ fn use_paths(tree: &str) -> Vec<String> {
 
 /// The modules `module`'s code names, as paths of segments from the crate's root.
 fn named(module: &Module, code: &str) -> Vec<Vec<String>> {
-    let uses = Regex::new(r"(?s)\buse\s+([^;]+);").unwrap();
+    let uses = Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").unwrap();
     let inline = Regex::new(r"\b(?:crate|super)(?:::\w+)+").unwrap();
     let paths = uses
         .captures_iter(code)

@@ -1,6 +1,6 @@
 //! `install` and `uninstall`: hook git-agent-context into Claude Code (the settings file of a
 //! scope) and into git (`post-commit`, `post-merge`, `post-rewrite`), and take it out again
-//! ([`crate::deliver::install`] does the merging). Everything is read and checked before
+//! ([`crate::deliver::hookup`] does the merging). Everything is read and checked before
 //! anything is written: a settings file that cannot be merged, or a git hook that cannot be
 //! chained, fails the command with nothing changed.
 //!
@@ -12,9 +12,9 @@ pub mod survey;
 use std::path::{Path, PathBuf};
 
 use crate::app::display_path;
-use crate::deliver::install::git_hooks::{self, Action, Removal};
-use crate::deliver::install::settings::{self, ENTRIES, GUARD, MCP_SERVER, Settings, Written};
-use crate::deliver::install::{shell_quote, shell_words};
+use crate::deliver::hookup::git_hooks::{self, Action, Removal};
+use crate::deliver::hookup::settings::{self, ENTRIES, GUARD, MCP_SERVER, Settings, Written};
+use crate::deliver::hookup::{shell_quote, shell_words};
 use crate::deliver::links;
 use crate::share::sync;
 use crate::store::{Store, git_config, notes};
@@ -69,7 +69,7 @@ pub enum Error {
     #[error("this binary's path {} is not UTF-8; use --command", .0.display())]
     BinaryNotUtf8(PathBuf),
     #[error(transparent)]
-    Settings(#[from] crate::deliver::install::Error),
+    Settings(#[from] crate::deliver::hookup::Error),
     #[error(transparent)]
     Link(#[from] links::Error),
     #[error(transparent)]

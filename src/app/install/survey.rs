@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Scope, hooks_folder, keys, mcp_file, settings_file, shown};
-use crate::deliver::install::git_hooks::{self, Found};
-use crate::deliver::install::settings::{GUARD, Settings};
+use crate::deliver::hookup::git_hooks::{self, Found};
+use crate::deliver::hookup::settings::{GUARD, Settings};
 use crate::store::{Store, git_config};
 
 #[derive(Debug, Serialize)]
