@@ -291,3 +291,48 @@ fn below_the_command_line_no_two_modules_share_a_name() {
     let shared: Vec<&Vec<String>> = by_name.values().filter(|m| m.len() > 1).collect();
     assert!(shared.is_empty(), "modules of one name: {shared:?}");
 }
+
+/// The functions of `text` (outside its tests) longer than `most` lines, as `name (lines)`: a
+/// function runs from its `fn` line to the closing brace at the same indentation.
+fn long_functions(text: &str, most: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = (lines.iter())
+        .position(|l| l.trim() == "#[cfg(test)]")
+        .unwrap_or(lines.len());
+    let start = Regex::new(r"^(\s*)(?:pub(?:\([^)]*\))? )?(?:const )?(?:async )?fn (\w+)").unwrap();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < end {
+        let Some(c) = start.captures(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let close = format!("{}}}", &c[1]);
+        // A declaration without a body (in a trait) ends at its `;`.
+        let body = (i..end).find(|&j| lines[j].trim_end().ends_with(['{', ';']));
+        match body {
+            Some(j) if lines[j].trim_end().ends_with('{') => {
+                let last = (j + 1..end).find(|&k| lines[k] == close).unwrap_or(end);
+                if last - i + 1 > most {
+                    out.push(format!("{} ({} lines)", &c[2], last - i + 1));
+                }
+                i = last + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_over_a_hundred_lines() {
+    let mut long = Vec::new();
+    for (module, text) in sources() {
+        for f in long_functions(&text, 100) {
+            long.push(format!("{}: {f}", module.join("/")));
+        }
+    }
+    assert!(long.is_empty(), "functions over 100 lines: {long:#?}");
+    let made_up = "fn short() {\n}\n\nfn long() {\n".to_owned() + &"    x();\n".repeat(100) + "}\n";
+    assert_eq!(long_functions(&made_up, 100), ["long (102 lines)"]);
+}
