@@ -81,14 +81,12 @@ pub struct Outcome {
     pub pending_unreadable_lines: usize,
     pub graph: GraphMade,
     pub replaced: Replaced,
-    /// The events of a forget that died, taken out first.
-    pub completed_interrupted: usize,
+    /// A forget that died, completed first; its JSON is how many events it took out.
+    #[serde(rename = "completed_interrupted", serialize_with = "events_taken")]
+    pub completed: Option<Completed>,
     /// What became of CLAUDE.md's section, when the file has one: `updated`, `unchanged`,
     /// `failed`.
     pub claude_md: Option<&'static str>,
-    /// A forget that died was completed first.
-    #[serde(skip)]
-    pub completed: Option<Completed>,
     /// Why nothing more was chosen, when completing a forget that died was all there was to do.
     #[serde(skip)]
     pub nothing: Option<String>,
@@ -107,6 +105,13 @@ impl Outcome {
             || self.graph.commit.is_some()
             || self.completed.is_some_and(|c| c.refs_changed)
     }
+}
+
+fn events_taken<S: serde::Serializer>(
+    completed: &Option<Completed>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(completed.map_or(0, |c| c.events) as u64)
 }
 
 /// An event forgotten.
@@ -247,7 +252,6 @@ pub fn forget(store: &Store, criteria: &Criteria, dry_run: bool) -> Result<Outco
     drop(lock);
     let mut outcome = outcome(&chosen, emptied, Some(removed), scrubbed);
     outcome.completed = completed;
-    outcome.completed_interrupted = completed.map_or(0, |c| c.events);
     outcome.nothing = nothing.map(|why| match why {
         Error::Nothing(why) => why,
         other => other.to_string(),
@@ -303,7 +307,6 @@ fn outcome(
             extraction_states: scrubbed.states,
             log_lines: scrubbed.log_lines,
         },
-        completed_interrupted: 0,
         claude_md: None,
         completed: None,
         nothing: None,

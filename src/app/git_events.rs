@@ -38,10 +38,10 @@ pub enum Error {
 /// Bring the retrieval index up to the notes when at most [`index::HOOK_MOST`] changed (a first
 /// build of a few notes included); a busy store, or more, is left to the next command that reads
 /// it. What the index left out, being unreadable, is logged under `what`.
-pub fn follow_notes(store: &Store, what: &str) -> Result<(), Error> {
+pub fn follow_notes(store: &Store, what: &str) -> Result<(), store::Error> {
     match index::refresh_within(store, Some(index::HOOK_MOST)) {
         Ok(_) | Err(store::Error::Busy) => {}
-        Err(source) => return Err(Error::Index { done: None, source }),
+        Err(e) => return Err(e),
     }
     if let Some(line) = index::read(store).unread_line() {
         let _ = log::append(store, what, &line);
@@ -62,12 +62,9 @@ pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Option<String>,
             });
         }
     };
-    follow_notes(store, &format!("hook {name}")).map_err(|e| match e {
-        Error::Index { source, .. } => Error::Index {
-            done: Some(done.clone()),
-            source,
-        },
-        e => e,
+    follow_notes(store, &format!("hook {name}")).map_err(|source| Error::Index {
+        done: Some(done.clone()),
+        source,
     })?;
     Ok(Some(done))
 }

@@ -67,21 +67,20 @@ pub fn import(store: &Store, cwd: &Path, args: ImportArgs, out: &mut dyn Write) 
     extracted.after = match (extracted.transcripts.is_empty(), skipped) {
         (true, _) => nothing_found(store),
         (false, 0) => {
-            vec![IMPORTED.replace("{what}", "every transcript of this repository is read")]
+            vec![imported("every transcript of this repository is read")]
         }
-        (false, n) => vec![IMPORTED.replace(
-            "{what}",
-            &format!(
-                "{n} transcript{} could not be read (above)",
-                if n == 1 { "" } else { "s" }
-            ),
-        )],
+        (false, n) => vec![imported(&format!(
+            "{n} transcript{} could not be read (above)",
+            if n == 1 { "" } else { "s" }
+        ))],
     };
     report::print(out, &extracted, args.json)
 }
 
-/// The last line of an import's text.
-const IMPORTED: &str = "{what}; an import cut short goes on where it stopped when run again";
+/// The last line of an import's text: `what` became of the transcripts.
+fn imported(what: &str) -> String {
+    format!("{what}; an import cut short goes on where it stopped when run again")
+}
 
 /// What an extraction read and stored.
 #[derive(Serialize)]

@@ -64,14 +64,6 @@ impl Failure {
         self.code
     }
 
-    pub fn error(&self) -> &anyhow::Error {
-        &self.error
-    }
-
-    pub fn into_error(self) -> anyhow::Error {
-        self.error
-    }
-
     /// The line that says it: `error: <the error and its causes>`, then what to do about it
     /// when there is something to do; `None` for a closed output.
     pub fn message(&self) -> Option<String> {

@@ -274,7 +274,12 @@ fn claude_hook(
     }
     // The notes the extracting hooks changed, into the index: past the gate, so that the
     // watchdog cannot cut an update short (a few notes at most, as for a git hook).
-    if extracting && let Err(why) = caught(|| follow_notes(&store, &what).map_err(Why::from)) {
+    if extracting
+        && let Err(why) = caught(|| {
+            follow_notes(&store, &what)
+                .map_err(|source| Why::Hook(work::Error::Index { done: None, source }))
+        })
+    {
         return Err(failed(why));
     }
     // Last: the distillation started takes the store's lock at once, which the index's update

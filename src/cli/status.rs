@@ -111,9 +111,6 @@ struct Setting {
     key: String,
     value: serde_json::Value,
     source: String,
-    /// The source as the text shows it: a file relative to the home folder.
-    #[serde(skip)]
-    shown_source: String,
 }
 
 #[derive(Serialize)]
@@ -121,8 +118,6 @@ struct Addition {
     key: String,
     value: String,
     source: String,
-    #[serde(skip)]
-    shown_source: String,
 }
 
 #[derive(Serialize)]
@@ -131,8 +126,6 @@ struct Refused {
     value: String,
     source: String,
     reason: &'static str,
-    #[serde(skip)]
-    shown_source: String,
 }
 
 pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
@@ -212,10 +205,6 @@ fn gather(store: &Store) -> Result<StatusReport, store::Error> {
                     config::Source::File(path) => path.to_string_lossy().into_owned(),
                     other => other.to_string(),
                 },
-                shown_source: match &c.source {
-                    config::Source::File(path) => display_path(path),
-                    other => other.to_string(),
-                },
             })
             .collect(),
         redact: (config.additions().iter())
@@ -223,7 +212,6 @@ fn gather(store: &Store) -> Result<StatusReport, store::Error> {
                 key: a.key.clone(),
                 value: a.value.clone(),
                 source: a.source.to_string_lossy().into_owned(),
-                shown_source: display_path(&a.source),
             })
             .collect(),
         refused: (config.refused().iter())
@@ -232,7 +220,6 @@ fn gather(store: &Store) -> Result<StatusReport, store::Error> {
                 value: r.value.clone(),
                 source: r.source.to_string_lossy().into_owned(),
                 reason: r.reason,
-                shown_source: display_path(&r.source),
             })
             .collect(),
     })
@@ -432,13 +419,13 @@ impl StatusReport {
                 serde_json::Value::String(text) => text.clone(),
                 other => other.to_string(),
             };
-            writeln!(out, "  {} = {value}  ({})", s.key, s.shown_source)?;
+            writeln!(out, "  {} = {value}  ({})", s.key, shown(&s.source))?;
         }
         if !self.redact.is_empty() {
             writeln!(out, "redaction, beyond the defaults:")?;
             for a in &self.redact {
                 let (key, value) = (&a.key, quoted(&a.value));
-                writeln!(out, "  {key} += {value}  ({})", a.shown_source)?;
+                writeln!(out, "  {key} += {value}  ({})", shown(&a.source))?;
             }
         }
         for r in &self.refused {
@@ -446,11 +433,17 @@ impl StatusReport {
             writeln!(
                 out,
                 "warning: {} sets {key} = {value}, left out: {}",
-                r.shown_source, r.reason
+                shown(&r.source),
+                r.reason
             )?;
         }
         Ok(())
     }
+}
+
+/// Where a value came from, as the text shows it: a file relative to the home folder.
+fn shown(source: &str) -> String {
+    display_path(Path::new(source))
 }
 
 /// A configured pattern on one line, as TOML would quote it.

@@ -490,7 +490,7 @@ mod tests {
             Err(Failure::usage(anyhow::anyhow!("bad input")))
         });
         assert!(
-            matches!(result, Err(f) if f.code() == Code::Usage && f.error().to_string() == "bad input")
+            matches!(result, Err(f) if f.code() == Code::Usage && f.message().as_deref() == Some("error: bad input"))
         );
     }
 }

@@ -50,6 +50,12 @@ pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Writ
         warn_unread(store);
     }
     let report = WhyReport {
+        path: &answer.path,
+        lines: answer.lines,
+        range: answer.range,
+        commits: &answer.owners,
+        unexplained_lines: answer.unexplained_lines,
+        uncommitted: answer.uncommitted.as_ref(),
         answer: &answer,
         palette: Palette {
             color: !args.json && terminal::use_color(store, look.color, look.paging),
@@ -59,36 +65,23 @@ pub fn run(store: &Store, cwd: &Path, args: Args, look: Look, out: &mut dyn Writ
     report::print(out, &report, args.json)
 }
 
-/// The commits that own the lines asked about, and their reasoning.
+/// The commits that own the lines asked about, and their reasoning: the answer's fields, its
+/// owners as `commits`.
+#[derive(Serialize)]
 struct WhyReport<'a> {
+    path: &'a str,
+    lines: u32,
+    range: Lines,
+    commits: &'a [why::Owner],
+    unexplained_lines: u32,
+    uncommitted: Option<&'a why::Uncommitted>,
+    #[serde(skip)]
     answer: &'a Why,
+    #[serde(skip)]
     palette: Palette,
     /// Explorations and unclassified thinking too, in the text (the JSON has them always).
+    #[serde(skip)]
     all: bool,
-}
-
-impl Serialize for WhyReport<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Fields<'a> {
-            path: &'a str,
-            lines: u32,
-            range: Lines,
-            commits: &'a [why::Owner],
-            unexplained_lines: u32,
-            uncommitted: Option<&'a why::Uncommitted>,
-        }
-        let a = self.answer;
-        Fields {
-            path: &a.path,
-            lines: a.lines,
-            range: a.range,
-            commits: &a.owners,
-            unexplained_lines: a.unexplained_lines,
-            uncommitted: a.uncommitted.as_ref(),
-        }
-        .serialize(serializer)
-    }
 }
 
 impl Report for WhyReport<'_> {

@@ -95,10 +95,7 @@ impl Default for Options {
 
 /// Extract what is new in one transcript into the store. The caller holds the store lock.
 pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<TranscriptReport, Error> {
-    let read_error = |source| Error::Transcript {
-        path: path.to_owned(),
-        source,
-    };
+    let read_error = unreadable(path);
     let mut file = crate::transcript::open(path).map_err(read_error)?;
     let mut report = TranscriptReport {
         path: path.to_owned(),
@@ -193,6 +190,14 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     Ok(report)
 }
 
+/// The error of a transcript that cannot be read.
+fn unreadable(path: &Path) -> impl Fn(std::io::Error) -> Error + Copy + '_ {
+    |source| Error::Transcript {
+        path: path.to_owned(),
+        source,
+    }
+}
+
 /// Where a run over a transcript starts: from this cursor and state; `stale`: the
 /// provisional events the last run stored, which go unless this run makes them again.
 struct Start {
@@ -211,10 +216,7 @@ fn start(
     file: &mut File,
     report: &mut TranscriptReport,
 ) -> Result<Option<Start>, Error> {
-    let read_error = |source| Error::Transcript {
-        path: path.to_owned(),
-        source,
-    };
+    let read_error = unreadable(path);
     let from_the_start = || {
         Some(Start {
             cursor: Cursor::new(path),
@@ -258,10 +260,7 @@ fn read_on<R: std::io::BufRead>(
     stale: &mut HashSet<Key>,
     options: Options,
 ) -> Result<(Vec<Event>, LineCounts, u64), Error> {
-    let read_error = |source| Error::Transcript {
-        path: progress.path.to_owned(),
-        source,
-    };
+    let read_error = unreadable(progress.path);
     let mut counts = LineCounts::default();
     let mut tail = 0;
     let mut finished: Vec<Event> = Vec::new();
@@ -337,10 +336,7 @@ impl Progress<'_> {
         self.cursor.tail_bytes = tail;
         self.cursor
             .advance(&mut self.file, offset)
-            .map_err(|source| Error::Transcript {
-                path: self.path.to_owned(),
-                source,
-            })?;
+            .map_err(unreadable(self.path))?;
         let seen = state.taint();
         if !seen.is_empty() {
             seen::add(
