@@ -224,6 +224,10 @@ pub struct SessionMeta {
     pub model: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub version: String,
+    /// The coding agent (`codex`, `gemini-cli`); absent for Claude Code, the only one read
+    /// before others were (see `transcript::agent::Agent::named`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

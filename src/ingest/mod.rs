@@ -19,11 +19,12 @@ use serde::{Deserialize, Serialize};
 use crate::classify::extractor::{Extractor, State};
 use crate::event::{Event, Key};
 use crate::store::{self, Store, forgotten, link, pending, seen, sessions, state};
+use crate::transcript::agent::Agent;
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
-use crate::transcript::locate;
 use crate::transcript::reader::{Line, LineReader};
 use crate::transcript::record::parse_line;
 use crate::transcript::root::Roots;
+use crate::transcript::{codex, gemini, locate};
 
 /// How many finished events a run holds before it stores them and moves the cursor.
 pub const CHECKPOINT_EVENTS: usize = 2000;
@@ -38,6 +39,9 @@ pub struct Saved {
     /// otherwise (a thinking block that looked like raw reasoning gained a decision, say).
     #[serde(default)]
     pub provisional: Vec<Key>,
+    /// Where the translation of a Codex rollout stood.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codex: Option<codex::Translator>,
 }
 
 /// What one transcript's extraction did.
@@ -96,17 +100,17 @@ impl Default for Options {
 /// Extract what is new in one transcript into the store. The caller holds the store lock.
 pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<TranscriptReport, Error> {
     let read_error = unreadable(path);
+    let agent = Agent::of(path);
     let mut file = crate::transcript::open(path).map_err(read_error)?;
     let mut report = TranscriptReport {
         path: path.to_owned(),
         ..TranscriptReport::default()
     };
-    let Some(Start {
-        cursor,
-        state: extractor_state,
-        mut stale,
-    }) = start(store, path, &mut file, &mut report)?
-    else {
+    let begun = match agent {
+        Agent::GeminiCli => start_whole(store, path, &mut file, &mut report)?,
+        Agent::ClaudeCode | Agent::Codex => start(store, path, &mut file, &mut report)?,
+    };
+    let Some(mut begun) = begun else {
         // A commit made since may still take what waits.
         if options.link {
             let linked = link::session(store, &report.session_id)?;
@@ -115,79 +119,207 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         }
         return Ok(report);
     };
-    let start = cursor.offset;
+    if agent != Agent::ClaudeCode && begun.state.meta.agent.is_empty() {
+        agent.name().clone_into(&mut begun.state.meta.agent);
+    }
+    let mut run = Run {
+        store,
+        path,
+        file,
+        report,
+        options,
+    };
+    if agent == Agent::GeminiCli {
+        // Read whole and translated; checkpoints would name places in the translation, not in
+        // the file, so there are none, and the cursor moves to the file's end.
+        let size = run.file.metadata().map_err(read_error)?.len();
+        let records = gemini_records(path, &run.file, size)?;
+        let reader = LineReader::new(records.as_bytes(), 0, options.max_line);
+        run.options.checkpoint_events = usize::MAX;
+        return run.go(begun, reader, Dialect::ClaudeCode, Some(size));
+    }
     // The reader gets a handle of its own: a clone would share the file offset, which
     // checkpoints move when they re-read the file's head.
+    let start = begun.cursor.offset;
     let mut lines = crate::transcript::open(path).map_err(read_error)?;
     lines.seek(SeekFrom::Start(start)).map_err(read_error)?;
-    let mut reader = LineReader::new(
+    let reader = LineReader::new(
         BufReader::with_capacity(1 << 16, lines),
         start,
         options.max_line,
     );
-    // What the session's other transcripts and hooks saw of excluded files is scrubbed from
-    // this one too.
-    let session = Some(extractor_state.session_id.as_str())
-        .filter(|s| !s.is_empty())
-        .or_else(|| locate::session_of_path(path))
-        .map(str::to_owned);
-    let shared_taint = match &session {
-        Some(s) => seen::load(store, s)?,
-        None => BTreeSet::new(),
+    let dialect = match agent {
+        Agent::Codex => Dialect::Codex(begun.codex.take().unwrap_or_default(), Vec::new()),
+        Agent::ClaudeCode | Agent::GeminiCli => Dialect::ClaudeCode,
     };
-    let repo = store.repo();
-    // HEAD's tree, read once, at the first question (most sessions never ask).
-    let head = std::cell::OnceCell::new();
-    let roots = Roots::new(&store.worktrees(), |path| {
-        head.get_or_init(|| repo.head_tree().ok())
-            .as_ref()
-            .is_some_and(|tree| is_file_in(tree, path))
-    });
-    let mut extractor = Extractor::new(extractor_state, &roots, store.config().redactor());
-    extractor.learn(shared_taint.iter().copied());
-    let mut progress = Progress {
-        store,
-        path,
-        file,
-        cursor,
-        report,
-        provisional: Vec::new(),
-        shared_taint,
-    };
-    let (mut finished, counts, tail) = read_on(
-        &mut reader,
-        &mut extractor,
-        &mut progress,
-        &mut stale,
-        options,
-    )?;
-    finished.append(&mut extractor.take_events());
-    let provisional = extractor.provisional();
-    made_again(&mut stale, &finished);
-    made_again(&mut stale, &provisional);
-    progress.provisional = provisional.iter().map(Key::of).collect();
-    finished.extend(provisional);
-    // Gone before the state that no longer names them is saved: a run that dies in between
-    // finds them stale again.
-    progress.report.events_removed = pending::remove(store, &stale)? + link::detach(store, &stale)?;
-    progress.save(
-        finished,
-        counts,
-        tail,
-        reader.offset(),
-        extractor.state_to_save(),
-    )?;
-    let mut report = progress.report;
-    report.session_id = extractor.state().session_id.clone();
-    sessions::record(store, &report.session_id, path, &extractor.state().meta.cwd)?;
-    if options.link {
-        let linked = link::session(store, &report.session_id)?;
-        report.events_linked = linked.events;
-        report.commits_linked = linked.commits;
+    run.go(begun, reader, dialect, None)
+}
+
+/// One transcript's run, from where it starts to its report.
+struct Run<'a> {
+    store: &'a Store,
+    path: &'a Path,
+    file: File,
+    report: TranscriptReport,
+    options: Options,
+}
+
+impl Run<'_> {
+    /// Read `reader`'s lines as `dialect` says from `begun` on; the cursor moves to `end`, or,
+    /// without one, to where the reader stopped.
+    fn go<R: std::io::BufRead>(
+        self,
+        begun: Start,
+        mut reader: LineReader<R>,
+        mut dialect: Dialect,
+        end: Option<u64>,
+    ) -> Result<TranscriptReport, Error> {
+        let Run {
+            store,
+            path,
+            file,
+            report,
+            options,
+        } = self;
+        let Start {
+            cursor,
+            state: extractor_state,
+            mut stale,
+            ..
+        } = begun;
+        let start = if end.is_some() { 0 } else { cursor.offset };
+        // What the session's other transcripts and hooks saw of excluded files is scrubbed
+        // from this one too.
+        let session = Some(extractor_state.session_id.as_str())
+            .filter(|s| !s.is_empty())
+            .or_else(|| locate::session_of_path(path))
+            .map(str::to_owned);
+        let shared_taint = match &session {
+            Some(s) => seen::load(store, s)?,
+            None => BTreeSet::new(),
+        };
+        let repo = store.repo();
+        // HEAD's tree, read once, at the first question (most sessions never ask).
+        let head = std::cell::OnceCell::new();
+        let roots = Roots::new(&store.worktrees(), |path| {
+            head.get_or_init(|| repo.head_tree().ok())
+                .as_ref()
+                .is_some_and(|tree| is_file_in(tree, path))
+        });
+        let mut extractor = Extractor::new(extractor_state, &roots, store.config().redactor());
+        extractor.learn(shared_taint.iter().copied());
+        let mut progress = Progress {
+            store,
+            path,
+            file,
+            cursor,
+            report,
+            provisional: Vec::new(),
+            shared_taint,
+        };
+        let (mut finished, counts, tail) = read_on(
+            &mut reader,
+            &mut dialect,
+            &mut extractor,
+            &mut progress,
+            &mut stale,
+            options,
+        )?;
+        finished.append(&mut extractor.take_events());
+        let provisional = extractor.provisional();
+        made_again(&mut stale, &finished);
+        made_again(&mut stale, &provisional);
+        progress.provisional = provisional.iter().map(Key::of).collect();
+        finished.extend(provisional);
+        // Gone before the state that no longer names them is saved: a run that dies in between
+        // finds them stale again.
+        progress.report.events_removed =
+            pending::remove(store, &stale)? + link::detach(store, &stale)?;
+        let end = end.unwrap_or(reader.offset());
+        progress.save(
+            finished,
+            counts,
+            tail,
+            end,
+            extractor.state_to_save(),
+            dialect.saved(),
+        )?;
+        let mut report = progress.report;
+        report.session_id = extractor.state().session_id.clone();
+        sessions::record(store, &report.session_id, path, &extractor.state().meta.cwd)?;
+        if options.link {
+            let linked = link::session(store, &report.session_id)?;
+            report.events_linked = linked.events;
+            report.commits_linked = linked.commits;
+        }
+        report.bytes_read = end - start;
+        report.tail_bytes = tail;
+        Ok(report)
     }
-    report.bytes_read = reader.offset() - start;
-    report.tail_bytes = tail;
-    Ok(report)
+}
+
+/// How the lines read become the records the extractor reads.
+enum Dialect {
+    /// Claude Code's lines are records.
+    ClaudeCode,
+    /// Codex CLI's lines are translated, with what the translation remembers and room for
+    /// the records of one line.
+    Codex(codex::Translator, Vec<String>),
+}
+
+impl Dialect {
+    /// Give the extractor what `line` holds; `false` if it cannot be read.
+    fn feed(&mut self, line: &[u8], extractor: &mut Extractor<'_>) -> bool {
+        match self {
+            Dialect::ClaudeCode => match parse_line(line) {
+                Some(entry) => {
+                    extractor.feed(&entry);
+                    true
+                }
+                None => false,
+            },
+            Dialect::Codex(translator, records) => {
+                records.clear();
+                if !translator.line(line, records) {
+                    return false;
+                }
+                for record in records.iter() {
+                    if let Some(entry) = parse_line(record.as_bytes()) {
+                        extractor.feed(&entry);
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// What is saved with the cursor for the next run to go on translating.
+    fn saved(&self) -> Option<codex::Translator> {
+        match self {
+            Dialect::ClaudeCode => None,
+            Dialect::Codex(translator, _) => Some(translator.clone()),
+        }
+    }
+}
+
+/// The largest Gemini CLI session read; they are read whole.
+const GEMINI_SESSION_MAX: u64 = 64 << 20;
+
+/// A Gemini CLI session file's records, one per line, in Claude Code's shape.
+fn gemini_records(path: &Path, file: &File, size: u64) -> Result<String, Error> {
+    let read_error = unreadable(path);
+    if size > GEMINI_SESSION_MAX {
+        return Err(read_error(std::io::Error::other(
+            "a Gemini CLI session over 64 MiB is not read",
+        )));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, size), &mut bytes)
+        .map_err(read_error)?;
+    let root = gemini::root_of(path);
+    Ok(gemini::read(&bytes)
+        .map(|session| session.records(root.as_deref()).join("\n"))
+        .unwrap_or_default())
 }
 
 /// The error of a transcript that cannot be read.
@@ -204,6 +336,8 @@ struct Start {
     cursor: Cursor,
     state: State,
     stale: HashSet<Key>,
+    /// Where a Codex rollout's translation stood.
+    codex: Option<codex::Translator>,
 }
 
 /// Where to start reading `path` (open as `file`): where the saved cursor says, or from the
@@ -222,6 +356,7 @@ fn start(
             cursor: Cursor::new(path),
             state: State::default(),
             stale: HashSet::new(),
+            codex: None,
         })
     };
     let saved = match state::load::<Saved>(store, path) {
@@ -247,6 +382,42 @@ fn start(
         cursor: saved.cursor,
         state: saved.state,
         stale: saved.provisional.into_iter().collect(),
+        codex: saved.codex,
+    }))
+}
+
+/// Where to start reading a transcript known only whole (a Gemini CLI session, which may be
+/// rewritten rather than appended to): from the beginning, unless nothing changed since the
+/// last run (`None`, as for [`start`]). The provisional events of the last run go unless this
+/// one makes them again.
+fn start_whole(
+    store: &Store,
+    path: &Path,
+    file: &mut File,
+    report: &mut TranscriptReport,
+) -> Result<Option<Start>, Error> {
+    let read_error = unreadable(path);
+    let stale = match state::load::<Saved>(store, path) {
+        state::Loaded::Found(saved) => {
+            let size = file.metadata().map_err(read_error)?.len();
+            if saved.cursor.check(file).map_err(read_error)?.is_ok() && size == saved.cursor.offset
+            {
+                report.session_id = saved.state.session_id;
+                return Ok(None);
+            }
+            saved.provisional.into_iter().collect()
+        }
+        state::Loaded::Missing => HashSet::new(),
+        state::Loaded::Unreadable(_) => {
+            report.restarted = Some("cursor unreadable");
+            HashSet::new()
+        }
+    };
+    Ok(Some(Start {
+        cursor: Cursor::new(path),
+        state: State::default(),
+        stale,
+        codex: None,
     }))
 }
 
@@ -255,6 +426,7 @@ fn start(
 /// checkpoint, and the bytes of an unfinished last line.
 fn read_on<R: std::io::BufRead>(
     reader: &mut LineReader<R>,
+    dialect: &mut Dialect,
     extractor: &mut Extractor<'_>,
     progress: &mut Progress<'_>,
     stale: &mut HashSet<Key>,
@@ -270,12 +442,9 @@ fn read_on<R: std::io::BufRead>(
             // A blank line is harmless: the newline of a last line that was read before it
             // had one, or a writer's stray newline.
             Some(Line::Complete { bytes, .. }) if bytes.trim_ascii().is_empty() => {}
-            Some(Line::Complete { bytes, .. }) => match parse_line(bytes) {
-                Some(entry) => {
-                    counts.read += 1;
-                    extractor.feed(&entry);
-                }
-                None => counts.malformed += 1,
+            Some(Line::Complete { bytes, .. }) => match dialect.feed(bytes, extractor) {
+                true => counts.read += 1,
+                false => counts.malformed += 1,
             },
             Some(Line::Oversized { .. }) => counts.oversized += 1,
             Some(Line::Tail { len, .. }) => {
@@ -294,6 +463,7 @@ fn read_on<R: std::io::BufRead>(
                 0,
                 reader.offset(),
                 extractor.state_to_save(),
+                dialect.saved(),
             )?;
         }
     }
@@ -322,6 +492,7 @@ impl Progress<'_> {
         tail: u64,
         offset: u64,
         state: State,
+        codex: Option<codex::Translator>,
     ) -> Result<(), Error> {
         // What `forget` took out stays out, however often the transcript is read again.
         let events = forgotten::without(self.store, events)?;
@@ -351,6 +522,7 @@ impl Progress<'_> {
             cursor: self.cursor.clone(),
             state,
             provisional: self.provisional.clone(),
+            codex,
         };
         state::save(self.store, self.path, &saved)?;
         Ok(())

@@ -133,6 +133,7 @@ mod tests {
             branch: "main".into(),
             model: "claude".into(),
             version: "2.1".into(),
+            agent: String::new(),
         };
         e.prompt_context = "make it fast".into();
         e.tool_calls = vec![ToolCall {

@@ -3,7 +3,10 @@
 //! Nothing here knows about git or events: this layer turns bytes into [`record::Entry`]s,
 //! counts what it had to skip, and tells where it may resume.
 
+pub mod agent;
+pub mod codex;
 pub mod cursor;
+pub mod gemini;
 pub mod locate;
 pub mod reader;
 pub mod record;
