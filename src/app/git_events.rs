@@ -11,6 +11,7 @@ use crate::ingest::repair;
 use crate::retrieve::index;
 use crate::share::sync;
 use crate::store::{self, Store, log};
+use crate::transcript::locate::Homes;
 
 /// Why a git hook's work failed.
 #[derive(Debug, thiserror::Error)]
@@ -70,11 +71,10 @@ pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Option<String>,
 }
 
 fn post_commit(store: &Store) -> Result<String, Error> {
+    let session = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
     let env = Environment {
-        session_id: std::env::var("CLAUDE_CODE_SESSION_ID")
-            .ok()
-            .filter(|s| !s.is_empty()),
-        claude_dir: crate::transcript::locate::claude_dir(),
+        session_id: session("CLAUDE_CODE_SESSION_ID").or_else(|| session("CODEX_SESSION_ID")),
+        homes: Homes::from_env(),
     };
     let (head, done) = commit::post_commit(store, &env)?;
     // A commit that adds again the lines of annotated ones (a squash merge, a cherry-pick by

@@ -9,10 +9,11 @@ use anyhow::anyhow;
 use serde::Serialize;
 
 use crate::cli::report::{self, Report};
-use crate::cli::{CmdResult, Failure, claude_dir};
+use crate::cli::{CmdResult, Failure};
 use crate::distill::{self, Client, Outcome};
 use crate::ingest::commit::Environment;
 use crate::store::{Store, sessions};
+use crate::transcript::locate::Homes;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,7 +46,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     };
     let env = Environment {
         session_id: None,
-        claude_dir: claude_dir(),
+        homes: Homes::from_env(),
     };
     let key = std::env::var("ANTHROPIC_API_KEY").ok();
     let client = Client {

@@ -10,11 +10,11 @@ use serde::Serialize;
 
 use crate::cli::progress::Transcripts;
 use crate::cli::report::{self, Report};
-use crate::cli::{CmdResult, Failure, claude_dir, display_path, warn_unread};
+use crate::cli::{CmdResult, Failure, display_path, warn_unread};
 use crate::ingest::{self, TranscriptReport};
 use crate::retrieve::index;
 use crate::store::Store;
-use crate::transcript::locate;
+use crate::transcript::locate::{self, Homes};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -153,22 +153,24 @@ fn read(
 /// Where a scan that found no transcript looked, and what to do.
 /// Where sessions were looked for, and how to have some: when none was found.
 fn nothing_found(store: &Store) -> Vec<String> {
-    let Some(claude) = claude_dir() else {
-        return Vec::new();
-    };
+    let homes = Homes::from_env();
     let looked: Vec<String> = store
         .worktrees()
         .iter()
-        .map(|w| display_path(&claude.join("projects").join(locate::project_dir_name(w))))
+        .flat_map(|w| homes.looked_in(w))
+        .map(|d| display_path(&d))
         .collect();
+    if looked.is_empty() {
+        return Vec::new();
+    }
     vec![
         format!(
-            "no Claude Code session of this repository yet: looked in {}",
+            "no session of this repository yet: looked in {}",
             looked.join(", ")
         ),
-        "run `git agent-context install` here, then work with Claude Code in this repository: \
-         its sessions are read as they happen (or `extract --transcript <file>` for a transcript \
-         kept elsewhere)"
+        "run `git agent-context install` here, then work with Claude Code, Codex CLI or Gemini \
+         CLI in this repository: their sessions are read as they happen (or \
+         `extract --transcript <file>` for a transcript kept elsewhere)"
             .to_owned(),
     ]
 }
@@ -194,18 +196,20 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
             "this repository has no working tree; name a transcript with --transcript"
         ))
     })?;
-    let claude = claude_dir().ok_or_else(|| {
-        Failure::usage(anyhow!(
-            "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR"
-        ))
-    })?;
+    let homes = Homes::from_env();
+    if homes.claude.is_none() && homes.codex.is_none() && homes.gemini.is_none() {
+        return Err(Failure::usage(anyhow!(
+            "cannot find the agents' folders: set HOME (or CLAUDE_CONFIG_DIR, CODEX_HOME, \
+             GEMINI_CLI_HOME)"
+        )));
+    }
     // The sessions of every worktree: their notes are shared, whichever worktree reads them.
     let mut found = Vec::new();
     for root in store.worktrees() {
         let nested = store.nested_in(&root);
         found.extend(match &args.session {
-            Some(session) => locate::session_transcripts(&claude, &root, &nested, session),
-            None => locate::transcripts(&claude, &root, &nested),
+            Some(session) => homes.session_transcripts(&root, &nested, session),
+            None => homes.transcripts(&root, &nested),
         });
     }
     found.sort();
@@ -214,10 +218,13 @@ fn transcripts(store: &Store, cwd: &Path, args: &Args) -> Result<Vec<PathBuf>, F
     if let Some(session) = &args.session
         && found.is_empty()
     {
+        let looked: Vec<String> = (homes.looked_in(workdir).iter())
+            .map(|d| display_path(d))
+            .collect();
         return Err(Failure::failed(anyhow!(
             "no transcript of session {session} for {} in {}",
             workdir.display(),
-            display_path(&claude.join("projects"))
+            looked.join(", ")
         )));
     }
     Ok(found)

@@ -44,7 +44,6 @@ pub use failure::Failure;
 use crate::app::display_path;
 
 use crate::store::{self, Store};
-use crate::transcript::locate::claude_dir;
 
 #[derive(Debug, Parser)]
 #[command(

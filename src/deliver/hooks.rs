@@ -274,7 +274,7 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response> {
     }
     let env = commit::Environment {
         session_id: Some(session.to_owned()),
-        claude_dir: crate::transcript::locate::claude_dir(),
+        homes: crate::transcript::locate::Homes::from_env(),
     };
     let mut paths = commit::session_transcripts(store, &env, session);
     if let Some(path) = payload.transcript_path.as_ref().filter(|p| p.is_file())

@@ -22,15 +22,16 @@ use gix::ObjectId;
 use super::{Error, Options, TranscriptReport, transcript};
 use crate::event::Event;
 use crate::store::{self, Store, graph, link, notes, sessions};
-use crate::transcript::locate;
+use crate::transcript::locate::{self, Homes};
 
 /// What the post-commit hook knows from its environment.
 #[derive(Debug, Clone, Default)]
 pub struct Environment {
-    /// `CLAUDE_CODE_SESSION_ID`.
+    /// The session that runs the commit, when its agent says it: `CLAUDE_CODE_SESSION_ID`,
+    /// Codex CLI's `CODEX_SESSION_ID`.
     pub session_id: Option<String>,
-    /// Claude Code's configuration folder, where the project folders are.
-    pub claude_dir: Option<PathBuf>,
+    /// Where the agents keep their sessions.
+    pub homes: Homes,
 }
 
 /// What the post-commit hook did.
@@ -139,11 +140,11 @@ pub fn session_transcripts(store: &Store, env: &Environment, session: &str) -> V
             return known;
         }
     }
-    match (&env.claude_dir, store.workdir()) {
-        (Some(claude), Some(workdir)) => {
-            locate::session_transcripts(claude, workdir, &store.nested_worktrees(), session)
-        }
-        _ => Vec::new(),
+    match store.workdir() {
+        Some(workdir) => env
+            .homes
+            .session_transcripts(workdir, &store.nested_worktrees(), session),
+        None => Vec::new(),
     }
 }
 
@@ -159,14 +160,13 @@ fn active_transcripts(store: &Store, env: &Environment) -> BTreeSet<PathBuf> {
             .is_ok_and(|t| t >= since)
     };
     let nested = store.nested_worktrees();
-    let mut out: BTreeSet<PathBuf> = match &env.claude_dir {
-        Some(claude) => locate::recent_transcripts(claude, workdir, &nested, since)
-            .into_iter()
-            .collect(),
-        None => BTreeSet::new(),
-    };
+    let mut out: BTreeSet<PathBuf> = env
+        .homes
+        .recent_transcripts(workdir, &nested, since)
+        .into_iter()
+        .collect();
     for entry in sessions::all(store).unwrap_or_default() {
-        if locate::within(Path::new(&entry.cwd), workdir, &nested) {
+        if crate::transcript::root::within(Path::new(&entry.cwd), workdir, &nested) {
             out.extend(entry.transcripts.into_iter().filter(recent));
         }
     }

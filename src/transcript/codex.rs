@@ -505,21 +505,36 @@ pub fn codex_home() -> Option<PathBuf> {
 }
 
 /// The rollouts of sessions run inside `workdir` (and in none of the `excluded` folders), live
-/// and archived, sorted by path. Compressed rollouts (`.jsonl.zst`) are not read.
-pub fn rollouts(home: &Path, workdir: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
+/// and archived, that `wanted` keeps (asked before a rollout is opened), sorted by path; with
+/// `since`, only those of the day folders that may hold a rollout written since (a day before
+/// it, for the time zones). Compressed rollouts (`.jsonl.zst`) are not read.
+pub fn rollouts(
+    home: &Path,
+    workdir: &Path,
+    excluded: &[PathBuf],
+    since: Option<std::time::SystemTime>,
+    wanted: &dyn Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    let from = since.and_then(|t| {
+        let t = jiff::Timestamp::try_from(t).ok()?;
+        let day = t.checked_sub(jiff::SignedDuration::from_hours(24)).ok()?;
+        Some(day.strftime("%Y/%m/%d").to_string())
+    });
     let mut found = Vec::new();
     for tree in ["sessions", "archived_sessions"] {
-        collect(&home.join(tree), 0, &mut found);
+        collect(&home.join(tree), "", from.as_deref(), &mut found);
     }
     found.retain(|p| {
-        cwd_of(p).is_some_and(|cwd| super::locate::within(Path::new(&cwd), workdir, excluded))
+        wanted(p)
+            && cwd_of(p).is_some_and(|cwd| super::root::within(Path::new(&cwd), workdir, excluded))
     });
     found.sort();
     found
 }
 
-/// `rollout-*.jsonl` files under `dir`, down through the year, month and day folders.
-fn collect(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+/// `rollout-*.jsonl` files under `dir`, down through the year, month and day folders (`day`
+/// says how far down, `2026/11`); folders of days before `from` (`2026/11/25`) are passed by.
+fn collect(dir: &Path, day: &str, from: Option<&str>, found: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -529,8 +544,16 @@ fn collect(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
         let name = name.to_string_lossy();
         if name.starts_with("rollout-") && name.ends_with(".jsonl") && path.is_file() {
             found.push(path);
-        } else if depth < 3 && path.is_dir() {
-            collect(&path, depth + 1, found);
+            continue;
+        }
+        let below = match day {
+            "" => name.to_string(),
+            day => format!("{day}/{name}"),
+        };
+        // `2026/11` is before `2026/11/25` only if all of its days are.
+        let before = from.is_some_and(|from| *below < from[..below.len().min(from.len())]);
+        if below.len() <= "YYYY/MM/DD".len() && !before && path.is_dir() {
+            collect(&path, &below, from, found);
         }
     }
 }
@@ -625,5 +648,35 @@ mod tests {
         assert_eq!(results[1]["tool_use_id"], "c1~1");
         assert_eq!(results[1]["is_error"], false);
         assert!(!Translator::default().line(b"[1]", &mut Vec::new()));
+    }
+
+    #[test]
+    fn rollouts_are_found_by_their_folder_and_old_days_passed_by_when_asked() {
+        let home = tempfile::tempdir().unwrap();
+        let write = |rel: &str, cwd: &str| {
+            let p = home.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let meta = json!({"type": "session_meta", "payload": {"id": "s", "cwd": cwd}});
+            fs::write(&p, format!("{meta}\n")).unwrap();
+            p
+        };
+        let today = write("sessions/2026/11/26/rollout-a.jsonl", "/r/app");
+        let sub = write("sessions/2026/11/26/rollout-b.jsonl", "/r/app/src");
+        let old = write("sessions/2026/10/02/rollout-c.jsonl", "/r/app");
+        let archived = write("archived_sessions/rollout-d.jsonl", "/r/app");
+        write("sessions/2026/11/26/rollout-e.jsonl", "/r/other");
+        write("sessions/2026/11/26/rollout-f.jsonl", "/r/app/nested");
+        let nested = [PathBuf::from("/r/app/nested")];
+        let all = rollouts(home.path(), Path::new("/r/app"), &nested, None, &|_| true);
+        assert_eq!(all, [archived.clone(), old, today.clone(), sub.clone()]);
+        let since = jiff::Timestamp::from_second(1_795_660_000).unwrap(); // 2026-11-26
+        let recent = rollouts(
+            home.path(),
+            Path::new("/r/app"),
+            &nested,
+            Some(since.into()),
+            &|_| true,
+        );
+        assert_eq!(recent, [archived, today, sub]);
     }
 }

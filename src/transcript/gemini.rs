@@ -376,7 +376,7 @@ pub fn gemini_dir() -> Option<PathBuf> {
 /// `.jsonl`) is read in the newer.
 pub fn sessions(gemini: &Path, workdir: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
     let tmp = gemini.join("tmp");
-    let inside = |root: &str| super::locate::within(Path::new(root), workdir, excluded);
+    let inside = |root: &str| super::root::within(Path::new(root), workdir, excluded);
     let mut folders: Vec<PathBuf> = Vec::new();
     if let Ok(text) = fs::read(gemini.join("projects.json"))
         && let Ok(list) = serde_json::from_slice::<Value>(&text)
@@ -422,6 +422,12 @@ pub fn sessions(gemini: &Path, workdir: &Path, excluded: &[PathBuf]) -> Vec<Path
     }
     found.sort();
     found
+}
+
+/// The id of the session a file holds, read whole.
+pub fn session_id_of(path: &Path) -> Option<String> {
+    let bytes = fs::read(path).ok()?;
+    Some(read(&bytes)?.session_id).filter(|id| !id.is_empty())
 }
 
 /// The project folder a session file belongs to, as its project's `.project_root` says
@@ -579,5 +585,37 @@ mod tests {
         }
         // The files are what they were: reasoning in every one but the last entireio file.
         assert!(texts > 60, "{texts}");
+    }
+
+    #[test]
+    fn sessions_are_found_through_the_project_list_the_root_file_and_the_old_hash() {
+        let home = tempfile::tempdir().unwrap();
+        let gemini = home.path();
+        let write = |rel: &str| {
+            let p = gemini.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, "{}").unwrap();
+            p
+        };
+        fs::write(
+            gemini.join("projects.json"),
+            r#"{"projects": {"/r/app": "app", "/r/other": "other", "/r/app/x": "../escape"}}"#,
+        )
+        .unwrap();
+        let listed = write("tmp/app/chats/session-2026-11-26T04-07-aaaaaaaa.jsonl");
+        write("tmp/other/chats/session-2026-11-26T04-07-bbbbbbbb.jsonl");
+        let sub = write("tmp/app-1/chats/session-2026-11-26T04-08-cccccccc.jsonl");
+        fs::write(gemini.join("tmp/app-1/.project_root"), "/r/app/sub\n").unwrap();
+        let hashed = format!(
+            "tmp/{}/chats/session-2026-01-15T12-50-dddddddd.json",
+            project_hash("/r/app")
+        );
+        let old = write(&hashed);
+        // Resumed since in the newer shape: the older file is a stale copy.
+        write("tmp/app/chats/session-2026-01-15T12-50-eeeeeeee.json");
+        let resumed = write("tmp/app/chats/session-2026-01-15T12-50-eeeeeeee.jsonl");
+        let found = sessions(gemini, Path::new("/r/app"), &[]);
+        assert_eq!(found, [old, resumed, listed, sub]);
+        assert_eq!(root_of(&found[3]).as_deref(), Some("/r/app/sub"));
     }
 }

@@ -1,4 +1,6 @@
-//! Finding a repository's transcripts in Claude Code's project folders.
+//! Finding a repository's transcripts: in Claude Code's project folders, and through
+//! [`Homes`] in Codex CLI's and Gemini CLI's folders too (see [`super::codex`] and
+//! [`super::gemini`] for where those keep theirs).
 //!
 //! Claude Code keeps `<config>/projects/<encoded cwd>/<session>.jsonl`, where the encoding
 //! replaces every byte that is not an ASCII letter or digit with `-` (and cuts names longer
@@ -11,10 +13,126 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::record::{Entry, parse_line, text};
+use super::root::within;
 
 const MAX_DIR_NAME: usize = 200;
 /// How much of a transcript's head is read to find its `cwd` or session id.
 const HEAD_BYTES_MAX: u64 = 4 << 20;
+
+/// The folders where each agent keeps its sessions, those that can be named.
+#[derive(Debug, Clone, Default)]
+pub struct Homes {
+    pub claude: Option<PathBuf>,
+    pub codex: Option<PathBuf>,
+    pub gemini: Option<PathBuf>,
+}
+
+impl Homes {
+    /// As the environment names them.
+    pub fn from_env() -> Homes {
+        Homes {
+            claude: claude_dir(),
+            codex: super::codex::codex_home(),
+            gemini: super::gemini::gemini_dir(),
+        }
+    }
+
+    /// Every transcript of sessions run inside `workdir`, every agent's, in [`reading_order`].
+    pub fn transcripts(&self, workdir: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
+        self.select(workdir, excluded, None, |_| true)
+    }
+
+    /// The transcripts of sessions run inside `workdir` written to at `since` or later.
+    pub fn recent_transcripts(
+        &self,
+        workdir: &Path,
+        excluded: &[PathBuf],
+        since: std::time::SystemTime,
+    ) -> Vec<PathBuf> {
+        self.select(workdir, excluded, Some(since), |p| {
+            fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= since)
+        })
+    }
+
+    /// The transcripts of one session, whichever agent ran it.
+    pub fn session_transcripts(
+        &self,
+        workdir: &Path,
+        excluded: &[PathBuf],
+        session: &str,
+    ) -> Vec<PathBuf> {
+        let mut found = match &self.claude {
+            Some(claude) => session_transcripts(claude, workdir, excluded, session),
+            None => Vec::new(),
+        };
+        if !found.is_empty() {
+            return found;
+        }
+        // A rollout's name ends with its session's id; a Gemini CLI session's holds the first
+        // eight characters of it, and the file the whole.
+        if let Some(codex) = &self.codex {
+            let named = |p: &Path| {
+                p.file_stem()
+                    .is_some_and(|s| s.to_string_lossy().ends_with(session))
+            };
+            found.extend(super::codex::rollouts(
+                codex, workdir, excluded, None, &named,
+            ));
+        }
+        if let (Some(gemini), Some(short)) = (&self.gemini, session.get(..8)) {
+            found.extend(
+                super::gemini::sessions(gemini, workdir, excluded)
+                    .into_iter()
+                    .filter(|p| {
+                        p.file_stem()
+                            .is_some_and(|s| s.to_string_lossy().ends_with(short))
+                    })
+                    .filter(|p| super::gemini::session_id_of(p).as_deref() == Some(session)),
+            );
+        }
+        found
+    }
+
+    /// Where the sessions of `workdir` would be: Claude Code's project folder for it, and the
+    /// folders of the other agents that are there.
+    pub fn looked_in(&self, workdir: &Path) -> Vec<PathBuf> {
+        let claude = self
+            .claude
+            .iter()
+            .map(|c| c.join("projects").join(project_dir_name(workdir)));
+        let codex = self.codex.iter().map(|c| c.join("sessions"));
+        let gemini = self.gemini.iter().map(|g| g.join("tmp"));
+        claude
+            .chain(codex.chain(gemini).filter(|d| d.is_dir()))
+            .collect()
+    }
+
+    fn select(
+        &self,
+        workdir: &Path,
+        excluded: &[PathBuf],
+        since: Option<std::time::SystemTime>,
+        wanted: impl Fn(&Path) -> bool,
+    ) -> Vec<PathBuf> {
+        let mut found = match &self.claude {
+            Some(claude) => select(claude, workdir, excluded, &wanted),
+            None => Vec::new(),
+        };
+        if let Some(codex) = &self.codex {
+            found.extend(super::codex::rollouts(
+                codex, workdir, excluded, since, &wanted,
+            ));
+        }
+        if let Some(gemini) = &self.gemini {
+            let sessions = super::gemini::sessions(gemini, workdir, excluded);
+            found.extend(sessions.into_iter().filter(|p| wanted(p)));
+        }
+        reading_order(&mut found);
+        found
+    }
+}
 
 /// Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn claude_dir() -> Option<PathBuf> {
@@ -40,39 +158,28 @@ pub fn project_dir_name(cwd: &Path) -> String {
     name
 }
 
-/// Every transcript of sessions run inside `workdir`: main sessions, subagents (current
+/// Every Claude Code transcript of sessions run inside `workdir`: main sessions, subagents (current
 /// `<session>/subagents/agent-*.jsonl` and legacy `agent-*.jsonl`), sorted by path.
 pub fn transcripts(claude_dir: &Path, workdir: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
-    select(claude_dir, workdir, excluded, |_| true)
+    select(claude_dir, workdir, excluded, &|_| true)
 }
 
-/// The transcripts of sessions run inside `workdir` that were written to at `since` or later.
-pub fn recent_transcripts(
-    claude_dir: &Path,
-    workdir: &Path,
-    excluded: &[PathBuf],
-    since: std::time::SystemTime,
-) -> Vec<PathBuf> {
-    select(claude_dir, workdir, excluded, |p| {
-        fs::metadata(p)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t >= since)
-    })
-}
-
-/// The transcripts of one session (its main file and its subagents).
-pub fn session_transcripts(
+/// The transcripts of one Claude Code session (its main file and its subagents).
+fn session_transcripts(
     claude_dir: &Path,
     workdir: &Path,
     excluded: &[PathBuf],
     session: &str,
 ) -> Vec<PathBuf> {
-    select(claude_dir, workdir, excluded, |p| {
-        match session_of_path(p) {
+    select(
+        claude_dir,
+        workdir,
+        excluded,
+        &|p| match session_of_path(p) {
             Some(s) => s == session,
             None => session_in(p).as_deref() == Some(session),
-        }
-    })
+        },
+    )
 }
 
 /// The subagent transcripts of the session whose main transcript is `main`
@@ -108,7 +215,7 @@ fn select(
     claude_dir: &Path,
     workdir: &Path,
     excluded: &[PathBuf],
-    wanted: impl Fn(&Path) -> bool,
+    wanted: &impl Fn(&Path) -> bool,
 ) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in project_dirs(claude_dir, workdir) {
@@ -124,11 +231,6 @@ fn select(
     }
     reading_order(&mut out);
     out
-}
-
-/// Whether `cwd` is in `workdir` and in none of the `excluded` folders.
-pub fn within(cwd: &Path, workdir: &Path, excluded: &[PathBuf]) -> bool {
-    cwd.starts_with(workdir) && !excluded.iter().any(|x| cwd.starts_with(x))
 }
 
 /// The session id a transcript path belongs to, from its location.

@@ -13,6 +13,12 @@
 
 use std::path::PathBuf;
 
+/// Whether `cwd` is in `workdir` and in none of the `excluded` folders (other worktrees nested
+/// in it, whose sessions are theirs).
+pub fn within(cwd: &std::path::Path, workdir: &std::path::Path, excluded: &[PathBuf]) -> bool {
+    cwd.starts_with(workdir) && !excluded.iter().any(|x| cwd.starts_with(x))
+}
+
 /// How far above a foreign `cwd` its root may be.
 const LEVELS_UP_MAX: usize = 8;
 

@@ -189,7 +189,7 @@ fn finding_nothing_says_where_it_looked_and_what_to_do() {
     );
     assert!(
         said.contains(&format!(
-            "no Claude Code session of this repository yet: looked in {folder}\n"
+            "no session of this repository yet: looked in {folder}\n"
         )),
         "{said}"
     );

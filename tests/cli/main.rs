@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area, all through the real binary in
 //! real git repositories (see `repo::TestRepo`).
 
+mod agents;
 mod classifier;
 mod claude_client;
 mod claude_code;

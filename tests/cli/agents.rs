@@ -1,0 +1,182 @@
+//! Codex CLI and Gemini CLI sessions, recorded from the real clients (fixtures/codex-cli-0.169.0,
+//! fixtures/gemini-cli-0.61.0): found where those clients keep them, read, and linked to the
+//! commits they made, as Claude Code's are.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::repo::{TestRepo, fixture};
+
+const CODEX: &str =
+    "codex-cli-0.169.0/rollout-2026-11-26T04-06-45-01a21608-ce7d-7e61-bde6-fe0424feb270.jsonl";
+const CODEX_SESSION: &str = "01a21608-ce7d-7e61-bde6-fe0424feb270";
+const CODEX_CWD: &str = "/work/scratch/rec/codex1/repo";
+const GEMINI: &str = "gemini-cli-0.61.0/session-2026-11-26T04-07-9e620eba.jsonl";
+const GEMINI_SESSION: &str = "9e620eba-c4d1-4e72-acca-ae1966985455";
+const GEMINI_CWD: &str = "/work/scratch/rec/gemini1/repo";
+
+/// The files both sessions wrote, as they committed them.
+const LIB: &str = "pub fn lookup(cache: &mut TtlCache, token: &str) -> Option<String> {\n    cache.get_or_fetch(token, fetch)\n}\n";
+const CACHE: &str = "use std::collections::HashMap;\nuse std::time::{Duration, Instant};\n\n/// Token lookups, kept for a fixed time.\npub struct TtlCache {\n    entries: HashMap<String, (Instant, String)>,\n    ttl: Duration,\n}\n";
+
+/// The Codex fixture as if its session had run in `dir`, kept where Codex CLI keeps it
+/// (`$HOME/.codex/sessions/YYYY/MM/DD/`).
+fn codex_rollout(repo: &TestRepo, dir: &Path, name: &str) -> PathBuf {
+    let text = fs::read_to_string(fixture(CODEX)).unwrap();
+    let text = text.replace(CODEX_CWD, dir.to_str().unwrap());
+    let day = repo.home.join(".codex/sessions/2026/11/26");
+    fs::create_dir_all(&day).unwrap();
+    let path = day.join(name);
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// The Gemini fixture as if its session had run in `dir`, kept where Gemini CLI 0.61.0 keeps it
+/// (`$HOME/.gemini/tmp/<project>/chats/`, the project named in `projects.json`).
+fn gemini_session(repo: &TestRepo, dir: &Path, project: &str) -> PathBuf {
+    let text = fs::read_to_string(fixture(GEMINI)).unwrap();
+    let text = text.replace(GEMINI_CWD, dir.to_str().unwrap());
+    let gemini = repo.home.join(".gemini");
+    let chats = gemini.join("tmp").join(project).join("chats");
+    fs::create_dir_all(&chats).unwrap();
+    fs::write(
+        gemini.join("tmp").join(project).join(".project_root"),
+        dir.to_str().unwrap(),
+    )
+    .unwrap();
+    let path = chats.join(Path::new(GEMINI).file_name().unwrap());
+    fs::write(&path, text).unwrap();
+    path
+}
+
+fn notes_of(repo: &TestRepo, rev: &str) -> Vec<serde_json::Value> {
+    repo.git(&["notes", "--ref", "agent-context", "show", rev])
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn extract_finds_the_sessions_codex_and_gemini_ran_here_and_no_others() {
+    let repo = TestRepo::new();
+    repo.commit("lib.rs", LIB, "lookup");
+    // Made after the sessions, as theirs were.
+    repo.commit_at(
+        "cache.rs",
+        CACHE,
+        "Cache token lookups for a fixed time",
+        "2026-11-26T04:10:00Z",
+    );
+    let codex = codex_rollout(
+        &repo,
+        &repo.root,
+        "rollout-2026-11-26T04-06-45-01a21608-ce7d-7e61-bde6-fe0424feb270.jsonl",
+    );
+    let gemini = gemini_session(&repo, &repo.root, "repo");
+    // Sessions of another folder are not this repository's.
+    let elsewhere = repo.outside();
+    codex_rollout(
+        &repo,
+        &elsewhere,
+        "rollout-2026-11-26T05-00-00-01a2ffff-0000-7000-8000-000000000000.jsonl",
+    );
+    gemini_session(&repo, &elsewhere, "not-a-repo");
+
+    let out = repo.json(&["extract"]);
+    let read: Vec<&str> = out["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        read,
+        [codex.to_str().unwrap(), gemini.to_str().unwrap()],
+        "{out:#}"
+    );
+    for t in out["transcripts"].as_array().unwrap() {
+        assert_eq!(t["lines"]["malformed"], 0, "{t:#}");
+    }
+
+    // Both sessions' reasoning is on the commit that holds their lines, saying whose it is.
+    let notes = notes_of(&repo, "HEAD");
+    for (session, agent, model) in [
+        (CODEX_SESSION, "codex", "gpt-5.5"),
+        (GEMINI_SESSION, "gemini-cli", "gemini-2.5-flash"),
+    ] {
+        let rejection = notes
+            .iter()
+            .find(|e| e["session_id"] == session && e["kind"] == "rejection")
+            .unwrap_or_else(|| panic!("no rejection of {agent} in {notes:#?}"));
+        assert!(
+            rejection["rationale"]
+                .as_str()
+                .unwrap()
+                .contains("I rejected the lru crate because entries must expire"),
+            "{rejection:#}"
+        );
+        assert_eq!(rejection["session"]["agent"], agent);
+        assert_eq!(rejection["session"]["model"], model);
+        assert!(
+            rejection["files_affected"]
+                .as_array()
+                .unwrap()
+                .contains(&"cache.rs".into())
+        );
+    }
+    // Reading again finds nothing new.
+    let again = repo.json(&["extract"]);
+    for t in again["transcripts"].as_array().unwrap() {
+        assert_eq!(t["events_added"], 0, "{again:#}");
+    }
+}
+
+#[test]
+fn extract_reads_one_session_by_its_id_whichever_agent_ran_it() {
+    let repo = TestRepo::new();
+    repo.commit("lib.rs", LIB, "lookup");
+    let codex = codex_rollout(
+        &repo,
+        &repo.root,
+        "rollout-2026-11-26T04-06-45-01a21608-ce7d-7e61-bde6-fe0424feb270.jsonl",
+    );
+    let gemini = gemini_session(&repo, &repo.root, "repo");
+    for (session, path) in [(CODEX_SESSION, &codex), (GEMINI_SESSION, &gemini)] {
+        let out = repo.json(&["extract", "--session", session]);
+        let read: Vec<&str> = out["transcripts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(read, [path.to_str().unwrap()], "{out:#}");
+    }
+}
+
+#[test]
+fn a_commit_codex_runs_is_linked_to_its_session_by_the_id_codex_gives_it() {
+    let repo = TestRepo::new();
+    repo.commit("lib.rs", "pub fn lookup() {}\n", "lookup");
+    repo.ok(&["init"]);
+    repo.install_git_hooks();
+    codex_rollout(
+        &repo,
+        &repo.root,
+        "rollout-2026-11-26T04-06-45-01a21608-ce7d-7e61-bde6-fe0424feb270.jsonl",
+    );
+    // A commit whose lines the session never wrote: only the id ties it to the session.
+    fs::write(repo.root.join("notes.txt"), "unrelated\n").unwrap();
+    repo.git(&["add", "notes.txt"]);
+    repo.git_in(
+        &repo.root,
+        &["commit", "-q", "-m", "by codex"],
+        &[("CODEX_SESSION_ID", CODEX_SESSION)],
+    );
+    let notes = notes_of(&repo, "HEAD");
+    let session = notes
+        .iter()
+        .find(|e| e["kind"] == "session")
+        .unwrap_or_else(|| panic!("{notes:#?}"));
+    assert_eq!(session["session_id"], CODEX_SESSION);
+    assert_eq!(session["session"]["agent"], "codex");
+}
