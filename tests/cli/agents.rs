@@ -49,6 +49,13 @@ fn gemini_session(repo: &TestRepo, dir: &Path, project: &str) -> PathBuf {
     path
 }
 
+/// The transcripts `extract --json` read.
+fn paths_read(out: &serde_json::Value) -> Vec<&str> {
+    (out["transcripts"].as_array().unwrap().iter())
+        .map(|t| t["path"].as_str().unwrap())
+        .collect()
+}
+
 fn notes_of(repo: &TestRepo, rev: &str) -> Vec<serde_json::Value> {
     repo.git(&["notes", "--ref", "agent-context", "show", rev])
         .lines()
@@ -83,12 +90,7 @@ fn extract_finds_the_sessions_codex_and_gemini_ran_here_and_no_others() {
     gemini_session(&repo, &elsewhere, "not-a-repo");
 
     let out = repo.json(&["extract"]);
-    let read: Vec<&str> = out["transcripts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["path"].as_str().unwrap())
-        .collect();
+    let read = paths_read(&out);
     assert_eq!(
         read,
         [codex.to_str().unwrap(), gemini.to_str().unwrap()],
@@ -143,12 +145,7 @@ fn extract_reads_one_session_by_its_id_whichever_agent_ran_it() {
     let gemini = gemini_session(&repo, &repo.root, "repo");
     for (session, path) in [(CODEX_SESSION, &codex), (GEMINI_SESSION, &gemini)] {
         let out = repo.json(&["extract", "--session", session]);
-        let read: Vec<&str> = out["transcripts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["path"].as_str().unwrap())
-            .collect();
+        let read = paths_read(&out);
         assert_eq!(read, [path.to_str().unwrap()], "{out:#}");
     }
 }
