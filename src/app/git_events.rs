@@ -5,12 +5,13 @@
 
 use std::io;
 
-use crate::deliver::hooks;
+use crate::deliver::adapter;
 use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::ingest::repair;
 use crate::retrieve::index;
 use crate::share::sync;
 use crate::store::{self, Store, log};
+use crate::transcript::agent::Agent;
 use crate::transcript::locate::Homes;
 
 /// Why a git hook's work failed.
@@ -18,7 +19,7 @@ use crate::transcript::locate::Homes;
 pub enum Error {
     #[error(
         "unknown hook {name:?} (expected post-commit, post-merge, post-rewrite, pre-push or one of {})",
-        hooks::EVENTS.join(", ")
+        adapter::of(Agent::ClaudeCode).events().iter().map(|(e, _)| *e).collect::<Vec<_>>().join(", ")
     )]
     Unknown { name: String },
     #[error("cannot read stdin")]

@@ -29,14 +29,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use crate::app::git_events::{self as work, follow_notes};
 use crate::cli::CmdResult;
 use crate::config::{self, Config};
-use crate::deliver::hooks::{self, Payload};
+use crate::deliver::adapter::{self, Adapter};
+use crate::deliver::hooks::{self, Moment, Payload};
 use crate::deliver::{self, reason};
 use crate::store::{self, Store, log};
+use crate::transcript::agent::Agent;
 
 /// How long a hook waits for another writer before leaving its work to the next run.
 const PATIENCE: Duration = Duration::from_millis(200);
@@ -47,8 +47,12 @@ const LOG_PATIENCE: Duration = Duration::from_millis(100);
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The hook: post-commit, post-rewrite, or a Claude Code hook event (UserPromptSubmit,
-    /// PreToolUse, SessionStart, …) with its JSON on stdin.
+    /// The agent whose hook this is: claude-code, codex or gemini-cli.
+    #[arg(long, default_value = "claude-code", value_name = "AGENT")]
+    agent: String,
+    /// The hook: post-commit, post-rewrite, or an agent's hook event (UserPromptSubmit,
+    /// PreToolUse, SessionStart, …; BeforeAgent, AfterTool, … for Gemini CLI) with its JSON on
+    /// stdin.
     name: String,
     /// What git passes to the hook (post-rewrite: `amend` or `rebase`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -60,22 +64,29 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     panic::set_hook(Box::new(|_| {}));
     let what = format!("hook {}", args.name);
     let event = args.name.as_str();
-    let outcome = match hooks::EVENTS.contains(&event) {
-        true => {
-            let extracting = hooks::EXTRACTING.contains(&event);
+    let adapter = Agent::named(&args.agent).map(adapter::of);
+    let moment = adapter.and_then(|a| a.moment(event));
+    let outcome = match (adapter, moment) {
+        (Some(adapter), Some(moment)) => {
             let watchdog = Watchdog::start(
                 &what,
-                budget(extracting, None),
+                budget(moment.extracts(), None),
                 cwd,
                 "answered with nothing",
             );
-            caught(|| claude_hook(cwd, event, &watchdog, out)).map(|()| None)
+            let hook = Hook {
+                adapter,
+                event,
+                moment,
+            };
+            caught(|| agent_hook(cwd, hook, &watchdog, out)).map(|()| None)
         }
+        (None, _) => Err(Failed::from(Why::Agent(args.agent.clone()))),
         // A git hook holds up git: it is held to the extracting hooks' budget before the
         // configuration (the environment's or the default) while it opens the repository and
         // its configuration (either may block, as a named pipe does); its work waits for other
         // writers at most PATIENCE.
-        false => caught(|| {
+        (Some(_), None) => caught(|| {
             let watchdog = Watchdog::start(&what, budget(true, None), cwd, "did nothing");
             let store = open(cwd, &what);
             watchdog.answer(|| ());
@@ -118,6 +129,8 @@ struct Failed {
 enum Why {
     #[error("internal error: {0}")]
     Panic(String),
+    #[error("unknown agent {0:?} (expected claude-code, codex or gemini-cli)")]
+    Agent(String),
     #[error("cannot read stdin")]
     Stdin(#[source] std::io::Error),
     #[error("bad input: more than {} MiB", INPUT_MAX >> 20)]
@@ -217,12 +230,25 @@ fn read_payload() -> Result<Payload, Why> {
 
 /// A Claude Code hook, within its budget: the answer written, the events in it recorded as
 /// given, what it did logged.
-fn claude_hook(
+/// An agent's hook: its adapter, its event, and the moment of ours that is.
+#[derive(Clone, Copy)]
+struct Hook<'a> {
+    adapter: &'static dyn Adapter,
+    event: &'a str,
+    moment: Moment,
+}
+
+fn agent_hook(
     cwd: &Path,
-    event: &str,
+    hook: Hook<'_>,
     watchdog: &Watchdog,
     out: &mut dyn Write,
 ) -> Result<(), Failed> {
+    let Hook {
+        adapter,
+        event,
+        moment,
+    } = hook;
     let what = format!("hook {event}");
     let payload = read_payload();
     // The payload names the folder the hook is about.
@@ -238,24 +264,25 @@ fn claude_hook(
     let Some(store) = open(&here, &what) else {
         return Ok(());
     };
-    let extracting = hooks::EXTRACTING.contains(&event);
+    let extracting = moment.extracts();
     watchdog.configured(budget(extracting, Some(store.config())), store.dir());
     let failed = |why: Why| Failed {
         dir: Some(store.dir().to_owned()),
         why,
     };
-    let payload = match payload {
+    let mut payload = match payload {
         Ok(payload) => payload,
         Err(why) => return Err(failed(why)),
     };
-    let response = caught(|| hooks::respond(&store, &here, event, &payload).map_err(Why::from));
+    adapter.normalize(&mut payload);
+    let response = caught(|| hooks::respond(&store, &here, moment, &payload).map_err(Why::from));
     // Whichever of the hook and its watchdog takes the gate first answers: the answer is
     // written whole, or not at all.
     let written = watchdog.answer(|| match &response {
         Ok(hooks::Response {
             context: Some(context),
             ..
-        }) => write_answer(out, event, context),
+        }) => write_answer(out, &adapter.answer(event, context)),
         _ => Ok(()),
     });
     let response = match response {
@@ -312,11 +339,7 @@ fn start_distill(here: &Path, session: &str) -> std::io::Result<u32> {
 }
 
 /// Write Claude Code's JSON answer for `event`, one line, and flush it.
-fn write_answer(out: &mut dyn Write, event: &str, context: &str) -> std::io::Result<()> {
-    let answer = json!({"hookSpecificOutput": {
-        "hookEventName": event,
-        "additionalContext": hooks::capped(context),
-    }});
+fn write_answer(out: &mut dyn Write, answer: &serde_json::Value) -> std::io::Result<()> {
     writeln!(out, "{answer}")?;
     out.flush()
 }

@@ -9,7 +9,7 @@ use crate::cli::report::{self, Report};
 use crate::cli::terminal::{self, Look};
 use crate::cli::{CmdResult, repo_path, warn_unread};
 use crate::event::{Event, Kind, truncate_words};
-use crate::render::text::Palette;
+use crate::render::text::{Palette, ran_by};
 use crate::retrieve::why::{self, Lines, Why};
 use crate::sanitise;
 use crate::store::Store;
@@ -151,11 +151,12 @@ pub(super) fn print_human(
         )?;
         writeln!(out, "  lines {}", ranges.join(", "))?;
         for s in &owner.sessions {
+            let by = ran_by(&s.agent);
             match s.request.as_str() {
-                "" => writeln!(out, "  session {}", sanitise::line(&s.id))?,
+                "" => writeln!(out, "  session {}{by}", sanitise::line(&s.id))?,
                 request => writeln!(
                     out,
-                    "  session {}: {}",
+                    "  session {}{by}: {}",
                     sanitise::line(&s.id),
                     sanitise::line(request)
                 )?,
@@ -203,7 +204,12 @@ fn print_uncommitted(
     )?;
     let several = u.sessions.len() > 1;
     for s in &u.sessions {
-        writeln!(out, "  session {}", sanitise::line(&s.id))?;
+        writeln!(
+            out,
+            "  session {}{}",
+            sanitise::line(&s.id),
+            ran_by(&s.agent)
+        )?;
     }
     let mut last_prompt = "";
     for e in u.events.iter().filter(|e| all || shown(e)) {

@@ -1,5 +1,8 @@
-//! Claude Code's hooks (docs/hooks.md, "Claude Code hooks"): `git agent-context hook <Event>` reads
-//! the hook's JSON on stdin and answers with the context to inject, if any.
+//! The agents' hooks (docs/hooks.md, "Claude Code hooks"; docs/agents.md for the others):
+//! `git agent-context hook <Event> [--agent <agent>]` reads the hook's JSON on stdin and answers
+//! with the context to inject, if any. What follows names Claude Code's events; each agent's
+//! adapter (`crate::deliver::adapter`) says which of its events is which [`Moment`], and puts
+//! its payloads in Claude Code's terms.
 //!
 //! - `SessionStart`: on `startup` and `/clear`, a brief of the recent sessions, the work left
 //!   open and the standing decisions ([`brief`]); after `/compact` or on `resume`, the
@@ -35,17 +38,39 @@ use crate::store::{self, Store, link, pending, seen, sessions};
 use crate::transcript::record::ToolInput;
 use crate::transcript::root::{inside_repository, relative_to};
 
-/// The hook events this command answers; any other is refused (and logged).
-pub const EVENTS: [&str; 8] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PreCompact",
-    "PostCompact",
-    "Stop",
-    "SessionEnd",
-];
+/// What a hook is for, whichever agent runs it (each agent's adapter names its events'
+/// moments: `crate::deliver::adapter`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// A session starts, resumes, or is cleared or compacted: the brief or the continuation.
+    SessionStart,
+    /// A prompt is submitted: the reasoning that bears on it.
+    Prompt,
+    /// A tool is about to run: a file's reasoning before it is read or changed.
+    BeforeTool,
+    /// A tool ran: a read or a search recorded; with `file`, also the file's reasoning, for an
+    /// agent whose hooks cannot add to what the model reads before a tool runs.
+    AfterTool { file: bool },
+    /// The context is about to be compacted: extraction.
+    BeforeCompact,
+    /// It was compacted (nothing to do: the session starts again with the continuation).
+    AfterCompact,
+    /// The agent ended its turn: extraction.
+    TurnEnd,
+    /// The session ended: extraction.
+    SessionEnd,
+}
+
+impl Moment {
+    /// Whether the hook extracts the session's transcript, with its own budget
+    /// (`hook.extract_budget_ms`).
+    pub fn extracts(self) -> bool {
+        matches!(
+            self,
+            Moment::BeforeCompact | Moment::TurnEnd | Moment::SessionEnd
+        )
+    }
+}
 
 /// Tokens a prompt is given at most.
 const PROMPT_TOKENS: usize = 1_500;
@@ -81,10 +106,6 @@ pub fn capped(context: &str) -> Cow<'_, str> {
 
 /// The tools whose file is given its decisions.
 const FILE_TOOLS: [&str; 4] = ["Read", "Edit", "MultiEdit", "Write"];
-
-/// The events that extract the session's transcript, with their own budget
-/// (`hook.extract_budget_ms`).
-pub const EXTRACTING: [&str; 3] = ["PreCompact", "Stop", "SessionEnd"];
 
 /// A hook's input: the fields used here; the others are ignored.
 #[derive(Debug, Default, Deserialize)]
@@ -126,26 +147,38 @@ pub fn given(store: &Store, payload: &Payload, response: &Response) -> Result<()
     Ok(injected::add(store, &payload.session_id, &response.given)?)
 }
 
-/// Answer hook `event` (one of [`EVENTS`]) for `payload`, from the repository of `cwd`.
-pub fn respond(store: &Store, cwd: &Path, event: &str, payload: &Payload) -> Result<Response> {
+/// Answer a hook at `moment` for `payload` (in Claude Code's terms), from the repository of
+/// `cwd`.
+pub fn respond(store: &Store, cwd: &Path, moment: Moment, payload: &Payload) -> Result<Response> {
     // Where the session's transcript is, for the post-commit hook: said by the events that
     // open a session and each turn, not on every tool call.
-    if let (Some(transcript), false, "SessionStart" | "UserPromptSubmit") = (
+    if let (Some(transcript), false, Moment::SessionStart | Moment::Prompt) = (
         &payload.transcript_path,
         payload.session_id.is_empty(),
-        event,
+        moment,
     ) {
         let dir = cwd.to_string_lossy();
         sessions::record(store, &payload.session_id, transcript, &dir)?;
     }
-    match event {
-        "SessionStart" => start(store, payload),
-        "UserPromptSubmit" => prompt(store, payload),
-        "PreToolUse" => file(store, cwd, payload),
-        "PostToolUse" => capture(store, payload),
-        "PreCompact" | "Stop" | "SessionEnd" => extract(store, event, payload),
-        _ => Ok(Response::default()),
+    match moment {
+        Moment::SessionStart => start(store, payload),
+        Moment::Prompt => prompt(store, payload),
+        Moment::BeforeTool => file(store, cwd, payload),
+        Moment::AfterTool { file: true } if gives_file(payload) => file(store, cwd, payload),
+        Moment::AfterTool { .. } => capture(store, payload),
+        Moment::BeforeCompact | Moment::TurnEnd | Moment::SessionEnd => {
+            extract(store, moment, payload)
+        }
+        Moment::AfterCompact => Ok(Response::default()),
     }
+}
+
+/// Whether the tool of `payload` reads or writes a file whose reasoning it is given.
+fn gives_file(payload: &Payload) -> bool {
+    payload
+        .tool_name
+        .as_deref()
+        .is_some_and(|t| FILE_TOOLS.contains(&t))
 }
 
 /// `SessionStart`: the brief on `startup` and `clear`, the continuation on `compact`, `resume`
@@ -267,7 +300,7 @@ fn lock(store: &Store, left: &str) -> Result<std::result::Result<std::fs::File, 
 /// names, and its subagents'), link the session's events to its commits, save its
 /// continuation, and regenerate CLAUDE.md's section when configured (the caller then brings
 /// the index up to the notes).
-fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response> {
+fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response> {
     let session = payload.session_id.as_str();
     if session.is_empty() {
         return Ok(Response::default());
@@ -317,7 +350,7 @@ fn extract(store: &Store, event: &str, payload: &Payload) -> Result<Response> {
         continuation::snapshot(store, session)?;
         log.push_str("; continuation saved");
     }
-    if event != "PreCompact" && store.config().claude_md_refresh() {
+    if moment != Moment::BeforeCompact && store.config().claude_md_refresh() {
         let done = match claude_md::refresh_if_changed(store)? {
             Refreshed::Created => "created",
             Refreshed::Updated => "updated",
@@ -350,30 +383,30 @@ fn prompt(store: &Store, payload: &Payload) -> Result<Response> {
 }
 
 fn file(store: &Store, cwd: &Path, payload: &Payload) -> Result<Response> {
-    if !payload
-        .tool_name
-        .as_deref()
-        .is_some_and(|t| FILE_TOOLS.contains(&t))
-    {
+    if !gives_file(payload) {
         return Ok(Response::default());
     }
-    let Some(path) = payload
-        .tool_input
-        .as_ref()
-        .and_then(|i| i.get("file_path"))
-        .and_then(|p| p.as_str())
-    else {
+    let Some(input) = &payload.tool_input else {
         return Ok(Response::default());
+    };
+    // One file, or (a patch) several.
+    let named = match input.get("file_paths").and_then(|p| p.as_array()) {
+        Some(paths) => paths.iter().filter_map(|p| p.as_str()).collect(),
+        None => Vec::from_iter(input.get("file_path").and_then(|p| p.as_str())),
     };
     // A file outside the repository has no recorded reasoning here.
-    let Ok(path) = store.repo_path(cwd, path) else {
+    let files: Vec<String> = named
+        .into_iter()
+        .filter_map(|path| store.repo_path(cwd, path).ok())
+        .collect();
+    if files.is_empty() {
         return Ok(Response::default());
-    };
+    }
     inject(
         store,
         Request {
             prompt: "",
-            files: vec![path],
+            files,
             budget: FILE_TOKENS,
             backend: Backend::File,
             focus: Focus::File,

@@ -3,6 +3,7 @@
 //! and how Claude Code and git are hooked up to it (`hookup/`). What people read (a review as
 //! text or Markdown) is `crate::render`'s.
 
+pub mod adapter;
 pub mod brief;
 pub mod claude_md;
 pub mod continuation;

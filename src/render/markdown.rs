@@ -24,6 +24,7 @@ use crate::store::Store;
 #[derive(Serialize)]
 struct Group<'a> {
     session: &'a str,
+    agent: &'a str,
     commit: &'a str,
     prompt: &'a str,
     reasons: Vec<Value>,
@@ -59,6 +60,7 @@ fn groups<'a>(reasons: impl IntoIterator<Item = &'a Reason>) -> Vec<Group<'a>> {
             }
             _ => out.push(Group {
                 session: &r.session,
+                agent: &r.agent,
                 commit: &r.commit,
                 prompt: &r.prompt,
                 reasons: vec![reason(r)],

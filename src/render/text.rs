@@ -11,6 +11,7 @@ use crate::event::Kind;
 use crate::retrieve::diff::{FileDiff, Status};
 use crate::retrieve::review::{CommitInfo, FileReview, LogEntry, Reason, Review};
 use crate::sanitise;
+use crate::transcript::agent::Agent;
 
 /// How text is coloured: ANSI SGR codes, or none.
 #[derive(Debug, Clone, Copy)]
@@ -224,9 +225,10 @@ fn reasoning_overview(review: &Review, p: Palette, out: &mut dyn Write) -> io::R
         };
         writeln!(
             out,
-            "{} {}{request}",
+            "{} {}{}{request}",
             p.paint(BOLD, "session"),
-            p.paint(MAGENTA, &sanitise::line(&s.id))
+            p.paint(MAGENTA, &sanitise::line(&s.id)),
+            ran_by(&s.agent)
         )?;
     }
     if review.totals.reasons == 0 {
@@ -396,8 +398,9 @@ fn reasons<'a>(
                 p.paint(
                     DIM,
                     &format!(
-                        "session {} · {}{prompt}",
+                        "session {}{} · {}{prompt}",
                         sanitise::line(&r.session),
+                        ran_by(&r.agent),
                         r.commit
                     )
                 )
@@ -465,6 +468,16 @@ fn considered(c: &crate::retrieve::review::Considered, p: Palette) -> String {
 
 fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// ` (Codex CLI)` after a session another agent than Claude Code ran (`agent` as events name
+/// it; none for Claude Code).
+pub fn ran_by(agent: &str) -> String {
+    match Agent::named(agent) {
+        Some(Agent::ClaudeCode) => String::new(),
+        Some(agent) => format!(" ({})", agent.title()),
+        None => format!(" ({})", sanitise::line(agent)),
+    }
 }
 
 #[cfg(test)]

@@ -112,6 +112,9 @@ pub struct Item {
     pub files: Vec<String>,
     pub commit: String,
     pub session: String,
+    /// The agent that ran the session (`codex`, `gemini-cli`); absent for Claude Code.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub agent: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub prompt: String,
     pub timestamp: String,
@@ -140,6 +143,7 @@ impl Item {
             files: event.files_affected,
             commit: commit.to_string(),
             session: event.session_id,
+            agent: event.session.agent,
             prompt: truncate_words(&event.prompt_context, 200),
             timestamp: event.timestamp,
             liveness,
@@ -878,6 +882,7 @@ mod tests {
             files: files.iter().map(|f| f.to_string()).collect(),
             commit: String::new(),
             session: String::new(),
+            agent: String::new(),
             prompt: String::new(),
             timestamp: String::new(),
             liveness: Liveness::Unknown,

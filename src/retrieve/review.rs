@@ -68,6 +68,9 @@ pub struct SessionInfo {
     /// What it was asked to do, when known.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub request: String,
+    /// The agent that ran it (`codex`, `gemini-cli`); absent for Claude Code.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub agent: String,
     /// Its commits in the review, oldest first (short ids).
     pub commits: Vec<String>,
 }
@@ -97,6 +100,9 @@ pub struct Reason {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub prompt: String,
     pub session: String,
+    /// The agent that ran the session (`codex`, `gemini-cli`); absent for Claude Code.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub agent: String,
     /// The commit whose note holds it (short id).
     pub commit: String,
     pub timestamp: String,
@@ -434,6 +440,7 @@ fn add_sessions(sessions: &mut Vec<SessionInfo>, events: &[Event], short: &str) 
                 sessions.push(SessionInfo {
                     id: e.session_id.clone(),
                     request: String::new(),
+                    agent: e.session.agent.clone(),
                     commits: Vec::new(),
                 });
                 sessions.last_mut().expect("just pushed")
@@ -794,6 +801,7 @@ fn reason(event: &Event, short: &str, superseded_by: Option<Superseded>) -> Reas
             .collect(),
         prompt: event.prompt_context.clone(),
         session: event.session_id.clone(),
+        agent: event.session.agent.clone(),
         commit: short.to_owned(),
         timestamp: event.timestamp.clone(),
         files: Vec::new(),

@@ -61,6 +61,9 @@ pub struct SessionRef {
     /// Its first prompt, when known.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub request: String,
+    /// The agent that ran it (`codex`, `gemini-cli`); absent for Claude Code.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent: String,
 }
 
 /// One commit that owns lines of the file, and its reasoning.
@@ -189,9 +192,14 @@ pub fn why(store: &Store, path: &str, range: Option<(u32, u32)>, by: By) -> Resu
                 .find(|e| e.kind == Kind::Session && e.session_id == id)
                 .map(|e| e.summary.clone())
                 .unwrap_or_default();
+            let agent = (reasons.iter())
+                .find(|e| e.session_id == id)
+                .map(|e| e.session.agent.clone())
+                .unwrap_or_default();
             sessions.push(SessionRef {
                 id: id.to_owned(),
                 request,
+                agent,
             });
         }
         ranges.sort_by_key(|l| l.start);
@@ -345,6 +353,7 @@ fn uncommitted(store: &Store, path: &str, head: &[u8]) -> Result<Option<Uncommit
             sessions.push(SessionRef {
                 id: e.session_id.clone(),
                 request: String::new(),
+                agent: e.session.agent.clone(),
             });
         }
     }

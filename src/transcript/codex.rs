@@ -381,6 +381,12 @@ fn output_of(output: Option<&Value>) -> (String, bool) {
     (text.to_owned(), code.is_some_and(|c| c != 0))
 }
 
+/// The files an `apply_patch` patch adds or changes, as it names them (relative to the
+/// session's folder, or absolute).
+pub fn patch_files(patch: &str) -> Vec<String> {
+    parse_patch(patch).into_iter().map(|f| f.path).collect()
+}
+
 /// One file of a patch.
 #[derive(Debug, PartialEq)]
 struct FilePatch {

@@ -209,7 +209,7 @@ fn list<'a>(value: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
 
 /// A Gemini CLI tool call in Claude Code's terms: its name and input. A tool Claude Code has
 /// no name for keeps its own.
-fn tool_call(name: &str, args: &Value) -> (String, Value) {
+pub fn tool_call(name: &str, args: &Value) -> (String, Value) {
     let arg = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| args.get(*k).filter(|v| v.is_string()))
@@ -330,7 +330,14 @@ fn typed_prompt(content: Option<&Value>) -> Option<String> {
     if responses_only {
         return None;
     }
-    let mut text = text_of(content);
+    let text = without_hook_context(&text_of(content));
+    (!text.is_empty() && !text.starts_with("<session_context>")).then_some(text)
+}
+
+/// `text` without the hook context Gemini CLI writes into it (`<hook_context>…</hook_context>`),
+/// trimmed.
+pub fn without_hook_context(text: &str) -> String {
+    let mut text = text.to_owned();
     while let Some(start) = text.find("<hook_context>") {
         let end = text[start..]
             .find("</hook_context>")
@@ -338,8 +345,7 @@ fn typed_prompt(content: Option<&Value>) -> Option<String> {
             .unwrap_or(text.len());
         text.replace_range(start..end, "");
     }
-    let text = text.trim();
-    (!text.is_empty() && !text.starts_with("<session_context>")).then(|| text.to_owned())
+    text.trim().to_owned()
 }
 
 /// The text of a message's content: a string, a part, or a list of parts.

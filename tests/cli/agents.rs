@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::repo::{TestRepo, fixture};
+use crate::repo::{TestRepo, fixture, hook_answer};
 
 const CODEX: &str =
     "codex-cli-0.169.0/rollout-2026-11-26T04-06-45-01a21608-ce7d-7e61-bde6-fe0424feb270.jsonl";
@@ -176,4 +176,124 @@ fn a_commit_codex_runs_is_linked_to_its_session_by_the_id_codex_gives_it() {
         .unwrap_or_else(|| panic!("{notes:#?}"));
     assert_eq!(session["session_id"], CODEX_SESSION);
     assert_eq!(session["session"]["agent"], "codex");
+}
+
+/// Run `hook --agent <agent> <event>` with `payload` (the fields the agent sends, as Codex CLI
+/// 0.169.0 and Gemini CLI 0.61.0 sent them), the repository as the session's folder; the
+/// context it answers with.
+fn hook(repo: &TestRepo, agent: &str, event: &str, payload: serde_json::Value) -> Option<String> {
+    let mut payload = payload;
+    payload["cwd"] = repo.root.to_str().unwrap().into();
+    payload["hook_event_name"] = event.into();
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "--agent", agent, event],
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    hook_answer(event, &out)
+}
+
+#[test]
+fn codex_hooks_extract_at_stop_and_give_a_patched_files_reasoning_before_the_patch() {
+    let repo = TestRepo::new();
+    repo.commit("lib.rs", LIB, "lookup");
+    repo.commit_at("cache.rs", CACHE, "cache", "2026-11-26T04:10:00Z");
+    repo.ok(&["init"]);
+    let rollout = codex_rollout(
+        &repo,
+        &repo.root,
+        "rollout-2026-11-26T04-06-45-01a21608-ce7d-7e61-bde6-fe0424feb270.jsonl",
+    );
+    let session = serde_json::json!({
+        "session_id": CODEX_SESSION,
+        "transcript_path": rollout,
+        "model": "gpt-5.5",
+        "permission_mode": "bypassPermissions",
+    });
+    let mut stop = session.clone();
+    stop["stop_hook_active"] = false.into();
+    stop["last_assistant_message"] = "Committed.".into();
+    assert_eq!(hook(&repo, "codex", "Stop", stop), None);
+    assert!(
+        repo.log()
+            .contains("hook Stop: 1 transcripts: 6 new events"),
+        "{}",
+        repo.log()
+    );
+
+    // Another session, about to patch the file.
+    let mut patch = session.clone();
+    patch["session_id"] = "01a2ffff-0000-7000-8000-000000000001".into();
+    patch["tool_name"] = "apply_patch".into();
+    patch["tool_input"] = serde_json::json!({
+        "command": "*** Begin Patch\n*** Update File: cache.rs\n@@\n-    ttl: Duration,\n+    ttl: Duration,\n+    hits: u64,\n*** End Patch\n"
+    });
+    patch["tool_use_id"] = "call_b".into();
+    let context = hook(&repo, "codex", "PreToolUse", patch).expect("the file's reasoning");
+    assert!(
+        context.starts_with("Notes on cache.rs from earlier sessions"),
+        "{context}"
+    );
+    assert!(
+        context.contains("I rejected the lru crate because"),
+        "{context}"
+    );
+    assert!(context.contains("session 01a21608 (codex)"), "{context}");
+    // A shell command names no file.
+    let mut shell = session.clone();
+    shell["tool_name"] = "Bash".into();
+    shell["tool_input"] = serde_json::json!({"command": "cat cache.rs"});
+    assert_eq!(hook(&repo, "codex", "PreToolUse", shell), None);
+}
+
+#[test]
+fn gemini_hooks_extract_after_the_turn_and_give_reasoning_with_the_prompt_and_after_a_read() {
+    let repo = TestRepo::new();
+    repo.commit("lib.rs", LIB, "lookup");
+    repo.commit_at("cache.rs", CACHE, "cache", "2026-11-26T04:10:00Z");
+    repo.ok(&["init"]);
+    let chat = gemini_session(&repo, &repo.root, "repo");
+    let session = serde_json::json!({
+        "session_id": GEMINI_SESSION,
+        "transcript_path": chat,
+        "timestamp": "2026-11-26T04:07:05.000Z",
+    });
+    let mut after = session.clone();
+    after["prompt"] = "Cache the token lookups; they repeat a lot.".into();
+    after["prompt_response"] = "Committed.".into();
+    after["stop_hook_active"] = false.into();
+    assert_eq!(hook(&repo, "gemini-cli", "AfterAgent", after), None);
+    assert!(
+        repo.log()
+            .contains("hook AfterAgent: 1 transcripts: 5 new events"),
+        "{}",
+        repo.log()
+    );
+
+    let mut next = session.clone();
+    next["session_id"] = "0b0e6c1e-0000-4000-8000-000000000002".into();
+    // In headless runs Gemini CLI puts SessionStart's context into the prompt it gives
+    // BeforeAgent; it is not the user's question.
+    next["prompt"] = "<hook_context>Notes from earlier sessions about Redis</hook_context>\n\nWhy is there no lru crate in the token cache?".into();
+    let context = hook(&repo, "gemini-cli", "BeforeAgent", next.clone()).expect("reasoning");
+    assert!(
+        context.contains("I rejected the lru crate because"),
+        "{context}"
+    );
+    assert!(context.contains("(gemini-cli)"), "{context}");
+
+    // Its BeforeTool cannot add context: a file's reasoning comes after it is read, once.
+    let mut read = next.clone();
+    read["session_id"] = "0b0e6c1e-0000-4000-8000-000000000003".into();
+    read["tool_name"] = "read_file".into();
+    read["tool_input"] = serde_json::json!({"file_path": repo.root.join("cache.rs")});
+    read["tool_response"] = serde_json::json!({"llmContent": CACHE, "returnDisplay": ""});
+    let context = hook(&repo, "gemini-cli", "AfterTool", read.clone()).expect("the file's notes");
+    assert!(
+        context.starts_with("Notes on cache.rs from earlier sessions"),
+        "{context}"
+    );
+    let again = hook(&repo, "gemini-cli", "AfterTool", read);
+    assert_eq!(again, None, "given once per session");
 }

@@ -4,6 +4,8 @@
 use std::fs;
 use std::process::Output;
 
+use git_agent_context::deliver::adapter;
+use git_agent_context::transcript::agent::Agent;
 use serde_json::Value;
 
 use crate::repo::{TestRepo, fixture, hook_answer, run_within, stderr};
@@ -677,14 +679,20 @@ fn every_hook_answers_within_its_budget_whatever_its_input_does() {
     ];
     // Stdin kept open, with nothing on it or half a payload: the budget the environment sets
     // holds before the configuration is read.
-    for event in git_agent_context::deliver::hooks::EVENTS {
-        let budget = match git_agent_context::deliver::hooks::EXTRACTING.contains(&event) {
+    // Every agent's events.
+    let events = Agent::ALL.into_iter().flat_map(|agent| {
+        let events = adapter::of(agent).events().iter();
+        events.map(move |&(event, moment)| (agent, event, moment))
+    });
+    for (agent, event, moment) in events {
+        let budget = match moment.extracts() {
             true => "300 ms (hook.extract_budget_ms)",
             false => "200 ms (hook.budget_ms)",
         };
         for input in [&b""[..], br#"{"session_id": "9b1f"#] {
             let mut cmd = repo.cmd_in(&repo.root);
-            cmd.args(["hook", event]).envs(budgets);
+            cmd.args(["hook", "--agent", agent.name(), event])
+                .envs(budgets);
             let (out, _) = run_within(cmd, input, true, limit);
             assert_eq!(hook_answer(event, &out), None);
             assert_eq!(

@@ -17,9 +17,10 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::{Error, Result, io_error, mode_of};
-use crate::deliver::{hooks, links};
+use crate::deliver::{adapter, links};
 use crate::store::Store;
 use crate::store::write_atomic_with_mode;
+use crate::transcript::agent::Agent;
 
 /// What a shared settings file's hooks say before the command: a teammate without the binary
 /// gets hooks that do nothing, not an error on every event.
@@ -417,7 +418,8 @@ pub fn is_ours(handler: &Value) -> bool {
             .and_then(Value::as_str)
             .is_some_and(|command| match words(command).as_slice() {
                 [program @ .., "hook", event] => {
-                    hooks::EVENTS.contains(event) && program_is_ours(program)
+                    adapter::of(Agent::ClaudeCode).moment(event).is_some()
+                        && program_is_ours(program)
                 }
                 _ => false,
             })
