@@ -313,6 +313,9 @@ fn gemini_records(path: &Path, file: &File, size: u64) -> Result<String, Error> 
             "a Gemini CLI session over 64 MiB is not read",
         )));
     }
+    // From the start: checking the cursor read the file's head.
+    let mut file = file;
+    file.seek(SeekFrom::Start(0)).map_err(read_error)?;
     let mut bytes = Vec::with_capacity(size as usize);
     std::io::Read::read_to_end(&mut std::io::Read::take(file, size), &mut bytes)
         .map_err(read_error)?;

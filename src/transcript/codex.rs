@@ -198,15 +198,12 @@ impl Translator {
             };
             calls.push(json!({"type": "tool_use", "id": call, "name": name, "input": input}));
         }
-        if calls.len() > 1 {
-            let ids = calls
-                .iter()
-                .map(|c| str_at_value(c, "id").to_owned())
-                .collect();
-            self.waiting.push((id.to_owned(), ids));
-            if self.waiting.len() > WAITING_MAX {
-                self.waiting.remove(0);
-            }
+        let ids = (calls.iter())
+            .map(|c| str_at_value(c, "id").to_owned())
+            .collect();
+        self.waiting.push((id.to_owned(), ids));
+        if self.waiting.len() > WAITING_MAX {
+            self.waiting.remove(0);
         }
         calls
     }
@@ -218,10 +215,12 @@ impl Translator {
         out: &mut Vec<String>,
     ) {
         let id = str_at(item, "call_id").to_owned();
-        let (text, failed) = output_of(item.get("output"));
-        let ids = match self.waiting.iter().position(|(call, _)| *call == id) {
-            Some(at) => self.waiting.remove(at).1,
-            None => vec![id],
+        let (text, code) = output_of(item.get("output"));
+        // A patch that applied says so with its exit code; one that did not is only a message
+        // (`apply_patch verification failed: …`). A command's output may say no code at all.
+        let (ids, failed) = match self.waiting.iter().position(|(call, _)| *call == id) {
+            Some(at) => (self.waiting.remove(at).1, code != Some(0)),
+            None => (vec![id], code.is_some_and(|c| c != 0)),
         };
         let blocks: Vec<Value> = ids
             .iter()
@@ -348,10 +347,10 @@ fn shell_command(command: Option<&Value>) -> String {
     }
 }
 
-/// What a call's output said and whether it failed: the text after `Output:`, and the exit
-/// code Codex wrote before it (`Process exited with code N`, `Exit code: N`), or, in older
-/// rollouts, a JSON object with `output` and `metadata.exit_code`.
-fn output_of(output: Option<&Value>) -> (String, bool) {
+/// What a call's output said and its exit code when it says one: the text after `Output:`,
+/// and the code Codex wrote before it (`Process exited with code N`, `Exit code: N`), or, in
+/// older rollouts, a JSON object with `output` and `metadata.exit_code`.
+fn output_of(output: Option<&Value>) -> (String, Option<i64>) {
     let raw = match output {
         Some(Value::String(s)) => s.as_str(),
         Some(Value::Object(o)) => o.get("content").and_then(Value::as_str).unwrap_or(""),
@@ -367,7 +366,7 @@ fn output_of(output: Option<&Value>) -> (String, bool) {
             .get("metadata")
             .and_then(|m| m.get("exit_code"))
             .and_then(Value::as_i64);
-        return (text, code.is_some_and(|c| c != 0));
+        return (text, code);
     }
     let (head, text) = match raw.split_once("Output:\n") {
         Some((head, text)) => (head, text),
@@ -378,7 +377,7 @@ fn output_of(output: Option<&Value>) -> (String, bool) {
             .or(l.strip_prefix("Exit code: "))
             .and_then(|c| c.trim().parse::<i64>().ok())
     });
-    (text.to_owned(), code.is_some_and(|c| c != 0))
+    (text.to_owned(), code)
 }
 
 /// The files an `apply_patch` patch adds or changes, as it names them (relative to the
@@ -618,15 +617,17 @@ mod tests {
     }
 
     #[test]
-    fn outputs_say_their_text_and_whether_they_failed() {
+    fn outputs_say_their_text_and_their_exit_code() {
         let new = json!(
             "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\nboom\n"
         );
-        assert_eq!(output_of(Some(&new)), ("boom\n".to_owned(), true));
+        assert_eq!(output_of(Some(&new)), ("boom\n".to_owned(), Some(1)));
         let patch = json!("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.\n");
-        assert_eq!(output_of(Some(&patch)), ("Success.\n".to_owned(), false));
+        assert_eq!(output_of(Some(&patch)), ("Success.\n".to_owned(), Some(0)));
         let old = json!("{\"output\":\"ok\",\"metadata\":{\"exit_code\":2}}");
-        assert_eq!(output_of(Some(&old)), ("ok".to_owned(), true));
+        assert_eq!(output_of(Some(&old)), ("ok".to_owned(), Some(2)));
+        let refused = json!("apply_patch verification failed: Failed to find expected lines");
+        assert_eq!(output_of(Some(&refused)).1, None);
     }
 
     #[test]
@@ -654,6 +655,12 @@ mod tests {
         assert_eq!(results[1]["tool_use_id"], "c1~1");
         assert_eq!(results[1]["is_error"], false);
         assert!(!Translator::default().line(b"[1]", &mut Vec::new()));
+        // A patch refused (its lines were not found) failed, though it says no exit code.
+        let refused = translate(&[
+            r#"{"timestamp":"t6","type":"response_item","payload":{"type":"custom_tool_call","call_id":"c2","name":"apply_patch","input":"*** Begin Patch\n*** Update File: a\n@@\n-0\n+1\n*** End Patch\n"}}"#,
+            r#"{"timestamp":"t7","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c2","output":"apply_patch verification failed: Failed to find expected lines in /r/a:\n0"}}"#,
+        ]);
+        assert_eq!(refused[1]["message"]["content"][0]["is_error"], true);
     }
 
     #[test]

@@ -297,3 +297,140 @@ fn gemini_hooks_extract_after_the_turn_and_give_reasoning_with_the_prompt_and_af
     let again = hook(&repo, "gemini-cli", "AfterTool", read);
     assert_eq!(again, None, "given once per session");
 }
+
+#[test]
+fn a_gemini_session_read_while_it_is_written_is_read_whole_again_once_it_grew() {
+    let repo = TestRepo::new();
+    repo.commit("lib.rs", LIB, "lookup");
+    repo.commit_at("cache.rs", CACHE, "cache", "2026-11-26T04:10:00Z");
+    let chat = gemini_session(&repo, &repo.root, "repo");
+    let whole = fs::read_to_string(&chat).unwrap();
+    // As the hook before the model's first answer finds it: the prompt, no reasoning yet.
+    let start: String = whole.lines().take(4).map(|l| format!("{l}\n")).collect();
+    fs::write(&chat, &start).unwrap();
+    let first = repo.extract(&chat);
+    assert_eq!(first["events_added"], 1, "{first:#}");
+    fs::write(&chat, &whole).unwrap();
+    let second = repo.extract(&chat);
+    assert_eq!(second["events_added"], 4, "{second:#}");
+    let notes = notes_of(&repo, "HEAD");
+    assert!(notes.iter().any(|e| e["kind"] == "rejection"), "{notes:#?}");
+}
+
+#[test]
+fn install_puts_codex_and_gemini_hooks_beside_others_trusts_codexs_and_uninstall_takes_them_out() {
+    let repo = TestRepo::new();
+    repo.commit("lib.rs", LIB, "lookup");
+    let codex = repo.home.join(".codex");
+    let gemini = repo.home.join(".gemini");
+    fs::create_dir_all(&codex).unwrap();
+    fs::create_dir_all(&gemini).unwrap();
+    // What the user had: a hook of their own, and configuration we must keep.
+    let theirs =
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}"#;
+    fs::write(codex.join("hooks.json"), theirs).unwrap();
+    let config = "model = \"gpt-5.5\"\n\n[projects.\"/src/app\"]\ntrust_level = \"trusted\"\n";
+    fs::write(codex.join("config.toml"), config).unwrap();
+    let settings = r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#;
+    fs::write(gemini.join("settings.json"), settings).unwrap();
+
+    let said = repo.ok(&["install", "--agent", "codex"]);
+    assert!(
+        said.contains("added Codex CLI hooks for 6 events to ~/.codex/hooks.json"),
+        "{said}"
+    );
+    assert!(
+        said.contains("trusted our Codex CLI hooks in ~/.codex/config.toml"),
+        "{said}"
+    );
+    let hooks: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(codex.join("hooks.json")).unwrap()).unwrap();
+    let stop = hooks["hooks"]["Stop"].as_array().unwrap();
+    assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done");
+    assert_eq!(
+        stop[1]["hooks"][0]["command"],
+        "git-agent-context hook --agent codex Stop"
+    );
+    assert_eq!(hooks["hooks"]["PreToolUse"][0]["matcher"], "^apply_patch$");
+    let trusted = fs::read_to_string(codex.join("config.toml")).unwrap();
+    assert!(trusted.starts_with(config), "{trusted}");
+    let hooks_path = codex.join("hooks.json");
+    // Ours only, each where it is: Stop's is the event's second group.
+    assert!(
+        trusted.contains(&format!(
+            "[hooks.state.\"{}:stop:1:0\"]",
+            hooks_path.display()
+        )),
+        "{trusted}"
+    );
+    assert!(!trusted.contains(":stop:0:0"), "{trusted}");
+    assert_eq!(
+        trusted.matches("trusted_hash = \"sha256:").count(),
+        6,
+        "{trusted}"
+    );
+    // Again: nothing changes.
+    let again = repo.ok(&["install", "--agent", "codex"]);
+    assert!(again.starts_with("already installed"), "{again}");
+    assert_eq!(
+        fs::read_to_string(codex.join("config.toml")).unwrap(),
+        trusted
+    );
+
+    let said = repo.ok(&["install", "--agent", "gemini-cli"]);
+    assert!(
+        said.contains("added Gemini CLI hooks for 5 events to ~/.gemini/settings.json"),
+        "{said}"
+    );
+    let gemini_settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(gemini.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(
+        gemini_settings["security"]["auth"]["selectedType"],
+        "gemini-api-key"
+    );
+    let handler = &gemini_settings["hooks"]["BeforeAgent"][0]["hooks"][0];
+    assert_eq!(
+        handler["command"],
+        "git-agent-context hook --agent gemini-cli BeforeAgent"
+    );
+    assert_eq!(handler["timeout"], 10_000);
+    assert_eq!(handler["name"], "git-agent-context");
+
+    // Codex has no settings of one's own in the project.
+    let out = repo.run(&["install", "--agent", "codex", "--scope", "local"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(crate::repo::stderr(&out).starts_with("error: Codex CLI has no local settings"));
+
+    // Out again: their hook and configuration stay; the git hooks stay while Gemini's are in.
+    let said = repo.ok(&["uninstall", "--agent", "codex"]);
+    assert!(
+        said.contains("removed the Codex CLI hooks from ~/.codex/hooks.json"),
+        "{said}"
+    );
+    assert!(
+        said.contains("removed the trust of our hooks from ~/.codex/config.toml"),
+        "{said}"
+    );
+    assert!(said.contains("kept the git hooks in .git/hooks: ~/.gemini/settings.json (Gemini CLI) still registers our hooks"), "{said}");
+    assert_eq!(
+        fs::read_to_string(codex.join("config.toml")).unwrap(),
+        config
+    );
+    let left: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(codex.join("hooks.json")).unwrap()).unwrap();
+    assert_eq!(
+        left,
+        serde_json::from_str::<serde_json::Value>(theirs).unwrap()
+    );
+    let said = repo.ok(&["uninstall", "--agent", "gemini-cli"]);
+    assert!(
+        said.contains("removed the git hook .git/hooks/post-commit"),
+        "{said}"
+    );
+    let left: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(gemini.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(
+        left,
+        serde_json::from_str::<serde_json::Value>(settings).unwrap()
+    );
+}

@@ -8,7 +8,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use git_agent_context::deliver::hookup::settings::{ENTRIES, GUARD};
+use git_agent_context::deliver::adapter::{self, Entry};
+use git_agent_context::deliver::hookup::settings::GUARD;
+use git_agent_context::transcript::agent::Agent;
 use serde_json::{Value, json};
 
 use crate::repo::{BIN, TestRepo, output_of_copy, stderr};
@@ -66,9 +68,14 @@ fn ours(settings: &Value, command: &str) -> Vec<(String, Option<String>, u64)> {
         .collect()
 }
 
+/// Claude Code's entries of ours.
+fn claude_entries() -> &'static [Entry] {
+    adapter::of(Agent::ClaudeCode).entries()
+}
+
 /// The install table, as [`ours`] gives it.
 fn table() -> Vec<(String, Option<String>, u64)> {
-    ENTRIES
+    claude_entries()
         .iter()
         .map(|e| (e.event.to_owned(), e.matcher.map(str::to_owned), e.timeout))
         .collect()
@@ -76,7 +83,7 @@ fn table() -> Vec<(String, Option<String>, u64)> {
 
 /// `entries` in the order of the install table (a file's events keep their own order).
 fn sorted(mut entries: Vec<(String, Option<String>, u64)>) -> Vec<(String, Option<String>, u64)> {
-    let rank = |event: &str| ENTRIES.iter().position(|e| e.event == event);
+    let rank = |event: &str| claude_entries().iter().position(|e| e.event == event);
     entries.sort_by_key(|(event, _, _)| rank(event));
     entries
 }
@@ -152,7 +159,7 @@ fn install_merges_our_hooks_into_the_local_settings_and_a_second_run_changes_not
     let path = local_settings(&repo);
     let settings = read_json(&path);
     assert_eq!(ours(&settings, BIN), table());
-    assert_eq!(handlers(&settings).len(), ENTRIES.len());
+    assert_eq!(handlers(&settings).len(), claude_entries().len());
     let text = fs::read_to_string(&path).unwrap();
     assert!(
         text.starts_with("{\n  \"hooks\": {\n    \"SessionStart\""),

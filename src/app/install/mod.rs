@@ -12,12 +12,17 @@ pub mod survey;
 use std::path::{Path, PathBuf};
 
 use crate::app::display_path;
+use crate::deliver::adapter;
+use crate::deliver::hookup::codex_trust;
 use crate::deliver::hookup::git_hooks::{self, Action, Removal};
-use crate::deliver::hookup::settings::{self, ENTRIES, GUARD, MCP_SERVER, Settings, Written};
+use crate::deliver::hookup::settings::{self, GUARD, MCP_SERVER, Settings, Written};
 use crate::deliver::hookup::{shell_quote, shell_words};
 use crate::deliver::links;
 use crate::share::sync;
 use crate::store::{Store, git_config, notes};
+use crate::transcript::agent::Agent;
+use crate::transcript::codex::codex_home;
+use crate::transcript::gemini::gemini_dir;
 use crate::transcript::locate::claude_dir;
 
 /// The Claude Code settings file the hooks go in.
@@ -39,6 +44,8 @@ const LOCAL_SETTINGS: &str = "/.claude/settings.local.json";
 /// What to install, as `install`'s options say.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The agent whose hooks go in.
+    pub agent: Agent,
     pub scope: Scope,
     /// How the hooks call the binary; `None`: the scope's default.
     pub command: Option<String>,
@@ -55,6 +62,12 @@ pub enum Error {
     NoWorkTree(&'static str),
     #[error("cannot find Claude Code's {0}: neither CLAUDE_CONFIG_DIR nor HOME is set")]
     NoClaudeFolder(&'static str),
+    #[error("cannot find {0}'s folder: HOME is not set")]
+    NoAgentFolder(&'static str),
+    #[error("{0} has no local settings of its own; use --scope user or --scope project")]
+    NoLocalScope(&'static str),
+    #[error("--mcp registers the MCP server with Claude Code only; install it for {0} by hand")]
+    McpClaudeOnly(&'static str),
     #[error("the working tree's path {} is not UTF-8, as a project of .claude.json must be", .0.display())]
     NotUtf8(PathBuf),
     #[error(
@@ -100,8 +113,10 @@ pub fn initialize(store: &Store) -> crate::store::Result<Initialized> {
 /// Install what `args` asks; what was done, what was in place, and what the installation as
 /// it now stands needs.
 pub fn install(store: &Store, args: &Options) -> Result<Said, Error> {
-    let scope = args.scope;
-    let claude = claude_settings(store, args)?;
+    if args.mcp && args.agent != Agent::ClaudeCode {
+        return Err(Error::McpClaudeOnly(args.agent.title()));
+    }
+    let claude = agent_settings(store, args)?;
     let mcp = match args.mcp && claude.is_some() {
         true => Some(mcp_settings(store, args)?),
         false => None,
@@ -143,7 +158,7 @@ pub fn install(store: &Store, args: &Options) -> Result<Said, Error> {
         );
     }
     if let Some(file) = &claude {
-        write_claude_settings(store, scope, file, &mut said)?;
+        write_agent_settings(store, args, file, &mut said)?;
     }
     if let Some((file, at)) = &mcp {
         let name = shown(store, file.path());
@@ -201,9 +216,9 @@ impl Said {
     }
 }
 
-/// The Claude Code settings file of `--scope` with our hooks in it, running `--command` or
-/// what the scope runs by default; `None` with `--plugin`, which brings its own.
-fn claude_settings(store: &Store, args: &Options) -> Result<Option<Settings>, Error> {
+/// The agent's settings file of `--scope` with our hooks in it, running `--command` or what
+/// the scope runs by default; `None` with `--plugin`, which brings its own.
+fn agent_settings(store: &Store, args: &Options) -> Result<Option<Settings>, Error> {
     let scope = args.scope;
     if args.plugin {
         return Ok(None);
@@ -217,8 +232,8 @@ fn claude_settings(store: &Store, args: &Options) -> Result<Option<Settings>, Er
     if !settings::names_us(&command) {
         return Err(Error::NotUs(command));
     }
-    let mut file = settings_file(store, scope)?;
-    file.install(&command)?;
+    let mut file = settings_file(store, args.agent, scope)?;
+    file.install(adapter::of(args.agent), &command)?;
     Ok(Some(file))
 }
 
@@ -236,24 +251,38 @@ fn mcp_settings(store: &Store, args: &Options) -> Result<(Settings, Vec<String>)
     Ok((file, at))
 }
 
-/// Write the Claude Code settings file; a local one new here is listed in `info/exclude`.
-fn write_claude_settings(
+/// Write the agent's settings file; a local one new here is listed in `info/exclude`; Codex
+/// CLI's user hooks are trusted in its configuration, which runs no hook it was not told to
+/// trust.
+fn write_agent_settings(
     store: &Store,
-    scope: Scope,
+    args: &Options,
     file: &Settings,
     said: &mut Said,
 ) -> Result<(), Error> {
+    let (scope, agent) = (args.scope, args.agent);
     let name = shown(store, file.path());
     match file.write()? {
         Written::Unchanged => said.in_place.push(name.clone()),
         Written::Written | Written::Removed if file.had_ours() => {
             said.done
-                .push(format!("updated the Claude Code hooks in {name}"));
+                .push(format!("updated the {} hooks in {name}", agent.title()));
         }
         Written::Written | Written::Removed => said.done.push(format!(
-            "added Claude Code hooks for {} events to {name}",
-            ENTRIES.len()
+            "added {} hooks for {} events to {name}",
+            agent.title(),
+            adapter::of(agent).entries().len()
         )),
+    }
+    if agent == Agent::Codex && scope == Scope::User {
+        let home = codex_home().ok_or(Error::NoAgentFolder(agent.title()))?;
+        let config = home.join("config.toml");
+        if codex_trust::trust(&config, file)? {
+            said.done.push(format!(
+                "trusted our Codex CLI hooks in {}: Codex runs a hook only once it is trusted",
+                shown(store, &config)
+            ));
+        }
     }
     if scope == Scope::Local && !file.existed() && settings::ignore_locally(store, LOCAL_SETTINGS)?
     {
@@ -288,6 +317,9 @@ fn advise(store: &Store, args: &Options, claude: Option<&Settings>) -> Vec<Strin
             "note: git-agent-context is not on PATH, where the plugin looks for it".to_owned(),
         );
     }
+    if args.agent != Agent::ClaudeCode {
+        return out;
+    }
     let here = (!args.plugin).then_some(scope);
     for other in installation
         .scopes
@@ -318,12 +350,15 @@ fn advise(store: &Store, args: &Options, claude: Option<&Settings>) -> Vec<Strin
     out
 }
 
-/// What still registers our Claude Code hooks once `scope` is uninstalled, and so needs the
-/// git hooks: this worktree's other scopes and plugins, and the worktrees sharing its git
-/// directory.
-fn still_registering(store: &Store, scope: Scope) -> Vec<String> {
+/// What still registers our hooks once the `agent`'s `scope` is uninstalled, and so needs the
+/// git hooks: this worktree's other Claude Code scopes and plugins, the worktrees sharing its
+/// git directory, then the other agents' files; and how many of them are the Claude Code ones.
+fn still_registering(store: &Store, agent: Agent, scope: Scope) -> (Vec<String>, usize) {
+    let claude_left = |s: &survey::ScopeState| {
+        agent != Agent::ClaudeCode || s.scope != scope || !s.plugins.is_empty()
+    };
     let mut others: Vec<String> = (survey::survey(store).scopes.into_iter())
-        .filter(|s| s.registers_hooks() && (s.scope != scope || !s.plugins.is_empty()))
+        .filter(|s| s.registers_hooks() && claude_left(s))
         .map(|s| match s.plugins.first() {
             Some(plugin) => format!(
                 "the plugin {} (enabled in {})",
@@ -334,7 +369,21 @@ fn still_registering(store: &Store, scope: Scope) -> Vec<String> {
         })
         .collect();
     others.extend(survey::other_worktrees_registering(store));
-    others
+    let claude_others = others.len();
+    // The other agents' files.
+    for other in [Agent::Codex, Agent::GeminiCli] {
+        for other_scope in [Scope::User, Scope::Project] {
+            if (other, other_scope) == (agent, scope) {
+                continue;
+            }
+            if let Ok(file) = settings_file(store, other, other_scope)
+                && file.had_ours()
+            {
+                others.push(format!("{} ({})", shown(store, file.path()), other.title()));
+            }
+        }
+    }
+    (others, claude_others)
 }
 
 impl Scope {
@@ -351,40 +400,60 @@ impl Scope {
 /// Take our hooks out of `scope`'s settings, and the git hooks when nothing else registers
 /// ours; what was done, and what was left (`in_place`), the last line saying why when nothing
 /// was done.
-pub fn uninstall(store: &Store, scope: Scope) -> Result<Said, Error> {
-    let others = still_registering(store, scope);
-    let mut file = settings_file(store, scope)?;
+pub fn uninstall(store: &Store, agent: Agent, scope: Scope) -> Result<Said, Error> {
+    let (others, claude_others) = still_registering(store, agent, scope);
+    let mut file = settings_file(store, agent, scope)?;
+    // Codex CLI's trust of our hooks goes with them.
+    let codex_config = match (agent, scope) {
+        (Agent::Codex, Scope::User) => codex_home().map(|home| home.join("config.toml")),
+        _ => None,
+    };
+    let trusted = match &codex_config {
+        Some(config) => codex_trust::untrust(config, &file)?,
+        None => false,
+    };
     file.uninstall()?;
     let path = file.path().to_owned();
     let folder = hooks_folder(store)?;
-    let (mut mcp, at) = mcp_file(store, scope)?;
-    // `.mcp.json` holds MCP servers alone: an `mcpServers` left empty goes, and the file with it.
-    mcp.uninstall_mcp(&keys(&at), scope == Scope::Project)?;
+    let mcp = match agent {
+        Agent::ClaudeCode => {
+            let (mut mcp, at) = mcp_file(store, scope)?;
+            // `.mcp.json` holds MCP servers alone: an `mcpServers` left empty goes, and the file
+            // with it.
+            mcp.uninstall_mcp(&keys(&at), scope == Scope::Project)?;
+            Some(mcp)
+        }
+        Agent::Codex | Agent::GeminiCli => None,
+    };
 
     let mut done = Vec::new();
     let name = shown(store, &path);
+    let title = agent.title();
     match file.write()? {
         Written::Unchanged => {}
-        Written::Written => done.push(format!("removed the Claude Code hooks from {name}")),
+        Written::Written => done.push(format!("removed the {title} hooks from {name}")),
         Written::Removed => done.push(format!(
-            "removed the Claude Code hooks from {name}, and the file: they were all it held"
+            "removed the {title} hooks from {name}, and the file: they were all it held"
         )),
     }
-    let mcp_name = shown(store, mcp.path());
-    match mcp.write()? {
-        Written::Unchanged => {}
-        Written::Written => done.push(format!(
-            "removed the MCP server {MCP_SERVER} from {mcp_name}"
-        )),
-        Written::Removed => done.push(format!(
-            "removed the MCP server {MCP_SERVER} from {mcp_name}, and the file: it was all it \
-             held"
-        )),
+    if let (true, Some(config)) = (trusted, &codex_config) {
+        done.push(format!(
+            "removed the trust of our hooks from {}",
+            shown(store, config)
+        ));
+    }
+    if let Some(mcp) = &mcp {
+        done.extend(write_mcp_removal(store, mcp)?);
     }
     let mut left = Vec::new();
     if !others.is_empty() {
+        // Said as before other agents were served, when only Claude Code's settings hold ours.
+        let whose = match others.len() > claude_others {
+            true => "",
+            false => " Claude Code",
+        };
         left.push(format!(
-            "kept the git hooks in {}: {} still registers our Claude Code hooks",
+            "kept the git hooks in {}: {} still registers our{whose} hooks",
             shown(store, &folder),
             others.join(" and ")
         ));
@@ -401,25 +470,7 @@ pub fn uninstall(store: &Store, scope: Scope) -> Result<Said, Error> {
         ));
     }
     if others.is_empty() && !outside {
-        for remote in git_config::stop_fetching_notes(store)? {
-            done.push(format!(
-                "took the fetch refspec of our notes out of the remote {remote}"
-            ));
-        }
-        for (hook, removal) in git_hooks::uninstall(&folder)? {
-            let hook_name = shown(store, &hook);
-            match removal {
-                Removal::Absent => {}
-                Removal::Removed => done.push(format!("removed the git hook {hook_name}")),
-                Removal::Restored => done.push(format!(
-                    "put back the git hook {hook_name} (kept as {} while ours ran it)",
-                    file_name(&git_hooks::chained(&hook))
-                )),
-                Removal::NotOurs => {
-                    left.push(format!("left the git hook {hook_name}: it is not ours"))
-                }
-            }
-        }
+        take_out_git_hooks(store, &folder, &mut done, &mut left)?;
     }
     if done.is_empty() && others.is_empty() {
         left.insert(
@@ -447,26 +498,84 @@ pub fn uninstall(store: &Store, scope: Scope) -> Result<Said, Error> {
     })
 }
 
+/// Write the MCP servers' file with ours taken out; what that did.
+fn write_mcp_removal(store: &Store, mcp: &Settings) -> Result<Option<String>, Error> {
+    let name = shown(store, mcp.path());
+    Ok(match mcp.write()? {
+        Written::Unchanged => None,
+        Written::Written => Some(format!("removed the MCP server {MCP_SERVER} from {name}")),
+        Written::Removed => Some(format!(
+            "removed the MCP server {MCP_SERVER} from {name}, and the file: it was all it held"
+        )),
+    })
+}
+
+/// Take our git hooks out of `folder`, and the fetch refspec of our notes out of the remotes:
+/// what was done, what was left.
+fn take_out_git_hooks(
+    store: &Store,
+    folder: &Path,
+    done: &mut Vec<String>,
+    left: &mut Vec<String>,
+) -> Result<(), Error> {
+    for remote in git_config::stop_fetching_notes(store)? {
+        done.push(format!(
+            "took the fetch refspec of our notes out of the remote {remote}"
+        ));
+    }
+    for (hook, removal) in git_hooks::uninstall(folder)? {
+        let hook_name = shown(store, &hook);
+        match removal {
+            Removal::Absent => {}
+            Removal::Removed => done.push(format!("removed the git hook {hook_name}")),
+            Removal::Restored => done.push(format!(
+                "put back the git hook {hook_name} (kept as {} while ours ran it)",
+                file_name(&git_hooks::chained(&hook))
+            )),
+            Removal::NotOurs => left.push(format!("left the git hook {hook_name}: it is not ours")),
+        }
+    }
+    Ok(())
+}
+
 /// The settings file of `scope`, read. It is written only inside the scope's folder (the top
 /// of the working tree, or Claude Code's folder), never through a link that leads out of it.
-fn settings_file(store: &Store, scope: Scope) -> Result<Settings, Error> {
+fn settings_file(store: &Store, agent: Agent, scope: Scope) -> Result<Settings, Error> {
     let top = || (store.workdir()).ok_or(Error::NoWorkTree("a .claude folder"));
-    let (folder, name, git_dir) = match scope {
-        Scope::Project => (
+    let home = |dir: Option<PathBuf>| dir.ok_or(Error::NoAgentFolder(agent.title()));
+    let (folder, name, git_dir) = match (agent, scope) {
+        (Agent::Codex | Agent::GeminiCli, Scope::Local) => {
+            return Err(Error::NoLocalScope(agent.title()));
+        }
+        (Agent::Codex, Scope::Project) => (
             top()?.to_owned(),
-            ".claude/settings.json",
+            ".codex/hooks.json",
             Some(store.common_dir()),
         ),
-        Scope::Local => (
+        (Agent::Codex, Scope::User) => (home(codex_home())?, "hooks.json", None),
+        (Agent::GeminiCli, Scope::Project) => (
             top()?.to_owned(),
-            ".claude/settings.local.json",
+            ".gemini/settings.json",
             Some(store.common_dir()),
         ),
-        Scope::User => (
-            claude_dir().ok_or(Error::NoClaudeFolder("folder"))?,
-            "settings.json",
-            None,
-        ),
+        (Agent::GeminiCli, Scope::User) => (home(gemini_dir())?, "settings.json", None),
+        (Agent::ClaudeCode, scope) => match scope {
+            Scope::Project => (
+                top()?.to_owned(),
+                ".claude/settings.json",
+                Some(store.common_dir()),
+            ),
+            Scope::Local => (
+                top()?.to_owned(),
+                ".claude/settings.local.json",
+                Some(store.common_dir()),
+            ),
+            Scope::User => (
+                claude_dir().ok_or(Error::NoClaudeFolder("folder"))?,
+                "settings.json",
+                None,
+            ),
+        },
     };
     Ok(Settings::read(&folder, Path::new(name), git_dir)?)
 }

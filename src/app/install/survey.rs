@@ -11,6 +11,7 @@ use super::{Scope, hooks_folder, keys, mcp_file, settings_file, shown};
 use crate::deliver::hookup::git_hooks::{self, Found};
 use crate::deliver::hookup::settings::{GUARD, Settings};
 use crate::store::{Store, git_config};
+use crate::transcript::agent::Agent;
 
 #[derive(Debug, Serialize)]
 pub struct Installation {
@@ -107,7 +108,7 @@ fn scope_state(store: &Store, scope: Scope) -> ScopeState {
     if !applies {
         return state;
     }
-    match settings_file(store, scope) {
+    match settings_file(store, Agent::ClaudeCode, scope) {
         Ok(file) => {
             state.settings = shown(store, file.path());
             for (event, command) in file.ours() {

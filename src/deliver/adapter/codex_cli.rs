@@ -4,13 +4,23 @@
 
 use serde_json::{Value, json};
 
-use super::Adapter;
 use super::claude_code;
+use super::{Adapter, Entry, entry};
 use crate::deliver::hooks::{Moment, Payload};
 use crate::transcript::agent::Agent;
 use crate::transcript::codex;
 
 pub struct CodexCli;
+
+const ENTRIES: [Entry; 6] = [
+    entry("SessionStart", None, 10),
+    entry("UserPromptSubmit", None, 10),
+    entry("PreToolUse", Some("^apply_patch$"), 10),
+    entry("PreCompact", None, 30),
+    entry("Stop", None, 30),
+    // Codex CLI holds a SessionEnd hook to 3 seconds (and says so when asked for more).
+    entry("SessionEnd", None, 3),
+];
 
 impl Adapter for CodexCli {
     fn agent(&self) -> Agent {
@@ -19,6 +29,12 @@ impl Adapter for CodexCli {
 
     fn events(&self) -> &'static [(&'static str, Moment)] {
         &claude_code::EVENTS
+    }
+
+    /// Codex reads files through its shell, which names none: before a tool, only a patch is
+    /// given its files' reasoning, and no read is recorded after one.
+    fn entries(&self) -> &'static [Entry] {
+        &ENTRIES
     }
 
     fn normalize(&self, payload: &mut Payload) {

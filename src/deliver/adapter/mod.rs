@@ -13,6 +13,23 @@ use serde_json::{Value, json};
 use super::hooks::{self, Moment, Payload};
 use crate::transcript::agent::Agent;
 
+/// One of our hook entries in an agent's configuration: the event, the tools it is limited to
+/// (a pattern of the agent's tool names), and its timeout in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub event: &'static str,
+    pub matcher: Option<&'static str>,
+    pub timeout: u64,
+}
+
+const fn entry(event: &'static str, matcher: Option<&'static str>, timeout: u64) -> Entry {
+    Entry {
+        event,
+        matcher,
+        timeout,
+    }
+}
+
 /// A coding agent as its hooks meet us.
 pub trait Adapter: Sync {
     fn agent(&self) -> Agent;
@@ -33,6 +50,23 @@ pub trait Adapter: Sync {
         let _ = payload;
     }
 
+    /// The hook entries `install` writes into the agent's configuration, in that order.
+    fn entries(&self) -> &'static [Entry];
+
+    /// The command line of our hook for `event`, `command` calling the binary.
+    fn command_line(&self, command: &str, event: &str) -> String {
+        format!("{command} hook --agent {} {event}", self.agent().name())
+    }
+
+    /// Our handler for `entry` in the agent's configuration.
+    fn handler(&self, entry: &Entry, command: &str) -> Value {
+        json!({
+            "type": "command",
+            "command": self.command_line(command, entry.event),
+            "timeout": entry.timeout,
+        })
+    }
+
     /// The answer that gives `context` to the model at the agent's hook `event`.
     fn answer(&self, event: &str, context: &str) -> Value {
         json!({"hookSpecificOutput": {
@@ -51,7 +85,16 @@ pub fn of(agent: Agent) -> &'static dyn Adapter {
     }
 }
 
-/// Every hook event name some agent's adapter answers.
-pub fn answers(event: &str) -> bool {
-    Agent::ALL.iter().any(|&a| of(a).moment(event).is_some())
+/// Whether the words after `hook` on a command line (`<Event>`, or `--agent <agent> <Event>`)
+/// name an agent's event we answer.
+pub fn is_hook_call(words: &[&str]) -> bool {
+    let (agent, event) = match words {
+        [event] => (Agent::ClaudeCode, *event),
+        ["--agent", agent, event] => match Agent::named(agent) {
+            Some(agent) => (agent, *event),
+            None => return false,
+        },
+        _ => return false,
+    };
+    of(agent).moment(event).is_some()
 }

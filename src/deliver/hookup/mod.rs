@@ -8,6 +8,7 @@
 //! time. Every file is replaced atomically (a temporary file in the same folder, then a rename),
 //! so a session or a commit reading it meanwhile sees the old or the new file, never a mix.
 
+pub mod codex_trust;
 pub mod git_hooks;
 pub mod settings;
 

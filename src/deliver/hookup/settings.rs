@@ -1,10 +1,13 @@
 //! Our entries in a Claude Code settings file (`.claude/settings.json`, `settings.local.json`,
-//! `~/.claude/settings.json`): one matcher group per event of [`ENTRIES`], each with one
-//! command handler, `<command> hook <Event>`. With `install --mcp`, our MCP server in the file
-//! Claude Code reads MCP servers from (`.mcp.json`, `~/.claude.json`): `mcpServers.agent-context`.
+//! `~/.claude/settings.json`), and in the files of the same shape of the other agents (Codex
+//! CLI's `hooks.json`, Gemini CLI's `settings.json`): one matcher group per entry of the agent's
+//! adapter (`crate::deliver::adapter`), each with one command handler, `<command> hook <Event>`
+//! (`<command> hook --agent <agent> <Event>` for the others). With `install --mcp`, our MCP
+//! server in the file Claude Code reads MCP servers from (`.mcp.json`, `~/.claude.json`):
+//! `mcpServers.agent-context`.
 //!
-//! A handler is ours when it is a command handler whose command ends with `hook <Event>` (an
-//! event `hook` answers) and names the binary — a word whose file name is `git-agent-context`,
+//! A handler is ours when it is a command handler whose command ends with `hook <Event>` or
+//! `hook --agent <agent> <Event>` (an event `hook` answers) and names the binary — a word whose file name is `git-agent-context`,
 //! or `git agent-context` — whatever path or quoting it was installed with, so that installing
 //! with another `--command` replaces ours and `uninstall` finds them. Everything else in the
 //! file is kept as it was, in its order (serde_json's `preserve_order`), and the file keeps its
@@ -17,45 +20,23 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::{Error, Result, io_error, mode_of};
-use crate::deliver::{adapter, links};
+use crate::deliver::adapter::{self, Adapter};
+use crate::deliver::links;
 use crate::store::Store;
 use crate::store::write_atomic_with_mode;
-use crate::transcript::agent::Agent;
 
 /// What a shared settings file's hooks say before the command: a teammate without the binary
 /// gets hooks that do nothing, not an error on every event.
 pub const GUARD: &str = "command -v git-agent-context >/dev/null 2>&1 || exit 0;";
 
-/// One of our hook entries: the event, the tools it is limited to, its timeout in seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
-    pub event: &'static str,
-    pub matcher: Option<&'static str>,
-    pub timeout: u64,
-}
-
-/// The hooks we install, in the order they are added. The plugin's `hooks/hooks.json` has the
-/// same events, matchers and timeouts (a test holds them together).
-///
-/// A hook answers within `hook.budget_ms` whatever its timeout; the timeout is Claude Code's
-/// backstop. The hooks that extract and store (PreCompact, Stop, SessionEnd) get more:
-/// SessionEnd's hooks share a budget of 1.5 s that Claude Code raises to the largest timeout.
-pub const ENTRIES: [Entry; 7] = [
-    entry("SessionStart", None, 10),
-    entry("UserPromptSubmit", None, 10),
-    entry("PreToolUse", Some("Read|Edit|MultiEdit|Write"), 10),
-    entry("PostToolUse", Some("Read|Grep|Glob"), 10),
-    entry("PreCompact", None, 30),
-    entry("Stop", None, 30),
-    entry("SessionEnd", None, 30),
-];
-
-const fn entry(event: &'static str, matcher: Option<&'static str>, timeout: u64) -> Entry {
-    Entry {
-        event,
-        matcher,
-        timeout,
-    }
+/// One of our handlers in a settings file, and where it is.
+#[derive(Debug)]
+pub struct Placed<'a> {
+    pub event: &'a str,
+    pub matcher: Option<&'a str>,
+    pub group: usize,
+    pub index: usize,
+    pub handler: &'a Value,
 }
 
 /// What [`Settings::write`] did.
@@ -150,6 +131,31 @@ impl Settings {
         out
     }
 
+    /// Our handlers in the file as it now stands: each with its event, the matcher of its
+    /// group, and its place (the group's index in the event's list, its own in the group's).
+    pub fn ours_placed(&self) -> Vec<Placed<'_>> {
+        let Some(hooks) = hooks_of(&self.value) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (event, groups) in hooks {
+            for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
+                for (h, handler) in handlers_of(group).into_iter().flatten().enumerate() {
+                    if is_ours(handler) {
+                        out.push(Placed {
+                            event,
+                            matcher: matcher_of(group),
+                            group: g,
+                            index: h,
+                            handler,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Our MCP server in the object at `at`, as the file was read: the program it runs, and
     /// its command line.
     pub fn our_server(&self, at: &[&str]) -> Option<(String, String)> {
@@ -188,9 +194,10 @@ impl Settings {
             .collect()
     }
 
-    /// Put our [`ENTRIES`] in, calling `command`: a handler of ours already in place (under the
-    /// right matcher) is updated where it is; any other of ours is taken out first.
-    pub fn install(&mut self, command: &str) -> Result<()> {
+    /// Put the `agent`'s entries of ours in, calling `command`: a handler of ours already in
+    /// place (under the right matcher) is updated where it is; any other of ours is taken out
+    /// first.
+    pub fn install(&mut self, agent: &dyn Adapter, command: &str) -> Result<()> {
         let Settings { path, value, .. } = self;
         let path: &Path = path;
         let hooks = value
@@ -198,12 +205,9 @@ impl Settings {
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
             .ok_or_else(|| shape(path, "`hooks` is not an object"))?;
-        for entry in &ENTRIES {
-            let wanted = json!({
-                "type": "command",
-                "command": format!("{command} hook {}", entry.event),
-                "timeout": entry.timeout,
-            });
+        let entries = agent.entries();
+        for entry in entries {
+            let wanted = agent.handler(entry, command);
             let groups = hooks
                 .entry(entry.event)
                 .or_insert_with(|| Value::Array(Vec::new()))
@@ -243,7 +247,7 @@ impl Settings {
             }
         }
         // Ours under events we no longer install (an earlier version's) go.
-        strip_events(hooks, |event| ENTRIES.iter().all(|e| e.event != event));
+        strip_events(hooks, |event| entries.iter().all(|e| e.event != event));
         Ok(())
     }
 
@@ -416,12 +420,13 @@ pub fn is_ours(handler: &Value) -> bool {
         && handler
             .get("command")
             .and_then(Value::as_str)
-            .is_some_and(|command| match words(command).as_slice() {
-                [program @ .., "hook", event] => {
-                    adapter::of(Agent::ClaudeCode).moment(event).is_some()
-                        && program_is_ours(program)
-                }
-                _ => false,
+            .is_some_and(|command| {
+                let words = words(command);
+                // `… hook <Event>` or `… hook --agent <agent> <Event>`.
+                let hook = (words.iter()).rposition(|w| *w == "hook");
+                hook.is_some_and(|at| {
+                    adapter::is_hook_call(&words[at + 1..]) && program_is_ours(&words[..at])
+                })
             })
 }
 
