@@ -12,8 +12,10 @@ use crate::cli::progress::Transcripts;
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure, display_path, warn_unread};
 use crate::ingest::{self, TranscriptReport};
+use crate::render::text::ran_by;
 use crate::retrieve::index;
 use crate::store::Store;
+use crate::transcript::agent::Agent;
 use crate::transcript::locate::{self, Homes};
 
 #[derive(Debug, clap::Args)]
@@ -267,12 +269,16 @@ fn print_human(extracted: &Extracted, out: &mut dyn Write) -> io::Result<()> {
         ));
     }
     writeln!(out, "{line}")?;
+    if let Some(agents) = by_agent(reports.iter().map(|r| (r.agent, r.session_id.as_str()))) {
+        writeln!(out, "  sessions by agent: {agents}")?;
+    }
     for r in reports.iter().filter(|r| {
         r.events_added + r.events_updated > 0 || r.lines.skipped() > 0 || r.restarted.is_some()
     }) {
         let mut detail = format!(
-            "  {}  +{} ~{}  {} line{} read",
+            "  {}{}  +{} ~{}  {} line{} read",
             display_path(&r.path),
+            ran_by(r.agent),
             r.events_added,
             r.events_updated,
             r.lines.read,
@@ -290,6 +296,24 @@ fn print_human(extracted: &Extracted, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{detail}")?;
     }
     Ok(())
+}
+
+/// How many sessions each agent ran, `Claude Code 2, Codex CLI 1`, of `(agent, session)`
+/// pairs; `None` when Claude Code ran them all (as before other agents were read).
+pub fn by_agent<'a>(sessions: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
+    let mut count: std::collections::BTreeMap<Agent, std::collections::BTreeSet<&str>> =
+        Default::default();
+    for (agent, session) in sessions {
+        let agent = Agent::named(agent).unwrap_or(Agent::ClaudeCode);
+        count.entry(agent).or_default().insert(session);
+    }
+    if count.keys().all(|a| *a == Agent::ClaudeCode) {
+        return None;
+    }
+    let each: Vec<String> = (count.iter())
+        .map(|(agent, sessions)| format!("{} {}", agent.title(), sessions.len()))
+        .collect();
+    Some(each.join(", "))
 }
 
 fn plural(n: usize) -> &'static str {

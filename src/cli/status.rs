@@ -96,6 +96,9 @@ struct Distill {
 struct Transcript {
     path: String,
     session_id: String,
+    /// The agent that wrote it (`codex`, `gemini-cli`); absent for Claude Code.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    agent: String,
     offset: u64,
     /// Its size now; `None` when it is gone.
     size: Option<u64>,
@@ -184,6 +187,7 @@ fn gather(store: &Store) -> Result<StatusReport, store::Error> {
             .map(|s| Transcript {
                 path: s.cursor.path.to_string_lossy().into_owned(),
                 session_id: s.state.session_id.clone(),
+                agent: s.state.meta.agent.clone(),
                 offset: s.cursor.offset,
                 size: std::fs::metadata(&s.cursor.path).map(|m| m.len()).ok(),
                 lines: s.cursor.lines,
@@ -284,6 +288,10 @@ impl Report for StatusReport {
             lines.malformed,
             lines.oversized
         )?;
+        let sessions = (self.transcripts.iter()).map(|t| (t.agent.as_str(), t.session_id.as_str()));
+        if let Some(agents) = super::extract::by_agent(sessions) {
+            writeln!(out, "  sessions by agent: {agents}")?;
+        }
         for t in &self.transcripts {
             let progress = match t.size {
                 Some(size) if size > t.offset + t.tail_bytes => {
@@ -294,8 +302,9 @@ impl Report for StatusReport {
             };
             writeln!(
                 out,
-                "  {}  {progress}, {} skipped",
+                "  {}{}  {progress}, {} skipped",
                 display_path(Path::new(&t.path)),
+                crate::render::text::ran_by(&t.agent),
                 t.lines.skipped()
             )?;
         }

@@ -50,6 +50,9 @@ pub struct TranscriptReport {
     #[serde(serialize_with = "crate::transcript::cursor::lossy_path::serialize")]
     pub path: PathBuf,
     pub session_id: String,
+    /// The agent that wrote it (`codex`, `gemini-cli`); empty for Claude Code.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub agent: &'static str,
     /// Why extraction started from the beginning again, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restarted: Option<&'static str>,
@@ -104,6 +107,10 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     let mut file = crate::transcript::open(path).map_err(read_error)?;
     let mut report = TranscriptReport {
         path: path.to_owned(),
+        agent: match agent {
+            Agent::ClaudeCode => "",
+            other => other.name(),
+        },
         ..TranscriptReport::default()
     };
     let begun = match agent {

@@ -56,7 +56,21 @@ fn paths_read(out: &serde_json::Value) -> Vec<&str> {
         .collect()
 }
 
-fn notes_of(repo: &TestRepo, rev: &str) -> Vec<serde_json::Value> {
+/// The rejection of the lru crate that `agent`'s session recorded, among `notes`, with its
+/// reason.
+pub fn rejection_of<'a>(notes: &'a [serde_json::Value], agent: &str) -> &'a serde_json::Value {
+    let rejection = (notes.iter())
+        .find(|e| e["kind"] == "rejection" && e["session"]["agent"] == agent)
+        .unwrap_or_else(|| panic!("no rejection of {agent} in {notes:#?}"));
+    assert!(
+        (rejection["rationale"].as_str().unwrap())
+            .contains("I rejected the lru crate because entries must expire"),
+        "{rejection:#}"
+    );
+    rejection
+}
+
+pub fn notes_of(repo: &TestRepo, rev: &str) -> Vec<serde_json::Value> {
     repo.git(&["notes", "--ref", "agent-context", "show", rev])
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -106,18 +120,8 @@ fn extract_finds_the_sessions_codex_and_gemini_ran_here_and_no_others() {
         (CODEX_SESSION, "codex", "gpt-5.5"),
         (GEMINI_SESSION, "gemini-cli", "gemini-2.5-flash"),
     ] {
-        let rejection = notes
-            .iter()
-            .find(|e| e["session_id"] == session && e["kind"] == "rejection")
-            .unwrap_or_else(|| panic!("no rejection of {agent} in {notes:#?}"));
-        assert!(
-            rejection["rationale"]
-                .as_str()
-                .unwrap()
-                .contains("I rejected the lru crate because entries must expire"),
-            "{rejection:#}"
-        );
-        assert_eq!(rejection["session"]["agent"], agent);
+        let rejection = rejection_of(&notes, agent);
+        assert_eq!(rejection["session_id"], session);
         assert_eq!(rejection["session"]["model"], model);
         assert!(
             rejection["files_affected"]
@@ -126,6 +130,18 @@ fn extract_finds_the_sessions_codex_and_gemini_ran_here_and_no_others() {
                 .contains(&"cache.rs".into())
         );
     }
+    // `status` says whose each transcript is.
+    let status = repo.ok(&["status"]);
+    assert!(
+        status.contains("  sessions by agent: Codex CLI 1, Gemini CLI 1\n"),
+        "{status}"
+    );
+    assert!(
+        status.contains(
+            "rollout-2026-11-26T04-06-45-01a21608-ce7d-7e61-bde6-fe0424feb270.jsonl (Codex CLI)  "
+        ),
+        "{status}"
+    );
     // Reading again finds nothing new.
     let again = repo.json(&["extract"]);
     for t in again["transcripts"].as_array().unwrap() {

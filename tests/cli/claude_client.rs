@@ -41,24 +41,22 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use std::{env, fs, thread};
 
 use serde_json::{Value, json};
 
+use crate::http::{self, Reply, lock};
+use crate::npm;
 use crate::repo::TestRepo;
-
-/// The Claude Code release these tests are written against.
-pub const CLAUDE_CODE_VERSION: &str = "2.1.330";
-const PACKAGE: &str = "@anthropic-ai/claude-code";
 
 /// The summary in the default answer to a compaction call (PostCompact's `compact_summary`).
 pub const COMPACT_SUMMARY: &str = "Scripted summary of the conversation so far.";
@@ -66,155 +64,10 @@ pub const COMPACT_SUMMARY: &str = "Scripted summary of the conversation so far."
 // ---------------------------------------------------------------------------------------------
 // The binary
 
-/// The pinned Claude Code CLI: `$CLAUDE_CODE_BIN` if set, else the npm install in
-/// `<target>/claude-code/`, installed there on first use. `None` when it cannot be had, after
-/// printing `skipped: …` on stderr, so a test starts with `let Some(bin) = claude_binary() else
-/// { return };` — unless `$AGENT_CONTEXT_TESTS_NEED_CLAUDE` is set (CI sets it): then the test
-/// fails instead.
+/// The pinned Claude Code CLI, installed on first use ([`npm::binary`]): a test starts with
+/// `let Some(bin) = claude_binary() else { return };`.
 pub fn claude_binary() -> Option<PathBuf> {
-    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BINARY.get_or_init(find_or_install) {
-        Ok(bin) => Some(bin.clone()),
-        Err(why) if env::var_os("AGENT_CONTEXT_TESTS_NEED_CLAUDE").is_some() => {
-            panic!("Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}")
-        }
-        Err(why) => {
-            eprintln!("skipped: Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}");
-            None
-        }
-    }
-}
-
-fn find_or_install() -> Result<PathBuf, String> {
-    if let Some(bin) = env::var_os("CLAUDE_CODE_BIN") {
-        let bin = PathBuf::from(bin);
-        let version = version_of(&bin).map_err(|e| format!("CLAUDE_CODE_BIN: {e}"))?;
-        if version != CLAUDE_CODE_VERSION {
-            eprintln!("note: CLAUDE_CODE_BIN is Claude Code {version}, not {CLAUDE_CODE_VERSION}");
-        }
-        return Ok(bin);
-    }
-    let cache = cache_dir();
-    let bin = cache.join("node_modules/.bin/claude");
-    if version_of(&bin).is_ok_and(|v| v == CLAUDE_CODE_VERSION) {
-        return Ok(bin);
-    }
-    install(&cache)?;
-    Ok(bin)
-}
-
-/// `<CARGO_TARGET_DIR or target>/claude-code`, the folder `.ci/run` installs into too.
-fn cache_dir() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = env::var_os("CARGO_TARGET_DIR")
-        .map(|dir| manifest.join(dir))
-        .unwrap_or_else(|| manifest.join("target"));
-    target.join("claude-code")
-}
-
-/// The version `bin --version` reports.
-fn version_of(bin: &Path) -> Result<String, String> {
-    let out = Command::new(bin)
-        .arg("--version")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{} does not run: {e}", bin.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    match stdout.split_whitespace().next() {
-        Some(version) if out.status.success() => Ok(version.to_owned()),
-        _ => Err(format!(
-            "{} --version failed: {}",
-            bin.display(),
-            last_line(&out.stderr)
-        )),
-    }
-}
-
-/// npm-install the pinned package into a fresh sibling folder, then rename it into place: an
-/// interrupted install leaves only a `claude-code.partial-*` folder, never a half cache.
-fn install(cache: &Path) -> Result<(), String> {
-    let parent = cache.parent().unwrap();
-    fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    remove_stale_partials(parent);
-    let partial = tempfile::Builder::new()
-        .prefix("claude-code.partial-")
-        .tempdir_in(parent)
-        .map_err(|e| format!("cannot create a folder in {}: {e}", parent.display()))?;
-    let spec = format!("{PACKAGE}@{CLAUDE_CODE_VERSION}");
-    let out = Command::new("npm")
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            "--prefix",
-        ])
-        .arg(partial.path())
-        .arg(&spec)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => "npm is not on PATH".to_owned(),
-            _ => format!("npm does not run: {e}"),
-        })?;
-    if !out.status.success() {
-        return Err(format!("npm install {spec}: {}", last_line(&out.stderr)));
-    }
-    let bin = partial.path().join("node_modules/.bin/claude");
-    if version_of(&bin).is_err() {
-        // The npm package's postinstall puts the native binary in place of a stub; an npm that
-        // skips install scripts leaves the stub, which tells us to run it by hand.
-        let script = partial
-            .path()
-            .join("node_modules/@anthropic-ai/claude-code/install.cjs");
-        let _ = Command::new("node")
-            .arg(script)
-            .current_dir(partial.path())
-            .stdin(Stdio::null())
-            .output();
-    }
-    let version = version_of(&bin)?;
-    if version != CLAUDE_CODE_VERSION {
-        return Err(format!("npm installed {version}"));
-    }
-    if version_of(&cache.join("node_modules/.bin/claude")).is_ok_and(|v| v == CLAUDE_CODE_VERSION) {
-        return Ok(()); // another test process got there first
-    }
-    if cache.exists() {
-        let old = parent.join(format!("claude-code.old-{}", std::process::id()));
-        fs::rename(cache, &old).map_err(|e| format!("cannot move {}: {e}", cache.display()))?;
-        let _ = fs::remove_dir_all(old);
-    }
-    let done = partial.keep();
-    fs::rename(&done, cache).map_err(|e| {
-        let _ = fs::remove_dir_all(&done);
-        format!("cannot rename the install to {}: {e}", cache.display())
-    })
-}
-
-/// Partial installs over an hour old were interrupted; younger ones may still be running.
-fn remove_stale_partials(parent: &Path) {
-    let Ok(entries) = fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let stale = entry.metadata().and_then(|m| m.modified()).is_ok_and(|t| {
-            SystemTime::now()
-                .duration_since(t)
-                .is_ok_and(|age| age > Duration::from_secs(3600))
-        });
-        if name.to_string_lossy().starts_with("claude-code.partial-") && stale {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-fn last_line(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let line = text.lines().rev().find(|l| !l.trim().is_empty());
-    line.unwrap_or("no output").trim().to_owned()
+    npm::binary(&npm::CLAUDE_CODE)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -441,7 +294,7 @@ struct Shared {
     requests: Mutex<Vec<Request>>,
     script: Mutex<Script>,
     ids: AtomicU64,
-    stopping: AtomicBool,
+    stopping: Arc<AtomicBool>,
 }
 
 impl MockApi {
@@ -455,20 +308,11 @@ impl MockApi {
             requests: Mutex::new(Vec::new()),
             script: Mutex::new(Box::new(script)),
             ids: AtomicU64::new(1),
-            stopping: AtomicBool::new(false),
+            stopping: Arc::new(AtomicBool::new(false)),
         });
-        let accepting = Arc::clone(&shared);
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                if accepting.stopping.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let shared = Arc::clone(&accepting);
-                thread::spawn(move || {
-                    let _ = serve(stream, &shared);
-                });
-            }
+        let serving = Arc::clone(&shared);
+        http::accept(listener, Arc::clone(&shared.stopping), move |stream| {
+            let _ = serve(stream, &serving);
         });
         MockApi { addr, shared }
     }
@@ -507,117 +351,23 @@ impl Drop for MockApi {
     }
 }
 
-/// A lock that survives a panicking script.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// One keep-alive connection: requests one after another until the client closes it.
+/// One keep-alive connection: each request recorded, then answered.
 fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(300)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut writer = stream;
-    while let Some((method, path, headers)) = read_head(&mut reader)? {
-        let header = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.to_ascii_lowercase())
-        };
-        if header("expect").is_some_and(|v| v == "100-continue") {
-            writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
-        }
-        let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-            read_chunked(&mut reader)?
-        } else {
-            let length = header("content-length").and_then(|v| v.trim().parse().ok());
-            let mut body = vec![0; length.unwrap_or(0)];
-            reader.read_exact(&mut body)?;
-            body
-        };
-        let close = header("connection").is_some_and(|v| v == "close");
-        let request = Request::new(method, path, headers, &body);
+    http::serve(stream, &|incoming| {
+        let request = Request::new(
+            incoming.method,
+            incoming.path,
+            incoming.headers,
+            &incoming.body,
+        );
         lock(&shared.requests).push(request.clone());
         let (status, content_type, body) = shared.answer(&request);
-        let reason = match status {
-            200 => "OK",
-            400 => "Bad Request",
-            _ => "Not Found",
-        };
-        let head = format!(
-            "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-             request-id: req_scripted\r\nConnection: {}\r\n\r\n",
-            body.len(),
-            if close { "close" } else { "keep-alive" },
-        );
-        writer.write_all(head.as_bytes())?;
-        if request.method != "HEAD" {
-            writer.write_all(&body)?;
+        Reply {
+            status,
+            content_type,
+            body,
         }
-        writer.flush()?;
-        if close {
-            break;
-        }
-    }
-    Ok(())
-}
-
-type Head = (String, String, Vec<(String, String)>);
-
-/// The request line and headers; `None` when the client closed the connection.
-fn read_head(reader: &mut impl BufRead) -> io::Result<Option<Head>> {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(None);
-        }
-        if !line.trim().is_empty() {
-            break;
-        }
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or_default().to_owned();
-    let path = parts.next().unwrap_or_default().to_owned();
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.push((name.trim().to_owned(), value.trim().to_owned()));
-        }
-    }
-    Ok(Some((method, path, headers)))
-}
-
-fn read_chunked(reader: &mut impl BufRead) -> io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line)?;
-        let size = line.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size, 16)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
-        if size == 0 {
-            // Trailers, up to the blank line.
-            loop {
-                line.clear();
-                if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
-                    return Ok(body);
-                }
-            }
-        }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..])?;
-        line.clear();
-        reader.read_line(&mut line)?; // the CRLF after the chunk
-    }
+    })
 }
 
 impl Shared {
@@ -931,7 +681,7 @@ pub fn folder_of(program: &str) -> Option<PathBuf> {
     env::split_paths(&path).find(|dir| dir.join(program).is_file())
 }
 
-fn drain(mut from: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
+pub fn drain(mut from: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
     thread::spawn(move || {
         let mut bytes = Vec::new();
         let _ = from.read_to_end(&mut bytes);
@@ -941,7 +691,7 @@ fn drain(mut from: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
 
 /// The exit status, or `None` after killing the process group for overrunning `timeout`. The
 /// group is killed after a normal exit too: whatever it left running would hold its pipes.
-fn wait_or_kill(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
+pub fn wait_or_kill(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + timeout;
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for claude") {
@@ -1125,7 +875,7 @@ fn exchange(
 ) -> (u16, Vec<(String, String)>, Vec<u8>) {
     stream.get_mut().write_all(request).unwrap();
     // A status line parses like a request line: version, then status.
-    let (_, status, headers) = read_head(stream).unwrap().expect("an answer");
+    let (_, status, headers) = http::read_head(stream).unwrap().expect("an answer");
     let length = headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))

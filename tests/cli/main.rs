@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area, all through the real binary in
 //! real git repositories (see `repo::TestRepo`).
 
+mod agent_clients;
 mod agents;
 mod classifier;
 mod claude_client;
@@ -19,6 +20,7 @@ mod extract;
 mod forget;
 mod git_hooks;
 mod graph;
+mod http;
 mod import;
 mod install;
 mod layers;
@@ -27,6 +29,7 @@ mod load;
 mod man;
 mod mcp;
 mod notes;
+mod npm;
 mod outputs;
 mod ownership;
 mod pager;
