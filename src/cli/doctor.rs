@@ -16,6 +16,7 @@ use crate::deliver::hookup::shell_words;
 use crate::ingest::Saved;
 use crate::sanitise::line;
 use crate::store::{Store, state};
+use crate::transcript::agent::Agent;
 use crate::transcript::locate::{self, claude_dir};
 
 #[derive(Debug, clap::Args)]
@@ -80,6 +81,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let installed = survey::survey(store);
     let mut checks = Vec::new();
     registrations(&installed, &mut checks);
+    other_agents(&installed, &mut checks);
     commands(&installed, &mut checks);
     git_hooks(&installed, &mut checks);
     checks.push(match installed.notes_rewrite {
@@ -125,6 +127,8 @@ fn registrations(installed: &Installation, checks: &mut Vec<Check>) {
         ));
     }
     match by.as_slice() {
+        // Another agent's are: its sessions are read and served.
+        [] if !installed.agents.is_empty() => {}
         [] => checks.push(problem(
             "Claude Code hooks",
             "registered in no scope: sessions are neither read as they happen nor given \
@@ -156,6 +160,27 @@ fn registrations(installed: &Installation, checks: &mut Vec<Check>) {
                 fix,
             ));
         }
+    }
+}
+
+/// Our hooks in the other agents' files, and whether Codex CLI trusts its.
+fn other_agents(installed: &Installation, checks: &mut Vec<Check>) {
+    for a in &installed.agents {
+        let check = match a.agent {
+            Agent::Codex => "Codex CLI hooks",
+            _ => "Gemini CLI hooks",
+        };
+        let at = format!("{} scope ({})", a.scope.as_str(), a.settings);
+        checks.push(match a.trusted {
+            Some(false) => problem(
+                check,
+                format!("registered in the {at}, but not trusted: Codex CLI runs none of them"),
+                "git agent-context install --agent codex (or trust them in Codex's /hooks)"
+                    .to_owned(),
+            ),
+            Some(true) => ok(check, format!("registered in the {at}, and trusted")),
+            None => ok(check, format!("registered in the {at}")),
+        });
     }
 }
 

@@ -365,6 +365,21 @@ fn print_installation(installed: &Installation, out: &mut dyn Write) -> io::Resu
         };
         writeln!(out, "  {scope}{settings}: {}", parts.join("; "))?;
     }
+    for a in &installed.agents {
+        let trusted = match a.trusted {
+            Some(true) => ", trusted",
+            Some(false) => ", not trusted (Codex CLI runs none of them)",
+            None => "",
+        };
+        writeln!(
+            out,
+            "  {} {} ({}): hooks for {} events{trusted}",
+            a.agent.title(),
+            a.scope.as_str(),
+            a.settings,
+            a.hooks.len()
+        )?;
+    }
     let git = &installed.git_hooks;
     let ours: Vec<&str> = (git.hooks.iter())
         .filter(|h| h.found == Found::Ours)

@@ -412,6 +412,32 @@ fn install_puts_codex_and_gemini_hooks_beside_others_trusts_codexs_and_uninstall
     assert_eq!(handler["timeout"], 10_000);
     assert_eq!(handler["name"], "git-agent-context");
 
+    // status and doctor see both, and whether Codex trusts ours.
+    let status = repo.ok(&["status"]);
+    assert!(
+        status.contains("  Codex CLI user (~/.codex/hooks.json): hooks for 6 events, trusted\n"),
+        "{status}"
+    );
+    assert!(
+        status.contains("  Gemini CLI user (~/.gemini/settings.json): hooks for 5 events\n"),
+        "{status}"
+    );
+    let doctor = repo.ok(&["doctor"]);
+    assert!(
+        doctor.contains(
+            "ok: Codex CLI hooks: registered in the user scope (~/.codex/hooks.json), and trusted\n"
+        ),
+        "{doctor}"
+    );
+    assert!(!doctor.contains("Claude Code hooks"), "{doctor}");
+    let edited = trusted.replacen("trusted_hash = \"sha256:", "trusted_hash = \"sha256:0", 1);
+    fs::write(codex.join("config.toml"), &edited).unwrap();
+    let out = repo.run(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("problem: Codex CLI hooks: registered in the user scope (~/.codex/hooks.json), but not trusted"), "{said}");
+    fs::write(codex.join("config.toml"), &trusted).unwrap();
+
     // Codex has no settings of one's own in the project.
     let out = repo.run(&["install", "--agent", "codex", "--scope", "local"]);
     assert_eq!(out.status.code(), Some(2));

@@ -354,10 +354,11 @@ fn advise(store: &Store, args: &Options, claude: Option<&Settings>) -> Vec<Strin
 /// git hooks: this worktree's other Claude Code scopes and plugins, the worktrees sharing its
 /// git directory, then the other agents' files; and how many of them are the Claude Code ones.
 fn still_registering(store: &Store, agent: Agent, scope: Scope) -> (Vec<String>, usize) {
+    let installation = survey::survey(store);
     let claude_left = |s: &survey::ScopeState| {
         agent != Agent::ClaudeCode || s.scope != scope || !s.plugins.is_empty()
     };
-    let mut others: Vec<String> = (survey::survey(store).scopes.into_iter())
+    let mut others: Vec<String> = (installation.scopes.into_iter())
         .filter(|s| s.registers_hooks() && claude_left(s))
         .map(|s| match s.plugins.first() {
             Some(plugin) => format!(
@@ -370,19 +371,11 @@ fn still_registering(store: &Store, agent: Agent, scope: Scope) -> (Vec<String>,
         .collect();
     others.extend(survey::other_worktrees_registering(store));
     let claude_others = others.len();
-    // The other agents' files.
-    for other in [Agent::Codex, Agent::GeminiCli] {
-        for other_scope in [Scope::User, Scope::Project] {
-            if (other, other_scope) == (agent, scope) {
-                continue;
-            }
-            if let Ok(file) = settings_file(store, other, other_scope)
-                && file.had_ours()
-            {
-                others.push(format!("{} ({})", shown(store, file.path()), other.title()));
-            }
-        }
-    }
+    others.extend(
+        (installation.agents.into_iter())
+            .filter(|a| (a.agent, a.scope) != (agent, scope))
+            .map(|a| format!("{} ({})", a.settings, a.agent.title())),
+    );
     (others, claude_others)
 }
 

@@ -8,17 +8,37 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Scope, hooks_folder, keys, mcp_file, settings_file, shown};
+use crate::deliver::hookup::codex_trust;
 use crate::deliver::hookup::git_hooks::{self, Found};
 use crate::deliver::hookup::settings::{GUARD, Settings};
 use crate::store::{Store, git_config};
 use crate::transcript::agent::Agent;
+use crate::transcript::codex::codex_home;
 
 #[derive(Debug, Serialize)]
 pub struct Installation {
     pub scopes: Vec<ScopeState>,
+    /// Our hooks in the other agents' configuration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentHooks>,
     pub git_hooks: GitHooks,
     /// Whether notes follow commits through `commit --amend` and `rebase`.
     pub notes_rewrite: bool,
+}
+
+/// Our hooks in the configuration of an agent other than Claude Code, in one scope.
+#[derive(Debug, Serialize)]
+pub struct AgentHooks {
+    pub agent: Agent,
+    pub scope: Scope,
+    /// The file, as shown.
+    pub settings: String,
+    /// The events of our hooks there.
+    pub hooks: Vec<String>,
+    /// For Codex CLI's user hooks: whether its configuration trusts each of ours as it stands
+    /// (it runs none it does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trusted: Option<bool>,
 }
 
 /// One scope of Claude Code's settings.
@@ -84,9 +104,39 @@ pub fn survey(store: &Store) -> Installation {
         .collect();
     Installation {
         scopes,
+        agents: agents_state(store),
         git_hooks: git_hooks_state(store),
         notes_rewrite: git_config::note_rewrites(store),
     }
+}
+
+/// Our hooks in Codex CLI's and Gemini CLI's files, where there are any.
+fn agents_state(store: &Store) -> Vec<AgentHooks> {
+    let mut out = Vec::new();
+    for agent in [Agent::Codex, Agent::GeminiCli] {
+        for scope in [Scope::User, Scope::Project] {
+            let Ok(file) = settings_file(store, agent, scope) else {
+                continue;
+            };
+            if !file.had_ours() {
+                continue;
+            }
+            let trusted = match (agent, scope, codex_home()) {
+                (Agent::Codex, Scope::User, Some(home)) => {
+                    Some(codex_trust::trusted(&home.join("config.toml"), &file))
+                }
+                _ => None,
+            };
+            out.push(AgentHooks {
+                agent,
+                scope,
+                settings: shown(store, file.path()),
+                hooks: file.ours().into_iter().map(|(event, _)| event).collect(),
+                trusted,
+            });
+        }
+    }
+    out
 }
 
 fn scope_state(store: &Store, scope: Scope) -> ScopeState {

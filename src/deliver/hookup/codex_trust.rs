@@ -45,6 +45,30 @@ pub fn trust(config: &Path, file: &Settings) -> Result<bool> {
     })
 }
 
+/// Whether the configuration at `config` trusts each of our handlers in `file` as it stands.
+pub fn trusted(config: &Path, file: &Settings) -> bool {
+    let Ok(text) = fs::read_to_string(config) else {
+        return false;
+    };
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
+        return false;
+    };
+    let state = doc
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(|s| s.as_table_like());
+    let Some(state) = state else {
+        return false;
+    };
+    file.ours_placed().iter().all(|placed| {
+        state
+            .get(&key(file.path(), placed))
+            .and_then(|entry| entry.get("trusted_hash"))
+            .and_then(|h| h.as_str())
+            == Some(hash(placed).as_str())
+    })
+}
+
 /// Take the trust of our handlers in `file` (as it stands, before they are taken out) out of
 /// the configuration at `config`; whether it changed.
 pub fn untrust(config: &Path, file: &Settings) -> Result<bool> {
