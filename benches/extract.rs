@@ -26,6 +26,7 @@ use git_agent_context::ingest;
 #[path = "common/input.rs"]
 mod input;
 use git_agent_context::store::Store;
+use git_agent_context::transcript::agent::Agent;
 
 fn main() {
     let mut size_mb: u64 = 200;
@@ -355,7 +356,10 @@ fn fixture_files(dir: &Path) -> Vec<PathBuf> {
         let path = entry.unwrap().path();
         if path.is_dir() {
             out.extend(fixture_files(&path));
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
+        } else if path.extension().is_some_and(|e| e == "jsonl")
+            && Agent::of(&path) == Agent::ClaudeCode
+        {
+            // Claude Code's transcripts only: the other agents' are read another way.
             out.push(path);
         }
     }
