@@ -130,6 +130,18 @@ fn extract_finds_the_sessions_codex_and_gemini_ran_here_and_no_others() {
                 .contains(&"cache.rs".into())
         );
     }
+    // show and review say whose the reasoning is, as text and as Markdown.
+    let show = repo.ok(&["show", "HEAD"]);
+    assert!(
+        show.contains("session 01a21608-ce7d-7e61-bde6-fe0424feb270 (Codex CLI)"),
+        "{show}"
+    );
+    assert!(show.contains("(Gemini CLI)"), "{show}");
+    let markdown = repo.ok(&["review", "HEAD~1..HEAD", "--format", "markdown"]);
+    assert!(
+        markdown.contains("(codex)") && markdown.contains("(gemini-cli)"),
+        "{markdown}"
+    );
     // `status` says whose each transcript is.
     let status = repo.ok(&["status"]);
     assert!(
