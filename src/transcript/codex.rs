@@ -179,7 +179,7 @@ impl Translator {
     /// An `apply_patch` call as the edits it makes: a `Write` per file added, a `MultiEdit` per
     /// file changed (one edit per hunk). A file deleted adds nothing and is not said.
     fn patch(&mut self, id: &str, patch: &str) -> Vec<Value> {
-        let mut calls = Vec::new();
+        let (mut calls, mut ids) = (Vec::new(), Vec::new());
         for (n, file) in parse_patch(patch).into_iter().enumerate() {
             let call = match n {
                 0 => id.to_owned(),
@@ -197,10 +197,8 @@ impl Translator {
                 }
             };
             calls.push(json!({"type": "tool_use", "id": call, "name": name, "input": input}));
+            ids.push(call);
         }
-        let ids = (calls.iter())
-            .map(|c| str_at_value(c, "id").to_owned())
-            .collect();
         self.waiting.push((id.to_owned(), ids));
         if self.waiting.len() > WAITING_MAX {
             self.waiting.remove(0);
@@ -487,10 +485,6 @@ fn parse_patch(patch: &str) -> Vec<FilePatch> {
 
 fn str_at<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> &'a str {
     map.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn str_at_value<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 fn set(field: &mut String, value: &str) {
