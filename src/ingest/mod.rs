@@ -113,10 +113,8 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         },
         ..TranscriptReport::default()
     };
-    let begun = match agent {
-        Agent::GeminiCli => start_whole(store, path, &mut file, &mut report)?,
-        Agent::ClaudeCode | Agent::Codex => start(store, path, &mut file, &mut report)?,
-    };
+    let whole = agent == Agent::GeminiCli;
+    let begun = start(store, path, &mut file, &mut report, whole)?;
     let Some(mut begun) = begun else {
         // A commit made since may still take what waits.
         if options.link {
@@ -136,7 +134,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
         report,
         options,
     };
-    if agent == Agent::GeminiCli {
+    if whole {
         // Read whole and translated; checkpoints would name places in the translation, not in
         // the file, so there are none, and the cursor moves to the file's end.
         let size = run.file.metadata().map_err(read_error)?.len();
@@ -354,11 +352,16 @@ struct Start {
 /// start when there is none, or it cannot be read or used (said in `report`). `None` when
 /// nothing was written since the last run, which stored everything its state yields: the
 /// common case for a hook, answered without reading on (`report` says the session).
+///
+/// A transcript known only `whole` (a Gemini CLI session, rewritten rather than appended to)
+/// is read from the start whenever it changed, which is no restart to report; the provisional
+/// events of the last run still go unless this one makes them again.
 fn start(
     store: &Store,
     path: &Path,
     file: &mut File,
     report: &mut TranscriptReport,
+    whole: bool,
 ) -> Result<Option<Start>, Error> {
     let read_error = unreadable(path);
     let from_the_start = || {
@@ -378,56 +381,28 @@ fn start(
             return Ok(from_the_start());
         }
     };
-    if let Err(why) = saved.cursor.check(file).map_err(read_error)? {
+    let resumable = saved.cursor.check(file).map_err(read_error)?;
+    if let (Err(why), false) = (resumable, whole) {
         report.restarted = restart_reason(why);
         return Ok(from_the_start());
     }
     let size = file.metadata().map_err(read_error)?.len();
-    if size == saved.cursor.offset + saved.cursor.tail_bytes {
+    if resumable.is_ok() && size == saved.cursor.offset + saved.cursor.tail_bytes {
         report.session_id = saved.state.session_id;
         report.tail_bytes = saved.cursor.tail_bytes;
         return Ok(None);
+    }
+    if whole {
+        return Ok(from_the_start().map(|start| Start {
+            stale: saved.provisional.into_iter().collect(),
+            ..start
+        }));
     }
     Ok(Some(Start {
         cursor: saved.cursor,
         state: saved.state,
         stale: saved.provisional.into_iter().collect(),
         codex: saved.codex,
-    }))
-}
-
-/// Where to start reading a transcript known only whole (a Gemini CLI session, which may be
-/// rewritten rather than appended to): from the beginning, unless nothing changed since the
-/// last run (`None`, as for [`start`]). The provisional events of the last run go unless this
-/// one makes them again.
-fn start_whole(
-    store: &Store,
-    path: &Path,
-    file: &mut File,
-    report: &mut TranscriptReport,
-) -> Result<Option<Start>, Error> {
-    let read_error = unreadable(path);
-    let stale = match state::load::<Saved>(store, path) {
-        state::Loaded::Found(saved) => {
-            let size = file.metadata().map_err(read_error)?.len();
-            if saved.cursor.check(file).map_err(read_error)?.is_ok() && size == saved.cursor.offset
-            {
-                report.session_id = saved.state.session_id;
-                return Ok(None);
-            }
-            saved.provisional.into_iter().collect()
-        }
-        state::Loaded::Missing => HashSet::new(),
-        state::Loaded::Unreadable(_) => {
-            report.restarted = Some("cursor unreadable");
-            HashSet::new()
-        }
-    };
-    Ok(Some(Start {
-        cursor: Cursor::new(path),
-        state: State::default(),
-        stale,
-        codex: None,
     }))
 }
 

@@ -534,7 +534,12 @@ fn take_out_git_hooks(
 /// The settings file of `scope`, read. It is written only inside the scope's folder (the top
 /// of the working tree, or Claude Code's folder), never through a link that leads out of it.
 fn settings_file(store: &Store, agent: Agent, scope: Scope) -> Result<Settings, Error> {
-    let top = || (store.workdir()).ok_or(Error::NoWorkTree("a .claude folder"));
+    let folder = match agent {
+        Agent::ClaudeCode => "a .claude folder",
+        Agent::Codex => "a .codex folder",
+        Agent::GeminiCli => "a .gemini folder",
+    };
+    let top = || (store.workdir()).ok_or(Error::NoWorkTree(folder));
     let home = |dir: Option<PathBuf>| dir.ok_or(Error::NoAgentFolder(agent.title()));
     let (folder, name, git_dir) = match (agent, scope) {
         (Agent::Codex | Agent::GeminiCli, Scope::Local) => {
