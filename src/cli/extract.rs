@@ -12,10 +12,9 @@ use crate::cli::progress::Transcripts;
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure, display_path, warn_unread};
 use crate::ingest::{self, TranscriptReport};
-use crate::render::text::ran_by;
+use crate::render::text::{by_agent, ran_by};
 use crate::retrieve::index;
 use crate::store::Store;
-use crate::transcript::agent::Agent;
 use crate::transcript::locate::{self, Homes};
 
 #[derive(Debug, clap::Args)]
@@ -296,24 +295,6 @@ fn print_human(extracted: &Extracted, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{detail}")?;
     }
     Ok(())
-}
-
-/// How many sessions each agent ran, `Claude Code 2, Codex CLI 1`, of `(agent, session)`
-/// pairs; `None` when Claude Code ran them all (as before other agents were read).
-pub fn by_agent<'a>(sessions: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
-    let mut count: std::collections::BTreeMap<Agent, std::collections::BTreeSet<&str>> =
-        Default::default();
-    for (agent, session) in sessions {
-        let agent = Agent::named(agent).unwrap_or(Agent::ClaudeCode);
-        count.entry(agent).or_default().insert(session);
-    }
-    if count.keys().all(|a| *a == Agent::ClaudeCode) {
-        return None;
-    }
-    let each: Vec<String> = (count.iter())
-        .map(|(agent, sessions)| format!("{} {}", agent.title(), sessions.len()))
-        .collect();
-    Some(each.join(", "))
 }
 
 fn plural(n: usize) -> &'static str {

@@ -289,7 +289,7 @@ impl Report for StatusReport {
             lines.oversized
         )?;
         let sessions = (self.transcripts.iter()).map(|t| (t.agent.as_str(), t.session_id.as_str()));
-        if let Some(agents) = super::extract::by_agent(sessions) {
+        if let Some(agents) = crate::render::text::by_agent(sessions) {
             writeln!(out, "  sessions by agent: {agents}")?;
         }
         for t in &self.transcripts {

@@ -480,6 +480,24 @@ pub fn ran_by(agent: &str) -> String {
     }
 }
 
+/// How many sessions each agent ran, `Claude Code 2, Codex CLI 1`, of `(agent, session)`
+/// pairs; `None` when Claude Code ran them all (as before other agents were read).
+pub fn by_agent<'a>(sessions: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
+    let mut count: std::collections::BTreeMap<Agent, std::collections::BTreeSet<&str>> =
+        Default::default();
+    for (agent, session) in sessions {
+        let agent = Agent::named(agent).unwrap_or(Agent::ClaudeCode);
+        count.entry(agent).or_default().insert(session);
+    }
+    if count.keys().all(|a| *a == Agent::ClaudeCode) {
+        return None;
+    }
+    let each: Vec<String> = (count.iter())
+        .map(|(agent, sessions)| format!("{} {}", agent.title(), sessions.len()))
+        .collect();
+    Some(each.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
