@@ -51,15 +51,17 @@ impl Agent {
     }
 
     /// The agent that wrote the transcript at `path`: from its name where the agent names its
-    /// files its own way (`rollout-….jsonl`, `session-….json[l]`), else from its first bytes
-    /// (a copy kept under another name). Claude Code's own files (`<session>.jsonl`,
-    /// `agent-….jsonl`) are never opened to tell.
+    /// files its own way (`rollout-<date>T….jsonl`, `session-<date>T….json[l]`), else from its
+    /// first bytes (a copy kept under another name). Claude Code's own files
+    /// (`<session>.jsonl`, `agent-….jsonl`) are never opened to tell.
     pub fn of(path: &Path) -> Agent {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with("rollout-") && name.ends_with(".jsonl") {
+        if name.strip_prefix("rollout-").is_some_and(dated) && name.ends_with(".jsonl") {
             return Agent::Codex;
         }
-        if name.starts_with("session-") && (name.ends_with(".json") || name.ends_with(".jsonl")) {
+        if name.strip_prefix("session-").is_some_and(dated)
+            && (name.ends_with(".json") || name.ends_with(".jsonl"))
+        {
             return Agent::GeminiCli;
         }
         if is_claude_code_name(name) {
@@ -97,6 +99,18 @@ impl Agent {
 const HEAD_SNIFF: usize = 4096;
 
 /// `<uuid>.jsonl` or `agent-<id>.jsonl`: the names Claude Code gives its transcripts.
+/// `rest` begins with a date and a time's `T` (`2026-11-26T`), as Codex and Gemini CLI name their
+/// files; a name like `session-4mb.jsonl` is anybody's.
+fn dated(rest: &str) -> bool {
+    let b = rest.as_bytes();
+    b.len() > 11
+        && b[..11].iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 => c == b'-',
+            10 => c == b'T',
+            _ => c.is_ascii_digit(),
+        })
+}
+
 fn is_claude_code_name(name: &str) -> bool {
     let Some(stem) = name.strip_suffix(".jsonl") else {
         return false;
@@ -150,6 +164,9 @@ mod tests {
                 Agent::GeminiCli,
             ),
             ("full.jsonl", claude, Agent::ClaudeCode),
+            // Named like theirs, but not by them: told by content.
+            ("session-4mb.jsonl", claude, Agent::ClaudeCode),
+            ("rollout-notes.jsonl", gemini, Agent::GeminiCli),
             ("copy.jsonl", codex, Agent::Codex),
             ("copy.json", gemini, Agent::GeminiCli),
         ] {
