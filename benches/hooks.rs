@@ -1,0 +1,495 @@
+//! The hooks and commands as a session meets them, on a repository shaped like a real one
+//! (`benches/common/realrepo.rs`: 4,000 commits with merges, long-lived files edited often,
+//! 30 real sessions from `fixtures/` replayed onto it and extracted), each measure run in turn
+//! with git's own commands so that the machine's moods fall on all of them alike:
+//!
+//! - the floor: a no-op process (`true`), `git rev-parse HEAD`, `git diff --name-only HEAD`,
+//!   `git blame --porcelain` on the busiest file;
+//! - the Claude Code hooks, whole process from spawn with Claude Code's payload on stdin, each
+//!   run a new session: SessionStart, UserPromptSubmit (the sessions' own first prompts),
+//!   PreToolUse (an Edit of a long-lived file), PostToolUse (a Read of one), Stop with nothing
+//!   new;
+//! - an agent's commit: `git commit` without hooks, and with our post-commit hook as the
+//!   session's Bash tool runs it (`CLAUDE_CODE_SESSION_ID` set, the turn so far appended to its
+//!   transcript); then `hook Stop` at the end of that turn;
+//! - `why`, `why --exact` and `query`; the peak memory of `why`, `why --exact` and
+//!   `git blame` (through `/usr/bin/time` when there is one);
+//! - `extract --transcript` of one session of 1, 4 and 20 MB (the replayed sessions' lines,
+//!   repeated) into a fresh clone.
+//!
+//! Medians and 95th percentiles; last, one line per target with its ratio, to compare a build
+//! with the previous one side by side.
+//!
+//! Run: `cargo bench --bench hooks` (`-- --rounds N`, default 40). The repository is built
+//! afresh each run under `target/tmp/bench-hooks/` (about 10 s).
+
+#[path = "common/input.rs"]
+mod input;
+#[path = "common/realrepo.rs"]
+mod realrepo;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use realrepo::RealRepo;
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
+/// The session that commits in the agent's-commit rounds (the fixture's own id).
+const SESSION: &str = "487902ab-c2ee-410a-8a06-0870ad0ade0c";
+const SIZES_MB: [u64; 3] = [1, 4, 20];
+
+fn main() {
+    let mut rounds = 40;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--rounds" {
+            rounds = args
+                .next()
+                .and_then(|v| v.parse().ok())
+                .expect("--rounds takes a number");
+        }
+    }
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-hooks");
+    let repo = realrepo::build(&base, BIN);
+    println!("{}", repo.summary);
+    let mut times = Times::default();
+    let turn = Turn::new(&repo);
+    // Round 0 warms the caches and is not counted.
+    for round in 0..=rounds {
+        let mut took = in_turn(&repo, &turn, round);
+        if round > 0 {
+            for (name, t) in took.drain(..) {
+                times.0.entry(name).or_default().push(t);
+            }
+        }
+    }
+    let memory = peak_memory(&repo);
+    let extraction = extraction(&repo, &base);
+    report(&mut times, &memory, &extraction, rounds);
+}
+
+/// Each measure's times, by its name in the report.
+#[derive(Default)]
+struct Times(BTreeMap<&'static str, Vec<Duration>>);
+
+const NOOP: &str = "no-op (true)";
+const REV_PARSE: &str = "git rev-parse HEAD";
+const DIFF: &str = "git diff --name-only HEAD";
+const BLAME: &str = "git blame --porcelain <busiest file>";
+const PROMPT_HOOKS: [&str; 4] = [
+    "hook SessionStart",
+    "hook UserPromptSubmit",
+    "hook PreToolUse (Edit)",
+    "hook PostToolUse (Read)",
+];
+const STOP_IDLE: &str = "hook Stop, nothing new";
+const PLAIN_COMMIT: &str = "git commit, no hooks";
+const AGENT_COMMIT: &str = "git commit by the agent, post-commit hook";
+const STOP_TURN: &str = "hook Stop, the turn that committed";
+const WHY: &str = "why <busiest file>";
+const WHY_EXACT: &str = "why --exact <busiest file>";
+const QUERY: &str = "query <a session's first prompt>";
+
+/// One round: every measure once, in turn.
+fn in_turn(repo: &RealRepo, turn: &Turn, round: usize) -> Vec<(&'static str, Duration)> {
+    let busiest = repo.long_lived[0].as_str();
+    let file = repo.long_lived[round % repo.long_lived.len()].as_str();
+    let prompt = &repo.prompts[round % repo.prompts.len()];
+    let session = format!("00000000-0000-4000-8000-{round:012}");
+    let mut took = vec![
+        (NOOP, repo.time("true", &[])),
+        (REV_PARSE, repo.time("git", &["rev-parse", "HEAD"])),
+        (DIFF, repo.time("git", &["diff", "--name-only", "HEAD"])),
+        (BLAME, repo.time("git", &["blame", "--porcelain", busiest])),
+    ];
+    let path = repo.dir.join(file);
+    let payloads = [
+        json!({"hook_event_name": "SessionStart", "source": "startup"}),
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "permission_mode": "default"}),
+        json!({
+            "hook_event_name": "PreToolUse", "permission_mode": "default",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": path, "old_string": "}\n", "new_string": "}\n\n"},
+            "tool_use_id": format!("toolu_bench_{round}"),
+        }),
+        json!({
+            "hook_event_name": "PostToolUse", "permission_mode": "default",
+            "tool_name": "Read",
+            "tool_input": {"file_path": path},
+            "tool_response": {"type": "text", "file": {
+                "filePath": path, "content": "package main\n", "numLines": 1,
+                "startLine": 1, "totalLines": 1}},
+            "tool_use_id": format!("toolu_bench_{round}"),
+        }),
+    ];
+    for (name, payload) in PROMPT_HOOKS.into_iter().zip(payloads) {
+        took.push((name, hook(repo, &session, payload)));
+    }
+    let replayed = repo.projects().join(format!(
+        "{}.jsonl",
+        repo.sessions[round % repo.sessions.len()]
+    ));
+    took.push((
+        STOP_IDLE,
+        hook_on(
+            repo,
+            &repo.sessions[round % repo.sessions.len()],
+            &replayed,
+            json!({
+                "hook_event_name": "Stop", "stop_hook_active": false,
+                "last_assistant_message": "Done.",
+            }),
+        ),
+    ));
+    took.extend(turn.commit(repo, round));
+    took.push((WHY, repo.time(BIN, &["why", busiest])));
+    took.push((WHY_EXACT, repo.time(BIN, &["why", "--exact", busiest])));
+    took.push((QUERY, repo.time(BIN, &["query", prompt])));
+    took
+}
+
+/// `hook <event>` for a new session whose transcript is not written yet.
+fn hook(repo: &RealRepo, session: &str, payload: serde_json::Value) -> Duration {
+    let transcript = repo.projects().join(format!("{session}.jsonl"));
+    hook_on(repo, session, &transcript, payload)
+}
+
+/// `hook <event>` as Claude Code runs it: the payload on stdin, from the repository's top.
+fn hook_on(
+    repo: &RealRepo,
+    session: &str,
+    transcript: &Path,
+    mut payload: serde_json::Value,
+) -> Duration {
+    payload["session_id"] = session.into();
+    payload["transcript_path"] = transcript.to_str().unwrap().into();
+    payload["cwd"] = repo.dir.to_str().unwrap().into();
+    let event = payload["hook_event_name"].as_str().unwrap().to_owned();
+    let start = Instant::now();
+    let out = input::output_with(
+        repo.command(BIN).args(["hook", &event]),
+        payload.to_string().as_bytes(),
+    );
+    let took = start.elapsed();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "hook {event}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
+/// A turn in which the agent commits: the recorded turn of
+/// `fixtures/claude-code-2.1.330/commit-one-file.jsonl`, moved into the repository, split
+/// where its `git commit` returns.
+struct Turn {
+    transcript: PathBuf,
+    before: String,
+    after: String,
+    no_hooks: PathBuf,
+}
+
+impl Turn {
+    fn new(repo: &RealRepo) -> Turn {
+        let text = fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/claude-code-2.1.330/commit-one-file.jsonl"),
+        )
+        .unwrap()
+        .replace("/tmp/ccrepo", repo.dir.to_str().unwrap());
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("\"tool_result\"") && l.contains("bb16d6b"))
+            .expect("the turn's commit returns");
+        let no_hooks = repo.dir.parent().unwrap().join("no-hooks");
+        fs::create_dir_all(&no_hooks).unwrap();
+        Turn {
+            transcript: repo.projects().join(format!("{SESSION}.jsonl")),
+            before: lines[..at].join("\n") + "\n",
+            after: lines[at..].join("\n") + "\n",
+            no_hooks,
+        }
+    }
+
+    /// A plain commit, then the agent's (its turn so far in the transcript), then Stop at the
+    /// end of that turn.
+    fn commit(&self, repo: &RealRepo, round: usize) -> Vec<(&'static str, Duration)> {
+        let unique = |text: &str| {
+            text.replace("\"msg_", &format!("\"msg_b{round}_"))
+                .replace("\"uuid\":\"", &format!("\"uuid\":\"b{round}-"))
+                .replace("\"toolu_", &format!("\"toolu_b{round}_"))
+        };
+        let change = |what: &str| {
+            let file = &repo.long_lived[round % repo.long_lived.len()];
+            let mut f = fs::OpenOptions::new()
+                .append(true)
+                .open(repo.dir.join(file))
+                .unwrap();
+            writeln!(
+                f,
+                "// {what} {round}: keep the cache bounded so that replays stay fast"
+            )
+            .unwrap();
+            repo.git(&["add", file]);
+        };
+        let hooks_off = format!("core.hooksPath={}", self.no_hooks.display());
+        change("plain");
+        let plain = repo.time(
+            "git",
+            &[
+                "-c",
+                &hooks_off,
+                "commit",
+                "-q",
+                "-m",
+                &format!("Plain change {round}"),
+            ],
+        );
+        append(&self.transcript, &unique(&self.before));
+        change("agent");
+        let start = Instant::now();
+        let out = repo
+            .command("git")
+            .args(["commit", "-q", "-m", &format!("Agent change {round}")])
+            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .output()
+            .unwrap();
+        let agent = start.elapsed();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let head = repo.git(&["rev-parse", "--short=7", "HEAD"]);
+        append(
+            &self.transcript,
+            &unique(&self.after.replace("bb16d6b", head.trim())),
+        );
+        let stop = hook_on(
+            repo,
+            SESSION,
+            &self.transcript,
+            json!({
+                "hook_event_name": "Stop", "stop_hook_active": false,
+                "last_assistant_message": "Done. I committed a.txt.",
+            }),
+        );
+        vec![
+            (PLAIN_COMMIT, plain),
+            (AGENT_COMMIT, agent),
+            (STOP_TURN, stop),
+        ]
+    }
+}
+
+fn append(path: &Path, text: &str) {
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+}
+
+/// Peak resident memory in KiB (median of 5) of `git blame`, `why` and `why --exact` on the
+/// busiest file, through GNU time; empty without it.
+fn peak_memory(repo: &RealRepo) -> Vec<(&'static str, u64)> {
+    if !Path::new("/usr/bin/time").exists() {
+        return Vec::new();
+    }
+    let busiest = repo.long_lived[0].as_str();
+    let runs: [(&str, Vec<&str>); 3] = [
+        (BLAME, vec!["git", "blame", "--porcelain", busiest]),
+        (WHY, vec![BIN, "why", busiest]),
+        (WHY_EXACT, vec![BIN, "why", "--exact", busiest]),
+    ];
+    runs.into_iter()
+        .map(|(name, argv)| {
+            let mut kib: Vec<u64> = (0..5)
+                .map(|_| {
+                    let out = repo
+                        .command("/usr/bin/time")
+                        .args(["-f", "%M"])
+                        .args(&argv)
+                        .output()
+                        .unwrap();
+                    assert!(out.status.success(), "{argv:?}");
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    err.lines()
+                        .last()
+                        .and_then(|l| l.trim().parse().ok())
+                        .expect("time's %M")
+                })
+                .collect();
+            kib.sort();
+            (name, kib[2])
+        })
+        .collect()
+}
+
+/// `extract --transcript` of one session of each size into a fresh clone, 5 runs each in turn:
+/// (size in bytes, the times).
+fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
+    let clone = base.join("clone");
+    let mut out: Vec<(u64, Vec<Duration>)> = Vec::new();
+    let transcripts: Vec<PathBuf> = SIZES_MB
+        .iter()
+        .map(|mb| session_of(repo, &clone, base, mb << 20))
+        .collect();
+    for _ in 0..5 {
+        for (i, transcript) in transcripts.iter().enumerate() {
+            let _ = fs::remove_dir_all(&clone);
+            repo.git(&[
+                "clone",
+                "-q",
+                repo.dir.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ]);
+            let start = Instant::now();
+            let run = repo
+                .command(BIN)
+                .current_dir(&clone)
+                .args(["extract", "--transcript"])
+                .arg(transcript)
+                .output()
+                .unwrap();
+            let took = start.elapsed();
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            let size = fs::metadata(transcript).unwrap().len();
+            if out.len() <= i {
+                out.push((size, Vec::new()));
+            }
+            out[i].1.push(took);
+        }
+    }
+    out
+}
+
+/// One session of at least `bytes`, in `clone`: the replayed sessions' lines in turn, ids made
+/// unique per repetition, one session id.
+fn session_of(repo: &RealRepo, clone: &Path, base: &Path, bytes: u64) -> PathBuf {
+    let path = base.join(format!("session-{}mb.jsonl", bytes >> 20));
+    let id = format!("5e55104e-0000-4000-8000-{:012}", bytes >> 20);
+    let mut text = String::new();
+    let mut copy = 0;
+    while (text.len() as u64) < bytes {
+        for session in &repo.sessions {
+            let lines =
+                fs::read_to_string(repo.projects().join(format!("{session}.jsonl"))).unwrap();
+            text.push_str(
+                &lines
+                    .replace(session.as_str(), &id)
+                    .replace(repo.dir.to_str().unwrap(), clone.to_str().unwrap())
+                    .replace("\"msg_", &format!("\"msg_x{copy}_"))
+                    .replace("\"uuid\":\"", &format!("\"uuid\":\"x{copy}-"))
+                    .replace("\"toolu_", &format!("\"toolu_x{copy}_")),
+            );
+            if text.len() as u64 >= bytes {
+                break;
+            }
+        }
+        copy += 1;
+    }
+    fs::write(&path, text).unwrap();
+    path
+}
+
+fn report(
+    times: &mut Times,
+    memory: &[(&'static str, u64)],
+    extraction: &[(u64, Vec<Duration>)],
+    rounds: usize,
+) {
+    println!("\n{rounds} rounds, every measure once a round, in turn; whole processes:");
+    println!("{:<46} {:>9} {:>9}", "", "median", "p95");
+    let mut stat = |name: &str| -> (f64, f64) {
+        let t = times.0.get_mut(name).expect(name);
+        t.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        (ms(t[t.len() / 2]), ms(t[(t.len() * 95).div_ceil(100) - 1]))
+    };
+    let order = [NOOP, REV_PARSE, DIFF, BLAME]
+        .into_iter()
+        .chain(PROMPT_HOOKS)
+        .chain([
+            STOP_IDLE,
+            PLAIN_COMMIT,
+            AGENT_COMMIT,
+            STOP_TURN,
+            WHY,
+            WHY_EXACT,
+            QUERY,
+        ]);
+    let mut stats = BTreeMap::new();
+    for name in order {
+        let (median, p95) = stat(name);
+        println!("{name:<46} {median:>6.1} ms {p95:>6.1} ms");
+        stats.insert(name, (median, p95));
+    }
+    for (size, runs) in extraction {
+        let mut runs = runs.clone();
+        runs.sort();
+        let median = runs[runs.len() / 2].as_secs_f64();
+        println!(
+            "extract --transcript, one {:.1} MB session {:>12.1} ms {:>6.0} MB/s",
+            *size as f64 / 1e6,
+            median * 1e3,
+            *size as f64 / 1e6 / median
+        );
+    }
+    for (name, kib) in memory {
+        println!("peak memory, {name:<34} {:>6.1} MiB", *kib as f64 / 1024.0);
+    }
+    let rev = stats[REV_PARSE];
+    println!("\nratios (target in brackets):");
+    for name in PROMPT_HOOKS {
+        let (m, p) = stats[name];
+        println!(
+            "ratio {name} / git rev-parse HEAD: median {:.2}x [<= 2], p95 {:.2}x [<= 3]",
+            m / rev.0,
+            p / rev.1
+        );
+    }
+    println!(
+        "ratio {STOP_TURN}: median {:.1} ms [<= 30]",
+        stats[STOP_TURN].0
+    );
+    println!(
+        "ratio agent's commit over a plain one: median +{:.1} ms [<= 25]",
+        stats[AGENT_COMMIT].0 - stats[PLAIN_COMMIT].0
+    );
+    if let Some((size, runs)) = extraction.iter().find(|(s, _)| *s >> 20 == 4) {
+        let mut runs = runs.clone();
+        runs.sort();
+        println!(
+            "ratio extraction of a 4 MB session: {:.0} MB/s [>= 150]",
+            *size as f64 / 1e6 / runs[runs.len() / 2].as_secs_f64()
+        );
+    }
+    let kib = |name: &str| {
+        memory
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k as f64)
+    };
+    if let (Some(exact), Some(blame)) = (kib(WHY_EXACT), kib(BLAME)) {
+        println!(
+            "ratio why --exact / git blame, peak memory: {:.2}x [<= 1.5]",
+            exact / blame
+        );
+    }
+    println!(
+        "ratio why / git blame: median {:.2}x",
+        stats[WHY].0 / stats[BLAME].0
+    );
+}
