@@ -21,19 +21,24 @@ pub const SAMPLE_MAX: usize = 24;
 /// The shortest line (in characters, whitespace runs counted once) that has a hash.
 pub const LINE_MIN: usize = 10;
 
-/// The hash of `line`, unless it is too short or too plain to tell anything.
+/// The hash of `line`, unless it is too short or too plain to tell anything: of its words
+/// joined by one space, fed to the hasher as they come (no copy of the line is made).
 pub fn hash(line: &str) -> Option<u32> {
-    let mut norm = String::with_capacity(line.len());
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let (mut chars, mut telling) = (0, false);
     for word in line.split_whitespace() {
-        if !norm.is_empty() {
-            norm.push(' ');
+        if chars > 0 {
+            hasher.update(b" ");
+            chars += 1;
         }
-        norm.push_str(word);
+        hasher.update(word.as_bytes());
+        chars += word.chars().count();
+        telling = telling || word.chars().any(char::is_alphanumeric);
     }
-    if norm.chars().count() < LINE_MIN || !norm.chars().any(char::is_alphanumeric) {
+    if chars < LINE_MIN || !telling {
         return None;
     }
-    Some(xxhash_rust::xxh3::xxh3_64(norm.as_bytes()) as u32)
+    Some(hasher.digest() as u32)
 }
 
 /// The hashes of the lines of `text`.
@@ -74,6 +79,20 @@ mod tests {
         assert_ne!(
             hash("let ttl = Duration::from_secs(30);"),
             hash("let ttl = 31;")
+        );
+    }
+
+    #[test]
+    fn a_hash_is_that_of_the_words_joined_by_one_space() {
+        // Notes keep these hashes: they must not change with how they are computed.
+        let joined = "let ttl = Duration::from_secs(30);";
+        assert_eq!(
+            hash("  let ttl\t=  Duration::from_secs(30);"),
+            Some(xxhash_rust::xxh3::xxh3_64(joined.as_bytes()) as u32)
+        );
+        assert_eq!(
+            hash("let ttl = Duration::from_secs(30);"),
+            Some(0xc5a8_14ac)
         );
     }
 

@@ -32,6 +32,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use gix::ObjectId;
 
@@ -445,7 +446,8 @@ struct Cuts {
 
 fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let (events, summary) = queued(store, session)?;
-    let repo = store.repo();
+    // Linking may read the files a session wrote at each commit since it started.
+    let repo = store.repo_for_history();
     let index = read_index_to_write(store, session)?;
     let mut batches: Batches = Vec::new();
     // Events the index already places go where it says, never to a second commit: a run that
@@ -929,20 +931,22 @@ fn by_content(
     }
     let candidates: Vec<&history::Recent> =
         recent.iter().filter(|c| !known.contains(&c.id)).collect();
-    let files: BTreeSet<String> = written(events).into_iter().map(str::to_owned).collect();
-    // What each candidate adds to the files the session wrote.
-    let added: Vec<(usize, BTreeMap<String, BTreeSet<u32>>)> = candidates
+    let wrote = lines_written(events);
+    // What each candidate adds to the files the session wrote. A file's version is read and
+    // hashed once, though it is one commit's new version and the next one's old.
+    let mut blobs = Blobs::new(repo);
+    let added: Vec<(usize, BTreeMap<String, Added>)> = candidates
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
-            let by_file = added_lines(repo, c.id, &files);
+            let by_file = added_lines(repo, &mut blobs, c.id, &wrote);
             (!by_file.is_empty()).then_some((i, by_file))
         })
         .collect();
     let mut adders: HashMap<(&str, u32), usize> = HashMap::new();
     for (_, by_file) in &added {
-        for (file, hashes) in by_file {
-            for h in hashes {
+        for (file, a) in by_file {
+            for h in &a.wrote {
                 *adders.entry((file.as_str(), *h)).or_default() += 1;
             }
         }
@@ -971,16 +975,16 @@ fn by_content(
         }
         let written_at = unix_seconds(&e.timestamp);
         for (i, by_file) in &added {
-            let Some(hashes) = by_file.get(file) else {
+            let Some(a) = by_file.get(file) else {
                 continue;
             };
-            let held = telling.iter().filter(|h| hashes.contains(h)).count();
+            let held = telling.iter().filter(|h| a.wrote.contains(h)).count();
             let committed = candidates[*i].committer;
             // Enough of the write's lines (all of them when it added fewer); and most of what
             // the write added, or of what the commit adds there.
             let needed = LINES_TO_MATCH.min(telling.len());
             let share = held as f32 / telling.len() as f32;
-            let of_commit = held as f32 / hashes.len() as f32;
+            let of_commit = held as f32 / a.count as f32;
             if held >= needed.max(1)
                 && share.max(of_commit) >= SHARE_MIN
                 && written_at.is_none_or(|t| committed >= t - CLOCK_SKEW_SECONDS)
@@ -1011,13 +1015,66 @@ fn by_content(
         .collect()
 }
 
-/// The hashes of the lines `commit` adds (against its first parent) to each of `files` it
-/// changes.
+/// The hashes of the lines `events` wrote, per file: of what a commit adds, only these can
+/// match.
+fn lines_written(events: &[Event]) -> BTreeMap<String, HashSet<u32>> {
+    let mut wrote: BTreeMap<String, HashSet<u32>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.kind == Kind::Write) {
+        if let Some(file) = e.files_affected.first() {
+            wrote.entry(file.clone()).or_default().extend(&e.lines);
+        }
+    }
+    wrote
+}
+
+/// What a commit adds to a file: how many lines (with a hash), and which of them the session
+/// wrote there.
+struct Added {
+    count: usize,
+    wrote: HashSet<u32>,
+}
+
+/// The line hashes of the versions of files read so far, by blob.
+struct Blobs<'r> {
+    repo: &'r gix::Repository,
+    read: HashMap<ObjectId, Rc<BTreeSet<u32>>>,
+}
+
+impl<'r> Blobs<'r> {
+    fn new(repo: &'r gix::Repository) -> Blobs<'r> {
+        Blobs {
+            repo,
+            read: HashMap::new(),
+        }
+    }
+
+    /// The hashes of the lines of blob `id` (none when there is no such blob).
+    fn hashes(&mut self, id: Option<ObjectId>) -> Rc<BTreeSet<u32>> {
+        let Some(id) = id else {
+            return Rc::default();
+        };
+        let repo = self.repo;
+        self.read
+            .entry(id)
+            .or_insert_with(|| {
+                let data = repo
+                    .find_object(id)
+                    .map(|o| o.detach().data)
+                    .unwrap_or_default();
+                Rc::new(fingerprint::hashes(&String::from_utf8_lossy(&data)))
+            })
+            .clone()
+    }
+}
+
+/// What `commit` adds (against its first parent) to each file of `wrote` it changes, with the
+/// lines the session wrote there among them.
 fn added_lines(
     repo: &gix::Repository,
+    blobs: &mut Blobs<'_>,
     commit: ObjectId,
-    files: &BTreeSet<String>,
-) -> BTreeMap<String, BTreeSet<u32>> {
+    wrote: &BTreeMap<String, HashSet<u32>>,
+) -> BTreeMap<String, Added> {
     let mut out = BTreeMap::new();
     let Some((tree, parent)) = trees(repo, commit) else {
         return out;
@@ -1029,20 +1086,22 @@ fn added_lines(
             .filter(|e| e.mode().is_blob())
             .map(|e| e.object_id())
     };
-    let text = |id: Option<ObjectId>| {
-        id.and_then(|id| repo.find_object(id).ok())
-            .map(|o| String::from_utf8_lossy(&o.data).into_owned())
-            .unwrap_or_default()
-    };
-    for path in files {
+    for (path, lines) in wrote {
         let now = blob(&tree, path);
         let before = parent.as_ref().and_then(|t| blob(t, path));
         if now.is_none() || now == before {
             continue;
         }
-        let added = fingerprint::added(&text(before), &text(now));
-        if !added.is_empty() {
-            out.insert(path.clone(), added);
+        let (now, before) = (blobs.hashes(now), blobs.hashes(before));
+        let added = now.iter().filter(|h| !before.contains(h));
+        let (count, wrote) = added.fold((0, HashSet::new()), |(n, mut wrote), h| {
+            if lines.contains(h) {
+                wrote.insert(*h);
+            }
+            (n + 1, wrote)
+        });
+        if count > 0 {
+            out.insert(path.clone(), Added { count, wrote });
         }
     }
     out

@@ -212,6 +212,10 @@ fn enclosing_worktree(git_dir: &Path) -> Option<PathBuf> {
         .map(Path::to_owned)
 }
 
+/// What [`Store::repo_for_history`] keeps of the delta bases it inflated (git keeps 96 MiB:
+/// `core.deltaBaseCacheLimit`).
+const PACK_CACHE_BYTES: usize = 8 << 20;
+
 /// A repository's agent-context store.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -321,6 +325,20 @@ impl Store {
     /// A handle on the repository for this thread.
     pub(crate) fn repo(&self) -> gix::Repository {
         self.repo.to_thread_local()
+    }
+
+    /// A handle on the repository that keeps the delta bases it inflated, for reading many
+    /// versions of the same files: gix built without its `max-performance` feature keeps none,
+    /// so each object read from a pack would inflate its whole delta chain again. The cache
+    /// grows only as it is used, to [`PACK_CACHE_BYTES`].
+    pub(crate) fn repo_for_history(&self) -> gix::Repository {
+        let mut repo = self.repo();
+        repo.objects.set_pack_cache(|| {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                PACK_CACHE_BYTES,
+            ))
+        });
+        repo
     }
 
     /// `path` (relative to `cwd`, or absolute) as git names it: relative to the top of the
