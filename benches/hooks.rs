@@ -20,8 +20,9 @@
 //! Medians and 95th percentiles; last, one line per target with its ratio, to compare a build
 //! with the previous one side by side.
 //!
-//! Run: `cargo bench --bench hooks` (`-- --rounds N`, default 40). The repository is built
-//! afresh each run under `target/tmp/bench-hooks/` (about 10 s).
+//! Run: `cargo bench --bench hooks` (`-- --rounds N`, default 40; `--bin <path>` measures
+//! another build of the binary, such as the previous commit's, on the same repository). The
+//! repository is built afresh each run under `target/tmp/bench-hooks/` (about 10 s).
 
 #[path = "common/input.rs"]
 mod input;
@@ -37,24 +38,28 @@ use std::time::{Duration, Instant};
 use realrepo::RealRepo;
 use serde_json::json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
 /// The session that commits in the agent's-commit rounds (the fixture's own id).
 const SESSION: &str = "487902ab-c2ee-410a-8a06-0870ad0ade0c";
 const SIZES_MB: [u64; 3] = [1, 4, 20];
 
 fn main() {
     let mut rounds = 40;
+    let mut bin = env!("CARGO_BIN_EXE_git-agent-context").to_owned();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--rounds" {
-            rounds = args
-                .next()
-                .and_then(|v| v.parse().ok())
-                .expect("--rounds takes a number");
+        match arg.as_str() {
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--rounds takes a number")
+            }
+            "--bin" => bin = args.next().expect("--bin takes a path"),
+            _ => {}
         }
     }
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-hooks");
-    let repo = realrepo::build(&base, BIN);
+    let repo = realrepo::build(&base, &bin);
     println!("{}", repo.summary);
     let mut times = Times::default();
     let turn = Turn::new(&repo);
@@ -146,9 +151,12 @@ fn in_turn(repo: &RealRepo, turn: &Turn, round: usize) -> Vec<(&'static str, Dur
         ),
     ));
     took.extend(turn.commit(repo, round));
-    took.push((WHY, repo.time(BIN, &["why", busiest])));
-    took.push((WHY_EXACT, repo.time(BIN, &["why", "--exact", busiest])));
-    took.push((QUERY, repo.time(BIN, &["query", prompt])));
+    took.push((WHY, repo.time(&repo.bin, &["why", busiest])));
+    took.push((
+        WHY_EXACT,
+        repo.time(&repo.bin, &["why", "--exact", busiest]),
+    ));
+    took.push((QUERY, repo.time(&repo.bin, &["query", prompt])));
     took
 }
 
@@ -171,7 +179,7 @@ fn hook_on(
     let event = payload["hook_event_name"].as_str().unwrap().to_owned();
     let start = Instant::now();
     let out = input::output_with(
-        repo.command(BIN).args(["hook", &event]),
+        repo.command(&repo.bin).args(["hook", &event]),
         payload.to_string().as_bytes(),
     );
     let took = start.elapsed();
@@ -306,8 +314,11 @@ fn peak_memory(repo: &RealRepo) -> Vec<(&'static str, u64)> {
     let busiest = repo.long_lived[0].as_str();
     let runs: [(&str, Vec<&str>); 3] = [
         (BLAME, vec!["git", "blame", "--porcelain", busiest]),
-        (WHY, vec![BIN, "why", busiest]),
-        (WHY_EXACT, vec![BIN, "why", "--exact", busiest]),
+        (WHY, vec![repo.bin.as_str(), "why", busiest]),
+        (
+            WHY_EXACT,
+            vec![repo.bin.as_str(), "why", "--exact", busiest],
+        ),
     ];
     runs.into_iter()
         .map(|(name, argv)| {
@@ -336,15 +347,16 @@ fn peak_memory(repo: &RealRepo) -> Vec<(&'static str, u64)> {
 /// `extract --transcript` of one session of each size into a fresh clone, 5 runs each in turn:
 /// (size in bytes, the times).
 fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
-    let clone = base.join("clone");
     let mut out: Vec<(u64, Vec<Duration>)> = Vec::new();
     let transcripts: Vec<PathBuf> = SIZES_MB
         .iter()
-        .map(|mb| session_of(repo, &clone, base, mb << 20))
+        .map(|mb| session_of(repo, base, mb << 20))
         .collect();
-    for _ in 0..5 {
+    for run in 0..5 {
         for (i, transcript) in transcripts.iter().enumerate() {
-            let _ = fs::remove_dir_all(&clone);
+            // A folder of its own each time: creating files where many were just deleted is
+            // slow for a while (ext4), and would be measured.
+            let clone = base.join(format!("clone-{run}-{i}"));
             repo.git(&[
                 "clone",
                 "-q",
@@ -353,7 +365,7 @@ fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
             ]);
             let start = Instant::now();
             let run = repo
-                .command(BIN)
+                .command(&repo.bin)
                 .current_dir(&clone)
                 .args(["extract", "--transcript"])
                 .arg(transcript)
@@ -375,9 +387,10 @@ fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
     out
 }
 
-/// One session of at least `bytes`, in `clone`: the replayed sessions' lines in turn, ids made
-/// unique per repetition, one session id.
-fn session_of(repo: &RealRepo, clone: &Path, base: &Path, bytes: u64) -> PathBuf {
+/// One session of at least `bytes`: the replayed sessions' lines in turn, ids made unique per
+/// repetition, one session id. Its folder stays the repository's: to a clone it is a
+/// teammate's session.
+fn session_of(repo: &RealRepo, base: &Path, bytes: u64) -> PathBuf {
     let path = base.join(format!("session-{}mb.jsonl", bytes >> 20));
     let id = format!("5e55104e-0000-4000-8000-{:012}", bytes >> 20);
     let mut text = String::new();
@@ -389,7 +402,6 @@ fn session_of(repo: &RealRepo, clone: &Path, base: &Path, bytes: u64) -> PathBuf
             text.push_str(
                 &lines
                     .replace(session.as_str(), &id)
-                    .replace(repo.dir.to_str().unwrap(), clone.to_str().unwrap())
                     .replace("\"msg_", &format!("\"msg_x{copy}_"))
                     .replace("\"uuid\":\"", &format!("\"uuid\":\"x{copy}-"))
                     .replace("\"toolu_", &format!("\"toolu_x{copy}_")),

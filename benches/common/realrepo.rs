@@ -39,6 +39,8 @@ const AUTHORS: [&str; 3] = [
 ];
 
 pub struct RealRepo {
+    /// The binary measured.
+    pub bin: String,
     pub dir: PathBuf,
     pub home: PathBuf,
     /// The files edited most, busiest first.
@@ -89,6 +91,7 @@ pub fn build(base: &Path, bin: &str) -> RealRepo {
     let sessions = sessions();
     let long_lived = busiest(&sessions);
     let mut repo = RealRepo {
+        bin: bin.to_owned(),
         dir,
         home,
         long_lived,
