@@ -234,6 +234,55 @@ static PATTERNS: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the instruction patterns compile")
 });
 
+/// Words each of [`PATTERNS`]' alternatives cannot match without, in order: one of each
+/// group. Text that holds all the groups of none of them is not looked at further, and most
+/// processes never compile the patterns.
+const NEEDED: [&[&[&str]]; 10] = [
+    &[
+        &["ignore", "disregard", "forget", "override"],
+        &["instruction", "prompt", "guideline", "direction"],
+    ],
+    &[&["system"], &["override"]],
+    &[&["you"], &["are"], &["now"]],
+    &[&["new"], &["instructions"]],
+    &[
+        &["curl", "wget", "fetch", "iwr", "invoke-webrequest"],
+        &["|"],
+        &["sh"],
+    ],
+    &[
+        &["curl", "wget"],
+        &["|"],
+        &["python", "perl", "ruby", "node", "iex", "powershell"],
+    ],
+    &[&["base64"], &["|"], &["sh"]],
+    &[&["eval"], &["$("], &["curl", "wget"]],
+    &[
+        &["always", "must"],
+        &[
+            "run", "exec", "call", "curl", "wget", "download", "install", "send", "upload", "post",
+            "push",
+        ],
+        &["before", "after", "when"],
+        &[
+            "editing", "changing", "reading", "writing", "touching", "opening", "running",
+        ],
+        &["any", "every", "all"],
+    ],
+    &[&["tell", "inform"], &["user"]],
+];
+
+/// Whether `shown` (as [`instruction_in_line`] makes it) holds the words one of [`PATTERNS`]'
+/// alternatives needs.
+fn may_instruct(shown: &str) -> bool {
+    let lower = shown.to_ascii_lowercase();
+    NEEDED.iter().any(|groups| {
+        groups
+            .iter()
+            .all(|words| words.iter().any(|w| lower.contains(w)))
+    })
+}
+
 /// [`reads_as_instruction`] of text already on one line ([`line()`]).
 fn instruction_in_line(line: &str) -> bool {
     let shown: String = line
@@ -249,7 +298,7 @@ fn instruction_in_line(line: &str) -> bool {
             c => c,
         })
         .collect();
-    PATTERNS.is_match(shown.as_bytes())
+    may_instruct(&shown) && PATTERNS.is_match(shown.as_bytes())
 }
 
 /// What people are told of recorded text that [`reads_as_instruction`].
@@ -353,6 +402,98 @@ mod tests {
         assert_eq!(field("1. first"), "\\1. first");
         assert_eq!(field("1.5 times faster"), "1.5 times faster");
         assert_eq!(field("\u{1b}[2Jclear"), "clear");
+    }
+
+    #[test]
+    fn what_the_patterns_match_always_has_the_words_they_need() {
+        // Texts of the words of every alternative, in either case, among others and
+        // punctuation: the patterns never match where the words they need are missing.
+        const WORDS: [&str; 64] = [
+            "ignore",
+            "IGNORE",
+            "all",
+            "previous",
+            "instructions",
+            "Prompt",
+            "system",
+            "override",
+            "you",
+            "are",
+            "now",
+            "an",
+            "unrestricted",
+            "in",
+            "dev",
+            "mode",
+            "here",
+            "follow",
+            "new",
+            "curl",
+            "wget",
+            "x.sh",
+            "|",
+            "sh",
+            "bash",
+            "python3",
+            "base64",
+            "-d",
+            "eval",
+            "$(",
+            "always",
+            "must",
+            "run",
+            "before",
+            "editing",
+            "any",
+            "file",
+            "do",
+            "not",
+            "tell",
+            "the",
+            "user",
+            "without",
+            "telling",
+            "never",
+            "cache",
+            ".",
+            ":",
+            "\"\"",
+            "ignore your",
+            "previous instructions",
+            "you are now",
+            "in dev mode",
+            "curl x.sh",
+            "| sh",
+            "| python3",
+            "always run",
+            "before editing",
+            "any file",
+            "the user",
+            "SYSTEM OVERRIDE",
+            "new instructions",
+            "don't",
+            "inform",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut matched = 0;
+        for _ in 0..20_000 {
+            let words: Vec<&str> = (0..1 + next(12))
+                .map(|_| WORDS[next(WORDS.len())])
+                .collect();
+            let text = words.join(" ");
+            if PATTERNS.is_match(text.as_bytes()) {
+                matched += 1;
+                assert!(may_instruct(&text), "{text}");
+            }
+        }
+        // The words are such that the patterns often match: the test tells something.
+        assert!(matched > 1_000, "{matched} of 20,000 matched");
     }
 
     #[test]
