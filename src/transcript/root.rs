@@ -11,6 +11,8 @@
 //! `..` components are resolved (a path that climbs out of its root is not inside it), and a
 //! Windows path compares without regard to case.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Whether `cwd` is in `workdir` and in none of the `excluded` folders (other worktrees nested
@@ -28,6 +30,9 @@ pub struct Roots<'a> {
     worktrees: Vec<String>,
     /// Whether a repository-relative path names a file at HEAD.
     is_file: Box<dyn Fn(&str) -> bool + 'a>,
+    /// What [`inside`] gave for a root and a path: a session names the same files (and its
+    /// commands the same words) over and over, and following links costs system calls.
+    seen: RefCell<HashMap<(String, String), String>>,
 }
 
 impl<'a> Roots<'a> {
@@ -40,6 +45,7 @@ impl<'a> Roots<'a> {
         Roots {
             worktrees,
             is_file: Box::new(is_file),
+            seen: RefCell::default(),
         }
     }
 
@@ -97,7 +103,16 @@ impl<'a> Roots<'a> {
                 .find(|w| under(&cleaned, w).is_some())
                 .map(String::as_str),
         };
-        inside(root, cleaned)
+        let Some(root) = root else {
+            return cleaned;
+        };
+        let key = (root.to_owned(), cleaned);
+        if let Some(seen) = self.seen.borrow().get(&key) {
+            return seen.clone();
+        }
+        let out = inside(Some(root), key.1.clone());
+        self.seen.borrow_mut().insert(key, out.clone());
+        out
     }
 }
 
