@@ -6,6 +6,7 @@
 
 pub mod extractor;
 pub mod heuristic;
+mod patterns;
 pub mod redact;
 pub mod sentences;
 pub mod tools;

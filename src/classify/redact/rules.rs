@@ -10,6 +10,8 @@
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
+use crate::classify::patterns::loosened;
+
 use regex::{Captures, Regex, RegexSet};
 
 use crate::classify::heuristic::ascii_boundaries;
@@ -349,51 +351,9 @@ pub(super) fn each(i: usize) -> &'static Regex {
     EACH[i].get_or_init(|| Regex::new(&RULES[i].pattern).expect("redaction rule compiles"))
 }
 
-/// `pattern` with every counted repetition made open: `{n,m}`, `{n,}` and `{n}` become `+`
-/// (`*` when n is 0). What a pattern matches only grows, so the set of loosened rules finds
-/// every text a rule would; and it builds several times faster (`{36,255}` is 255 copies of
-/// a class), which every process that redacts anything pays once.
-fn loosened(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    let mut rest = pattern;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let counted = after
-            .find('}')
-            .map(|close| &after[..close])
-            .filter(|inner| {
-                !inner.is_empty() && inner.chars().all(|c| c.is_ascii_digit() || c == ',')
-            });
-        match counted {
-            Some(inner) => {
-                let at_least_one = inner
-                    .split(',')
-                    .next()
-                    .is_some_and(|n| n.parse::<u32>().unwrap_or(0) > 0);
-                out.push(if at_least_one { '+' } else { '*' });
-                rest = &after[inner.len() + 1..];
-            }
-            None => {
-                out.push('{');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn loosening_opens_counted_repetitions_only() {
-        assert_eq!(loosened(r"a[0-9]{16}\b"), r"a[0-9]+\b");
-        assert_eq!(loosened(r"x{0,20}?y{36,255}z{8,}"), r"x*?y+z+");
-        assert_eq!(loosened(r"\{not{a,count}"), r"\{not{a,count}");
-    }
 
     #[test]
     fn values_that_are_code_or_placeholders_are_not_secrets() {
