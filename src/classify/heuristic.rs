@@ -14,9 +14,8 @@
 use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
-use regex::bytes::{RegexSet, RegexSetBuilder};
 
-use crate::classify::patterns::loosened;
+use crate::classify::patterns::{Set, loosened};
 use crate::classify::sentences::Form;
 use crate::event::Kind;
 
@@ -24,14 +23,13 @@ use crate::event::Kind;
 /// Unicode off: `\b`, `\w`, `\s` and case folding look at ASCII only (the patterns' words are
 /// all ASCII), `.` is any byte but a newline. That makes the sets quick to build — a hook pays
 /// for that on every run — and keeps the engine on its lazy DFA for non-ASCII text.
-fn set<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> RegexSet {
-    RegexSetBuilder::new(patterns)
+fn set<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> Set {
+    let syntax = regex_automata::util::syntax::Config::new()
         .case_insensitive(true)
         .unicode(false)
-        // Room for the lazy DFA's states: the sets are large and the default cache thrashes.
-        .dfa_size_limit(32 << 20)
-        .build()
-        .expect("classifier patterns compile")
+        .utf8(false);
+    // Room for the lazy DFA's states: the sets are large and the default cache thrashes.
+    Set::new(patterns, syntax, 32 << 20)
 }
 
 /// Word boundaries that look at ASCII only. A Unicode `\b` makes the regex engine fall back
@@ -195,7 +193,7 @@ fn keep_patterns() -> impl Iterator<Item = &'static str> {
 /// All of [`keep_patterns`] at once, loosened ([`loosened`]): one pass tells which of them may
 /// match, and [`keep`] says which do. Built whole, they took 6 ms in every process that
 /// classified a sentence, and as many again one by one.
-static KEEP: LazyLock<RegexSet> = LazyLock::new(|| set(keep_patterns().map(loosened)));
+static KEEP: LazyLock<Set> = LazyLock::new(|| set(keep_patterns().map(loosened)));
 /// The [`keep_patterns`] one by one, each built the first time the set says it may match.
 static KEEP_EACH: LazyLock<Vec<OnceLock<regex::bytes::Regex>>> =
     LazyLock::new(|| keep_patterns().map(|_| OnceLock::new()).collect());
@@ -210,12 +208,12 @@ fn keep(i: usize) -> &'static regex::bytes::Regex {
             .expect("classifier patterns compile")
     })
 }
-static DROP: LazyLock<RegexSet> = LazyLock::new(|| set(NOT_REASONING));
-static HEDGES: LazyLock<RegexSet> = LazyLock::new(|| set(HEDGE));
-static NARRATES: LazyLock<RegexSet> = LazyLock::new(|| set(NARRATION));
-static STEPS: LazyLock<RegexSet> = LazyLock::new(|| set(STEP));
-static REASONS: LazyLock<RegexSet> = LazyLock::new(|| set(REASONED));
-static LEADS_IN: LazyLock<RegexSet> = LazyLock::new(|| set(LEAD_IN));
+static DROP: LazyLock<Set> = LazyLock::new(|| set(NOT_REASONING));
+static HEDGES: LazyLock<Set> = LazyLock::new(|| set(HEDGE));
+static NARRATES: LazyLock<Set> = LazyLock::new(|| set(NARRATION));
+static STEPS: LazyLock<Set> = LazyLock::new(|| set(STEP));
+static REASONS: LazyLock<Set> = LazyLock::new(|| set(REASONED));
+static LEADS_IN: LazyLock<Set> = LazyLock::new(|| set(LEAD_IN));
 
 /// What a sentence holds that is worth keeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,10 +258,7 @@ pub fn classify(sentence: &str, form: Form) -> Option<Verdict> {
     if DROP.is_match(bytes) {
         return None;
     }
-    let first = KEEP
-        .matches(bytes)
-        .iter()
-        .find(|&i| keep(i).is_match(bytes))?;
+    let first = KEEP.matches(bytes).find(|&i| keep(i).is_match(bytes))?;
     // A line with no sentence in it ("Simplified pools (recommended)") names, it does not say.
     let sentence_like = s.ends_with(['.', '!', ')', '`', '"', '\'']);
     if !sentence_like && s.split_whitespace().count() < 6 {
@@ -318,7 +313,7 @@ const EXPLORING: &[&str] = &[
     r"\b(to|and) (see|check|understand|find out|figure out|determine|verify|confirm) (if|whether|what|how|why|where|which)\b",
 ];
 
-static EXPLORES: LazyLock<RegexSet> = LazyLock::new(|| set(EXPLORING));
+static EXPLORES: LazyLock<Set> = LazyLock::new(|| set(EXPLORING));
 
 /// The kind of a sentence: the reasoning it carries ([`classify`]), else whether it explores.
 pub fn kind_of(sentence: &str, form: Form) -> Option<Verdict> {

@@ -10,9 +10,9 @@
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
-use crate::classify::patterns::loosened;
+use crate::classify::patterns::{Set, loosened};
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
 
 use crate::classify::heuristic::ascii_boundaries;
 
@@ -335,9 +335,9 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 });
 
 /// All rules at once, loosened: one pass over the text tells which rules need a closer look.
-pub(super) static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(RULES.iter().map(|r| loosened(&r.pattern)))
-        .expect("redaction rules compile as a set")
+pub(super) static ANY: LazyLock<Set> = LazyLock::new(|| {
+    let syntax = regex_automata::util::syntax::Config::new();
+    Set::new(RULES.iter().map(|r| loosened(&r.pattern)), syntax, 2 << 20)
 });
 
 /// Each rule on its own, to find where its secret is: built when some text holds what that
