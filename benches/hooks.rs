@@ -15,7 +15,7 @@
 //! - `why`, `why --exact` and `query`; the peak memory of `why`, `why --exact` and
 //!   `git blame` (through `/usr/bin/time` when there is one);
 //! - `extract --transcript` of one session of 1, 4 and 20 MB (the replayed sessions' lines,
-//!   repeated) into a fresh clone.
+//!   repeated, over the last 1, 4 and 20 hours) into a clone with the notes, its store built.
 //!
 //! Medians and 95th percentiles; last, one line per target with its ratio, to compare a build
 //! with the previous one side by side.
@@ -344,7 +344,8 @@ fn peak_memory(repo: &RealRepo) -> Vec<(&'static str, u64)> {
         .collect()
 }
 
-/// `extract --transcript` of one session of each size into a fresh clone, 5 runs each in turn:
+/// `extract --transcript` of one session of each size into a clone of its own with the notes
+/// and the store, 5 runs each in turn:
 /// (size in bytes, the times).
 fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
     let mut out: Vec<(u64, Vec<Duration>)> = Vec::new();
@@ -363,6 +364,23 @@ fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
                 repo.dir.to_str().unwrap(),
                 clone.to_str().unwrap(),
             ]);
+            // As in a clone where the hooks have been at work: the notes are here and the
+            // store and its index built.
+            let mut ready = repo.command("git");
+            ready
+                .current_dir(&clone)
+                .args(["fetch", "-q", "origin", "refs/notes/*:refs/notes/*"]);
+            assert!(ready.status().unwrap().success());
+            let mut ready = repo.command(&repo.bin);
+            assert!(
+                ready
+                    .current_dir(&clone)
+                    .arg("rebuild")
+                    .output()
+                    .unwrap()
+                    .status
+                    .success()
+            );
             let start = Instant::now();
             let run = repo
                 .command(&repo.bin)
@@ -388,30 +406,46 @@ fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
 }
 
 /// One session of at least `bytes`: the replayed sessions' lines in turn, ids made unique per
-/// repetition, one session id. Its folder stays the repository's: to a clone it is a
-/// teammate's session.
+/// repetition, one session id, run over the hours before the last commit (an hour a MB, as
+/// real long sessions do). Its folder stays the repository's: to a clone it is a teammate's
+/// session.
 fn session_of(repo: &RealRepo, base: &Path, bytes: u64) -> PathBuf {
-    let path = base.join(format!("session-{}mb.jsonl", bytes >> 20));
     let id = format!("5e55104e-0000-4000-8000-{:012}", bytes >> 20);
-    let mut text = String::new();
-    let mut copy = 0;
-    while (text.len() as u64) < bytes {
+    // Named as Claude Code names its transcripts.
+    let path = base.join(format!("{id}.jsonl"));
+    let mut lines: Vec<String> = Vec::new();
+    let (mut size, mut copy) = (0, 0);
+    'fill: loop {
         for session in &repo.sessions {
-            let lines =
+            let text =
                 fs::read_to_string(repo.projects().join(format!("{session}.jsonl"))).unwrap();
-            text.push_str(
-                &lines
+            for line in text.lines() {
+                let line = line
                     .replace(session.as_str(), &id)
                     .replace("\"msg_", &format!("\"msg_x{copy}_"))
                     .replace("\"uuid\":\"", &format!("\"uuid\":\"x{copy}-"))
-                    .replace("\"toolu_", &format!("\"toolu_x{copy}_")),
-            );
-            if text.len() as u64 >= bytes {
-                break;
+                    .replace("\"toolu_", &format!("\"toolu_x{copy}_"));
+                size += line.len() as u64 + 1;
+                lines.push(line);
+            }
+            if size >= bytes {
+                break 'fill;
             }
         }
         copy += 1;
     }
+    let end: i64 = repo
+        .git(&["log", "-1", "--format=%ct"])
+        .trim()
+        .parse()
+        .unwrap();
+    let span = (bytes >> 20) as i64 * 3600;
+    let count = lines.len() as i64;
+    let text: String = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| realrepo::retimed(line, |_| end - span + span * i as i64 / count) + "\n")
+        .collect();
     fs::write(&path, text).unwrap();
     path
 }

@@ -392,9 +392,13 @@ fn busiest(sessions: &[Session]) -> Vec<String> {
 
 /// A line of a transcript moved into `dir` (for `cwd`) and `shift` seconds in time.
 fn moved(line: &str, cwd: &str, dir: &str, shift: i64) -> String {
-    let line = line.replace(cwd, dir);
+    retimed(&line.replace(cwd, dir), |t| t + shift)
+}
+
+/// `line` with its time `t` (seconds since the epoch) made `to(t)`.
+pub fn retimed(line: &str, to: impl Fn(i64) -> i64) -> String {
     let mut out = String::with_capacity(line.len());
-    let mut rest = line.as_str();
+    let mut rest = line;
     for key in ["\"timestamp\":\"", "\"timestamp\": \""] {
         if let Some(at) = rest.find(key) {
             let from = at + key.len();
@@ -402,7 +406,7 @@ fn moved(line: &str, cwd: &str, dir: &str, shift: i64) -> String {
                 && let Some(t) = unix_seconds(&rest[from..from + len])
             {
                 out.push_str(&rest[..from]);
-                out.push_str(&rfc3339(t + shift));
+                out.push_str(&rfc3339(to(t)));
                 rest = &rest[from + len..];
             }
         }
