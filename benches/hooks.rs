@@ -11,7 +11,8 @@
 //!   new;
 //! - an agent's commit: `git commit` without hooks, and with our post-commit hook as the
 //!   session's Bash tool runs it (`CLAUDE_CODE_SESSION_ID` set, the turn so far appended to its
-//!   transcript); then `hook Stop` at the end of that turn;
+//!   transcript; what the hook leaves to a process of its own is let finish, as it does while
+//!   the model writes its next message); then `hook Stop` at the end of that turn;
 //! - `why`, `why --exact` and `query`; the peak memory of `why`, `why --exact` and
 //!   `git blame` (through `/usr/bin/time` when there is one);
 //! - `extract --transcript` of one session of 1, 4 and 20 MB (the replayed sessions' lines,
@@ -273,6 +274,9 @@ impl Turn {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // What the hook left to a process of its own is done while the model writes its next
+        // message, seconds later: not in the way of the Stop hook measured here.
+        finished(repo);
         let head = repo.git(&["rev-parse", "--short=7", "HEAD"]);
         append(
             &self.transcript,
@@ -292,6 +296,30 @@ impl Turn {
             (AGENT_COMMIT, agent),
             (STOP_TURN, stop),
         ]
+    }
+}
+
+/// Wait until the process the last post-commit hook left its work to has ended, if it did.
+fn finished(repo: &RealRepo) {
+    let log = fs::read_to_string(repo.dir.join(".git/agent-context/log")).unwrap_or_default();
+    let Some(pid) = log
+        .lines()
+        .filter_map(|l| l.split("the rest left to process ").nth(1))
+        .next_back()
+        .and_then(|p| p.trim().parse::<u32>().ok())
+    else {
+        return;
+    };
+    let running = || {
+        fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| !r.trim_start().starts_with('Z'))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 

@@ -5,6 +5,8 @@
 
 use std::io;
 
+use gix::ObjectId;
+
 use crate::deliver::adapter;
 use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::ingest::repair;
@@ -51,60 +53,105 @@ pub fn follow_notes(store: &Store, what: &str) -> Result<(), store::Error> {
     Ok(())
 }
 
+/// What a git hook did: its line for the log, and the agent's commit whose post-commit work
+/// is left to a process of its own ([`FINISH`]), when it is.
+#[derive(Debug)]
+pub struct Ran {
+    pub said: String,
+    pub finish: Option<ObjectId>,
+}
+
+/// `hook post-commit finish <commit>`: the post-commit work of an agent's commit, in a process
+/// of its own that the commit does not wait for (see [`commit::post_commit`]).
+pub const FINISH: &str = "finish";
+
 /// Run git hook `name` (but `pre-push`: [`pre_push`]) with what git passed it (`rest`), then
-/// bring the retrieval index up to the notes; what it did, for the log.
-pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Option<String>, Error> {
-    let done = match name {
-        "post-commit" => post_commit(store)?,
-        "post-merge" => post_merge(store)?,
-        "post-rewrite" => post_rewrite(store, rest.first().map_or("rewrite", String::as_str))?,
+/// bring the retrieval index up to the notes if they changed.
+pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Ran, Error> {
+    let (said, finish) = match (name, rest.first().map(String::as_str)) {
+        ("post-commit", Some(FINISH)) => (finish(store, rest.get(1))?, None),
+        ("post-commit", _) => post_commit(store)?,
+        ("post-merge", _) => (post_merge(store)?, None),
+        ("post-rewrite", how) => (post_rewrite(store, how.unwrap_or("rewrite"))?, None),
         _ => {
             return Err(Error::Unknown {
                 name: name.to_owned(),
             });
         }
     };
-    follow_notes(store, &format!("hook {name}")).map_err(|source| Error::Index {
-        done: Some(done.clone()),
-        source,
-    })?;
-    Ok(Some(done))
+    // An agent's commit changed no note yet: what follows it does.
+    if finish.is_none() {
+        follow_notes(store, &format!("hook {name}")).map_err(|source| Error::Index {
+            done: Some(said.clone()),
+            source,
+        })?;
+    }
+    Ok(Ran { said, finish })
 }
 
-fn post_commit(store: &Store) -> Result<String, Error> {
+/// The session the environment names: the agent's that runs the commit.
+fn environment() -> Environment {
     let session = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
-    let env = Environment {
+    Environment {
         session_id: session("CLAUDE_CODE_SESSION_ID").or_else(|| session("CODEX_SESSION_ID")),
         homes: Homes::from_env(),
-    };
-    let (head, done) = commit::post_commit(store, &env)?;
+    }
+}
+
+fn post_commit(store: &Store) -> Result<(String, Option<ObjectId>), Error> {
+    let (head, done) = commit::post_commit(store, &environment())?;
     // A commit that adds again the lines of annotated ones (a squash merge, a cherry-pick by
     // hand) carries their reasoning too.
     let carried = match done {
         PostCommit::Linked { .. } => repair::carry_to(store, &[head])?.len(),
         _ => 0,
     };
-    let head = head.to_hex_with_len(12);
-    let also = match carried {
-        0 => String::new(),
-        n => format!("; the notes of {n} commits whose lines it holds carried"),
-    };
+    let hex = head.to_hex_with_len(12);
     let said = match done {
-        PostCommit::Rebase => format!("{head}: rebase in progress, notes left to git"),
+        PostCommit::Rebase => format!("{hex}: rebase in progress, notes left to git"),
         PostCommit::CherryPick { from, events } => format!(
-            "{head}: cherry-picked from {}, {events} events copied",
+            "{hex}: cherry-picked from {}, {events} events copied",
             from.to_hex_with_len(12)
         ),
-        PostCommit::Linked { sessions } if sessions.is_empty() => format!("{head}: no session"),
+        PostCommit::Deferred { session } => {
+            return Ok((format!("{hex}: session {session}: recorded"), Some(head)));
+        }
+        PostCommit::Linked { sessions } if sessions.is_empty() => format!("{hex}: no session"),
         PostCommit::Linked { sessions } => {
             let each: Vec<String> = sessions
                 .iter()
                 .map(|(s, n)| format!("session {s}: {n} events"))
                 .collect();
-            format!("{head}: {}", each.join(", "))
+            format!("{hex}: {}", each.join(", "))
         }
     };
-    Ok(format!("{said}{also}"))
+    Ok((format!("{said}{}", carried_note(carried)), None))
+}
+
+/// [`FINISH`]: attach the agent's session's events to `commit` (and any other commit of it
+/// recorded), then carry to it the notes of annotated commits whose lines it holds.
+fn finish(store: &Store, commit: Option<&String>) -> Result<String, Error> {
+    let env = environment();
+    let (Some(session), Some(commit)) = (
+        env.session_id.clone(),
+        commit.and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+    ) else {
+        return Ok("finish: no session or commit given: nothing to do".to_owned());
+    };
+    let events = commit::finish(store, &env, &session)?;
+    let carried = repair::carry_to(store, &[commit])?.len();
+    Ok(format!(
+        "{}: session {session}: {events} events{}",
+        commit.to_hex_with_len(12),
+        carried_note(carried)
+    ))
+}
+
+fn carried_note(carried: usize) -> String {
+    match carried {
+        0 => String::new(),
+        n => format!("; the notes of {n} commits whose lines it holds carried"),
+    }
 }
 
 fn post_merge(store: &Store) -> Result<String, Error> {

@@ -22,6 +22,10 @@
 //! start `distill --session <id>` in a process of its own — no input or output, its own process
 //! group, never waited for — so that the model's answer, however slow, holds up nothing; that
 //! run keeps to its own budgets and lock (`crate::distill`).
+//!
+//! The post-commit hook of an agent's commit writes the commit down and starts
+//! `hook post-commit finish <commit>` the same way, so that the commit waits for nothing
+//! (`crate::ingest::commit`); when that process cannot start, the hook does the work itself.
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -312,7 +316,8 @@ fn agent_hook(
     // Last: the distillation started takes the store's lock at once, which the index's update
     // above would otherwise wait for.
     if extracting && store.config().distill_on() && !payload.session_id.is_empty() {
-        let line = match start_distill(&here, &payload.session_id) {
+        let distill = ["distill", "--session", &payload.session_id].map(str::to_owned);
+        let line = match start_detached(&here, &distill) {
             Ok(pid) => format!("distill started (process {pid})"),
             Err(e) => format!("cannot start distill: {e}"),
         };
@@ -321,15 +326,16 @@ fn agent_hook(
     Ok(())
 }
 
-/// Start `distill --session <session>` in `here`, detached: the hook does not wait for it, and
-/// nothing of it reaches the hook's output or Claude Code's terminal.
-fn start_distill(here: &Path, session: &str) -> std::io::Result<u32> {
+/// Start this program with `args` in `here`, detached — no input or output, its own process
+/// group, never waited for: nothing of it reaches the hook's output, git's or Claude Code's
+/// terminal.
+fn start_detached(here: &Path, args: &[String]) -> std::io::Result<u32> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let child = Command::new(std::env::current_exe()?)
         .arg("-C")
         .arg(here)
-        .args(["distill", "--session", session])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -455,10 +461,31 @@ impl Watchdog {
 /// Run a git hook; what it did (for the log). The pre-push hook is held to
 /// `sync.push_budget_ms`: past it the process ends, and the push goes on.
 fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, work::Error> {
-    if args.name != "pre-push" {
-        return work::run(store, &args.name, &args.rest);
-    }
     let here = store.workdir().unwrap_or(store.common_dir());
+    if args.name != "pre-push" {
+        let ran = work::run(store, &args.name, &args.rest)?;
+        let Some(commit) = ran.finish else {
+            return Ok(Some(ran.said));
+        };
+        // The agent's commit goes on at once: the rest of the work in a process of its own,
+        // or here when none can be started.
+        let finish = [work::FINISH.to_owned(), commit.to_string()];
+        let mut line = ["hook", "post-commit"].map(str::to_owned).to_vec();
+        line.extend(finish.clone());
+        return match start_detached(here, &line) {
+            Ok(pid) => Ok(Some(format!(
+                "{}; the rest left to process {pid}",
+                ran.said
+            ))),
+            Err(e) => {
+                let done = work::run(store, "post-commit", &finish)?;
+                Ok(Some(format!(
+                    "{}; no process for the rest ({e}): {}",
+                    ran.said, done.said
+                )))
+            }
+        };
+    }
     let budget = (store.config().sync_push_budget(), "sync.push_budget_ms");
     let watchdog = Watchdog::start(
         "hook pre-push",

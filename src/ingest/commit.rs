@@ -1,10 +1,14 @@
 //! What a new or rewritten commit triggers — the work of the git hooks (docs/linking.md).
 //!
-//! **post-commit** runs inside the agent's `git commit`, before any Claude Code hook: it reads the
-//! session's transcript up to now and attaches the session's pending events to the new commit. The
-//! session is the one `CLAUDE_CODE_SESSION_ID` names (Claude Code sets it in every Bash
-//! subprocess); without it, every session active in this worktree lately (`link.active_minutes`)
-//! whose edits meet the commit's files. During a rebase it does nothing (git carries the notes, see
+//! **post-commit** runs inside the agent's `git commit`, before any Claude Code hook. When the
+//! session is known — `CLAUDE_CODE_SESSION_ID` (Claude Code sets it in every Bash subprocess) or
+//! Codex CLI's `CODEX_SESSION_ID` — it only records that the session made the commit, then and
+//! there (one line, [`link::defer`]), so that the agent's commit waits for nothing; reading the
+//! transcript up to then and attaching the session's pending events to the commit ([`finish`])
+//! follows in a process of its own, and whatever reads the session next (its next hook, an
+//! `extract`) does it if that process could not. Without a session, every session active in
+//! this worktree lately (`link.active_minutes`) whose edits meet the commit's files is read and
+//! linked at once. During a rebase it does nothing (git carries the notes, see
 //! `notes.rewriteRef`); during a cherry-pick it copies the picked commit's note, and attaches
 //! nothing else.
 //!
@@ -43,6 +47,8 @@ pub enum PostCommit {
     CherryPick { from: ObjectId, events: usize },
     /// Sessions read and linked: (session, events attached to the new commit or before it).
     Linked { sessions: Vec<(String, usize)> },
+    /// The agent's session made it: recorded, its events to be attached by [`finish`].
+    Deferred { session: String },
 }
 
 /// Run the post-commit work for HEAD.
@@ -68,43 +74,42 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
             },
         ));
     }
-    let _lock = match store.lock() {
-        Ok(lock) => lock,
-        // Another writer is busy: the next run links the commit to the session.
-        Err(crate::store::Error::Busy) => {
-            if let Some(session) = &env.session_id {
-                link::defer(store, session, head)?;
-            }
-            return Err(crate::store::Error::Busy.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let mut linked = Vec::new();
-    match &env.session_id {
-        Some(session) => {
-            for path in session_transcripts(store, env, session) {
-                read(store, &path)?;
-            }
-            let to_head = link::session_to(store, session, head, false)?;
-            linked.push((session.clone(), to_head.events));
-        }
-        None => {
-            let mut active: BTreeSet<String> = BTreeSet::new();
-            for path in active_transcripts(store, env) {
-                if let Some(session) = read(store, &path)?
-                    .map(|r| r.session_id)
-                    .filter(|s| !s.is_empty())
-                {
-                    active.insert(session);
-                }
-            }
-            for session in active {
-                let to_head = link::session_to(store, &session, head, true)?;
-                linked.push((session, to_head.events));
-            }
+    if let Some(session) = &env.session_id {
+        link::defer(store, session, head)?;
+        return Ok((
+            head,
+            PostCommit::Deferred {
+                session: session.clone(),
+            },
+        ));
+    }
+    let _lock = store.lock()?;
+    let mut active: BTreeSet<String> = BTreeSet::new();
+    for path in active_transcripts(store, env) {
+        if let Some(session) = read(store, &path)?
+            .map(|r| r.session_id)
+            .filter(|s| !s.is_empty())
+        {
+            active.insert(session);
         }
     }
+    let mut linked = Vec::new();
+    for session in active {
+        let to_head = link::session_to(store, &session, head, true)?;
+        linked.push((session, to_head.events));
+    }
     Ok((head, PostCommit::Linked { sessions: linked }))
+}
+
+/// The rest of the post-commit work for the commits `session` made ([`PostCommit::Deferred`]):
+/// read its transcripts up to now and attach its pending events to them, each commit taking
+/// those before its hook ran; how many events were attached.
+pub fn finish(store: &Store, env: &Environment, session: &str) -> Result<usize, Error> {
+    let _lock = store.lock()?;
+    for path in session_transcripts(store, env, session) {
+        read(store, &path)?;
+    }
+    Ok(link::session(store, session)?.events)
 }
 
 /// Extract one transcript, leaving the linking to the caller; a transcript that has gone away

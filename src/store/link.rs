@@ -6,7 +6,8 @@
 //!    sha]` in the output of `git commit`, or `git log --oneline` after `git commit -q` — when
 //!    the id resolves to a commit of this repository ([`session`]); when it does not (the
 //!    commit was rebased or amended since), the one commit with the subject the session wrote;
-//! 2. the post-commit hook: a commit made while the session was running, in its worktree
+//! 2. the post-commit hook: a commit the session made, which the hook wrote down ([`defer`],
+//!    linked by [`session`]), or one made while it was running, in its worktree
 //!    ([`session_to`]);
 //! 3. commits on any branch that add the lines the session's writes added, whatever their
 //!    dates ([`session`]);
@@ -259,9 +260,9 @@ enum Rest {
     },
 }
 
-/// Attach the pending events of `session` that a commit of the session now takes: commits a
-/// post-commit hook could not link for lack of time ([`defer`]), commits it named, then
-/// commits that fit its time and files.
+/// Attach the pending events of `session` that a commit of the session now takes: commits its
+/// post-commit hooks wrote down ([`defer`]), commits it named, then commits that fit its time
+/// and files.
 pub fn session(store: &Store, session: &str) -> Result<Linked> {
     let mut linked = Linked::default();
     if let Some(claimed) = claim_deferred(store, session)? {
@@ -325,8 +326,9 @@ struct Deferred {
     at: i64,
 }
 
-/// Remember that `session` made `commit`, for the next run to link (a hook that found the store
-/// busy). Appends one short line, without the lock: such appends do not interleave.
+/// Remember that `session` made `commit`, for the next run to link (the post-commit hook of an
+/// agent's commit, which leaves the linking to a process of its own). Appends one short line,
+/// without the lock: such appends do not interleave.
 pub fn defer(store: &Store, session: &str, commit: ObjectId) -> Result<()> {
     append_deferred(store, session, commit, now_seconds())
 }

@@ -267,13 +267,26 @@ fn run_hooks(
             &[][..],
         ),
     ] {
+        let before = repo.log().len();
         let out = repo.run_with_input(dir, args, input, vars);
         assert!(
             out.status.code() == Some(0) && !stderr(&out).contains("panicked"),
             "hook {name}: {out:?}"
         );
         assert!(out.stdout.is_empty(), "a git hook prints nothing: {out:?}");
-        runs.push(checked(name, name, None, &out, store));
+        let mut hooked = checked(name, name, None, &out, store);
+        // What an agent's commit leaves to a process of its own says why it failed in the log
+        // alone (no terminal sees it).
+        repo.settled();
+        if hooked.error.is_none() {
+            let log = repo.log();
+            let failed = format!("hook {name}: failed: ");
+            hooked.error = log.get(before..).and_then(|new| {
+                let line = new.lines().find(|l| l.contains(&failed))?;
+                Some(line.split_once(&failed)?.1.to_owned())
+            });
+        }
+        runs.push(hooked);
     }
     runs
 }

@@ -323,10 +323,8 @@ fn a_commit_in_a_linked_worktree_is_linked_in_the_shared_store() {
 fn a_failing_hook_never_fails_the_commit_and_says_why_once() {
     let repo = hooked_repo();
     transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
-    // Something in the store's way: a file where the pending folder goes.
-    let pending = repo.root.join(".git/agent-context/pending");
-    fs::remove_dir_all(&pending).unwrap();
-    fs::write(&pending, "in the way").unwrap();
+    // Something in the store's way: a folder where the hook records the agent's commit.
+    fs::create_dir_all(repo.root.join(".git/agent-context/deferred/in-the-way")).unwrap();
     fs::write(repo.root.join("cache.py"), "x\n").unwrap();
     repo.git(&["add", "cache.py"]);
     let out = repo.git_output(
@@ -343,6 +341,44 @@ fn a_failing_hook_never_fails_the_commit_and_says_why_once() {
     );
     assert!(repo.log().contains("failed: "), "{}", repo.log());
     assert_eq!(repo.git(&["log", "-1", "--format=%s"]), "feat: cache");
+}
+
+#[test]
+fn what_an_agents_commit_leaves_to_a_process_of_its_own_is_done_by_the_next_run_if_it_fails() {
+    let repo = hooked_repo();
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    // Something in the way of reading the transcript, not of recording the commit.
+    let pending = repo.root.join(".git/agent-context/pending");
+    fs::remove_dir_all(&pending).unwrap();
+    fs::write(&pending, "in the way").unwrap();
+    fs::write(repo.root.join("cache.py"), "x\n").unwrap();
+    repo.git(&["add", "cache.py"]);
+    let out = repo.git_output(
+        &repo.root,
+        &["commit", "-q", "-m", "feat: cache"],
+        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
+    );
+    // The commit's own part worked and said nothing; the rest failed where it ran, and says so
+    // in the log.
+    assert!(out.status.success());
+    assert_eq!(crate::repo::stderr(&out), "");
+    assert!(
+        repo.log().contains("the rest left to process"),
+        "{}",
+        repo.log()
+    );
+    assert!(repo.log().contains("failed: "), "{}", repo.log());
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    assert!(kinds_in_note(&repo, &head).is_empty());
+    // Nothing is lost: the commit was recorded, and the next run links it.
+    fs::remove_file(&pending).unwrap();
+    repo.ok(&["extract"]);
+    assert_eq!(
+        kinds_in_note(&repo, &head),
+        ["decision", "session", "write"],
+        "log: {}",
+        repo.log()
+    );
 }
 
 #[test]

@@ -820,9 +820,11 @@ fn stop_and_post_commit_racing_on_the_same_commit_lose_nothing() {
     assert_placed_as_in_turn(&repo, &in_turn, each_commit);
     assert_graph_follows_notes(&repo);
     assert_nothing_deferred(&repo);
+    // Of the hooks a starved round holds back, the post-commit hook of an agent's commit takes
+    // no lock (it leaves its work to a process of its own, which the round does not hold).
     assert!(
-        busy >= 2 * (ROUNDS as usize / 4),
-        "the starved rounds found the store busy"
+        busy >= ROUNDS as usize / 4,
+        "the starved rounds found the store busy: {busy}"
     );
     println!(
         "{ROUNDS} commits, {} events, {busy} hook runs found the store busy, {:.1} s",
@@ -915,7 +917,7 @@ fn two_commits_of_one_session_whose_hooks_overlap_lose_nothing() {
     assert_nothing_deferred(&repo);
     assert!(
         busy >= 3 * (ROUNDS as usize / 3),
-        "the starved rounds found the store busy"
+        "the starved rounds found the store busy: {busy}"
     );
     println!(
         "{} commits, two at a time, {} events, {busy} hook runs found the store busy, {:.1} s",
@@ -1033,9 +1035,11 @@ fn two_sessions_in_one_worktree_with_their_hooks_interleaved_lose_nothing() {
     assert_placed_as_in_turn(&repo, &in_turn, each_commit);
     assert_graph_follows_notes(&repo);
     assert_nothing_deferred(&repo);
+    // Of the hooks a starved round holds back, the post-commit hook of an agent's commit takes
+    // no lock (it leaves its work to a process of its own, which the round does not hold).
     assert!(
-        busy >= 3 * (ROUNDS as usize / 4),
-        "the starved rounds found the store busy"
+        busy >= 2 * (ROUNDS as usize / 4),
+        "the starved rounds found the store busy: {busy}"
     );
     assert!(captured > 0, "no capture appended its event");
     println!(
@@ -1092,9 +1096,11 @@ fn two_worktrees_each_with_its_session_and_commits_lose_nothing() {
     assert_placed_as_in_turn(&repo, &in_turn, each_commit);
     assert_graph_follows_notes(&repo);
     assert_nothing_deferred(&repo);
+    // Of the hooks a starved round holds back, the post-commit hook of an agent's commit takes
+    // no lock (it leaves its work to a process of its own, which the round does not hold).
     assert!(
-        busy >= 4 * (ROUNDS as usize / 4),
-        "the starved rounds found the store busy"
+        busy >= 2 * (ROUNDS as usize / 4),
+        "the starved rounds found the store busy: {busy}"
     );
     // Each worktree's commits carry its own session's reasoning.
     for (s, other) in [(&a, &b), (&b, &a)] {

@@ -91,11 +91,41 @@ impl TestRepo {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
-    /// Run git in `dir` with extra environment variables, whatever the outcome.
+    /// Run git in `dir` with extra environment variables, whatever the outcome, once the work
+    /// an agent's commit left to a process of its own is done ([`TestRepo::settled`]); and
+    /// wait for what this one leaves.
     pub fn git_output(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        self.git_command(dir, args, vars)
+        self.settled();
+        let out = self
+            .git_command(dir, args, vars)
             .output()
-            .expect("git runs")
+            .expect("git runs");
+        self.settled();
+        out
+    }
+
+    /// Wait (30 s at most) until the processes that post-commit hooks left the rest of an
+    /// agent's commit to have ended, so that what a test reads next is what they wrote.
+    pub fn settled(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let log = self.log();
+        let pids = log
+            .lines()
+            .filter_map(|l| l.split("the rest left to process ").nth(1))
+            .filter_map(|p| p.trim().parse::<u32>().ok());
+        for pid in pids {
+            // Gone, or a zombie nobody reaps yet: done either way.
+            let running = || {
+                fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .is_some_and(|r| !r.trim_start().starts_with('Z'))
+                })
+            };
+            while running() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
     }
 
     /// Run git in the repository with `input` on its stdin; panics unless it succeeds.
