@@ -29,6 +29,8 @@
 mod input;
 #[path = "common/realrepo.rs"]
 mod realrepo;
+#[path = "common/settle.rs"]
+mod settle;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -276,7 +278,7 @@ impl Turn {
         );
         // What the hook left to a process of its own is done while the model writes its next
         // message, seconds later: not in the way of the Stop hook measured here.
-        finished(repo);
+        settle::finished(&repo.dir.join(".git/agent-context"));
         let head = repo.git(&["rev-parse", "--short=7", "HEAD"]);
         append(
             &self.transcript,
@@ -296,30 +298,6 @@ impl Turn {
             (AGENT_COMMIT, agent),
             (STOP_TURN, stop),
         ]
-    }
-}
-
-/// Wait until the process the last post-commit hook left its work to has ended, if it did.
-fn finished(repo: &RealRepo) {
-    let log = fs::read_to_string(repo.dir.join(".git/agent-context/log")).unwrap_or_default();
-    let Some(pid) = log
-        .lines()
-        .filter_map(|l| l.split("the rest left to process ").nth(1))
-        .next_back()
-        .and_then(|p| p.trim().parse::<u32>().ok())
-    else {
-        return;
-    };
-    let running = || {
-        fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            s.rsplit(')')
-                .next()
-                .is_some_and(|r| !r.trim_start().starts_with('Z'))
-        })
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while running() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(2));
     }
 }
 

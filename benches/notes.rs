@@ -5,7 +5,9 @@
 //! 2. The post-commit hook on that repository (1,000 commits, 10,000 events in notes): each
 //!    round appends a turn to a session's transcript (already read up to then), makes a commit
 //!    and times `git agent-context hook post-commit` as git would run it, with
-//!    `CLAUDE_CODE_SESSION_ID` set.
+//!    `CLAUDE_CODE_SESSION_ID` set: what the commit waits for; the linking it leaves to a
+//!    process of its own ends before the next round, and the last round's reasoning must be on
+//!    HEAD.
 //!
 //! Run: `cargo bench --bench notes` (`-- --events N` for another count; `--no-git-loop` skips
 //! the slow shell loop).
@@ -22,6 +24,8 @@ use git_agent_context::store::notes::{self, ObjectId};
 
 #[path = "common/input.rs"]
 mod input;
+#[path = "common/settle.rs"]
+mod settle;
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-agent-context");
 const COMMITS: usize = 1000;
@@ -249,6 +253,8 @@ fn post_commit_hook(repo: &Path, home: &Path) {
             .unwrap();
         hook.push(start.elapsed());
         assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+        // The linking the hook left to a process of its own, done before the next turn.
+        settle::finished(&repo.join(".git/agent-context"));
     }
     let head = git_in(repo, home, &["rev-parse", "HEAD"]);
     let note = git_in(
