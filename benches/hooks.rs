@@ -25,6 +25,8 @@
 //! another build of the binary, such as the previous commit's, on the same repository). The
 //! repository is built afresh each run under `target/tmp/bench-hooks/` (about 10 s).
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
 #[path = "common/input.rs"]
 mod input;
 #[path = "common/realrepo.rs"]

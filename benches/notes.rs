@@ -21,7 +21,10 @@ use git_agent_context::event::note::encode;
 use git_agent_context::event::{Event, Kind, Origin};
 use git_agent_context::store::Store;
 use git_agent_context::store::notes::{self, ObjectId};
+use hermetic::hermetic;
 
+#[path = "common/hermetic.rs"]
+mod hermetic;
 #[path = "common/input.rs"]
 mod input;
 #[path = "common/settle.rs"]
@@ -113,18 +116,6 @@ fn git_command(repo: &Path, home: &Path) -> Command {
     hermetic(&mut cmd, home);
     cmd.current_dir(repo);
     cmd
-}
-
-fn hermetic(cmd: &mut Command, home: &Path) {
-    cmd.env("HOME", home)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .env_remove("CLAUDE_CONFIG_DIR");
 }
 
 /// `n` commits on main, each changing one file, made with `git fast-import` (each commit's

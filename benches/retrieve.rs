@@ -16,6 +16,8 @@
 
 #[path = "common/bigrepo.rs"]
 mod bigrepo;
+#[path = "common/hermetic.rs"]
+mod hermetic;
 #[path = "common/input.rs"]
 mod input;
 

@@ -11,6 +11,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::hermetic::hermetic;
+
 pub const COMMITS: usize = 50_000;
 pub const NOTE_EVERY: usize = 10;
 pub const LONG_LIVED: [&str; 4] = [
@@ -161,14 +163,7 @@ fn rebuild(repo: &BigRepo, bin: &str) {
 impl BigRepo {
     pub fn command(&self, program: &str) -> Command {
         let mut cmd = Command::new(program);
-        cmd.current_dir(&self.dir)
-            .env("HOME", &self.home)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Bench")
-            .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-            .env("GIT_COMMITTER_NAME", "Bench")
-            .env("GIT_COMMITTER_EMAIL", "bench@example.com");
+        hermetic(cmd.current_dir(&self.dir), &self.home);
         cmd
     }
 

@@ -24,6 +24,8 @@ use git_agent_context::transcript::agent::Agent;
 use git_agent_context::transcript::locate::project_dir_name;
 use serde_json::Value;
 
+use crate::hermetic::hermetic;
+
 /// Commits before the sessions' own (merges included).
 pub const COMMITS: usize = 4_000;
 /// Sessions replayed.
@@ -200,16 +202,7 @@ pub fn build(base: &Path, bin: &str) -> RealRepo {
 impl RealRepo {
     pub fn command(&self, program: &str) -> Command {
         let mut cmd = Command::new(program);
-        cmd.current_dir(&self.dir)
-            .env("HOME", &self.home)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Bench")
-            .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-            .env("GIT_COMMITTER_NAME", "Bench")
-            .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-            .env_remove("CLAUDE_CODE_SESSION_ID")
-            .env_remove("CLAUDE_CONFIG_DIR");
+        hermetic(cmd.current_dir(&self.dir), &self.home);
         cmd
     }
 
