@@ -40,6 +40,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use hermetic::succeeded;
 use realrepo::RealRepo;
 use serde_json::json;
 
@@ -374,35 +375,17 @@ fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
             ]);
             // As in a clone where the hooks have been at work: the notes are here and the
             // store and its index built.
-            let mut ready = repo.command("git");
-            ready
-                .current_dir(&clone)
-                .args(["fetch", "-q", "origin", "refs/notes/*:refs/notes/*"]);
-            assert!(ready.status().unwrap().success());
-            let mut ready = repo.command(&repo.bin);
-            assert!(
-                ready
-                    .current_dir(&clone)
-                    .arg("rebuild")
-                    .output()
-                    .unwrap()
-                    .status
-                    .success()
-            );
+            let fetch = ["fetch", "-q", "origin", "refs/notes/*:refs/notes/*"];
+            succeeded(repo.command("git").current_dir(&clone).args(fetch));
+            succeeded(repo.command(&repo.bin).current_dir(&clone).arg("rebuild"));
             let start = Instant::now();
-            let run = repo
-                .command(&repo.bin)
-                .current_dir(&clone)
-                .args(["extract", "--transcript"])
-                .arg(transcript)
-                .output()
-                .unwrap();
-            let took = start.elapsed();
-            assert!(
-                run.status.success(),
-                "{}",
-                String::from_utf8_lossy(&run.stderr)
+            succeeded(
+                repo.command(&repo.bin)
+                    .current_dir(&clone)
+                    .args(["extract", "--transcript"])
+                    .arg(transcript),
             );
+            let took = start.elapsed();
             let size = fs::metadata(transcript).unwrap().len();
             if out.len() <= i {
                 out.push((size, Vec::new()));

@@ -21,7 +21,7 @@ use git_agent_context::event::note::encode;
 use git_agent_context::event::{Event, Kind, Origin};
 use git_agent_context::store::Store;
 use git_agent_context::store::notes::{self, ObjectId};
-use hermetic::hermetic;
+use hermetic::{hermetic, succeeded};
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
@@ -102,13 +102,7 @@ fn main() {
 }
 
 fn git_in(repo: &Path, home: &Path, args: &[&str]) -> String {
-    let out = git_command(repo, home).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(succeeded(git_command(repo, home).args(args)).stdout).unwrap()
 }
 
 fn git_command(repo: &Path, home: &Path) -> Command {
@@ -213,11 +207,7 @@ fn post_commit_hook(repo: &Path, home: &Path) {
     let mut text = fs::read_to_string(fixture).unwrap();
     text = text.replace("3d06a160-5483-464a-94bc-4a29f10eaa67", session);
     fs::write(&transcript, &text).unwrap();
-    let extract = binary(repo, home)
-        .args(["extract", "--transcript", transcript.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(extract.status.success());
+    succeeded(binary(repo, home).args(["extract", "--transcript", transcript.to_str().unwrap()]));
 
     let rounds = 30;
     let mut hook = Vec::new();

@@ -47,14 +47,8 @@ fn main() {
 /// Run `program` with `args` in `repo`: how long it took, and how much it printed.
 fn time(repo: &bigrepo::BigRepo, program: &str, args: &[&str]) -> (Duration, usize) {
     let start = Instant::now();
-    let out = repo.command(program).args(args).output().unwrap();
-    let took = start.elapsed();
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (took, out.stdout.len())
+    let out = hermetic::succeeded(repo.command(program).args(args));
+    (start.elapsed(), out.stdout.len())
 }
 
 /// `why` and `git blame --porcelain` in turn on two long-lived files; `why --exact` a few times.

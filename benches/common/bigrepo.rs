@@ -11,7 +11,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::hermetic::hermetic;
+use crate::hermetic::{hermetic, succeeded};
 
 pub const COMMITS: usize = 50_000;
 pub const NOTE_EVERY: usize = 10;
@@ -146,12 +146,7 @@ pub fn get(bin: &str) -> BigRepo {
 /// are its own).
 fn rebuild(repo: &BigRepo, bin: &str) {
     let started = std::time::Instant::now();
-    let out = repo.command(bin).arg("rebuild").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(repo.command(bin).arg("rebuild"));
     println!(
         "rebuild (graph and index from {} notes): {:.1} s: {}",
         COMMITS / NOTE_EVERY,
@@ -168,13 +163,7 @@ impl BigRepo {
     }
 
     pub fn git(&self, args: &[&str]) -> String {
-        let out = self.command("git").args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        String::from_utf8(succeeded(self.command("git").args(args)).stdout).unwrap()
     }
 }
 

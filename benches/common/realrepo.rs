@@ -24,7 +24,7 @@ use git_agent_context::transcript::agent::Agent;
 use git_agent_context::transcript::locate::project_dir_name;
 use serde_json::Value;
 
-use crate::hermetic::hermetic;
+use crate::hermetic::{hermetic, succeeded};
 
 /// Commits before the sessions' own (merges included).
 pub const COMMITS: usize = 4_000;
@@ -141,28 +141,10 @@ pub fn build(base: &Path, bin: &str) -> RealRepo {
         repo.sessions.push(session.id.clone());
         repo.prompts.extend(session.prompt.clone());
     }
-    let out = repo
-        .command(bin)
-        .args(["install", "--scope", "local"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(repo.command(bin).args(["install", "--scope", "local"]));
     let started = Instant::now();
-    let out = repo
-        .command(bin)
-        .args(["extract", "--json"])
-        .output()
-        .unwrap();
+    let out = succeeded(repo.command(bin).args(["extract", "--json"]));
     let extracted = started.elapsed();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let notes = repo
         .git(&["notes", "--ref=agent-context", "list"])
@@ -207,13 +189,7 @@ impl RealRepo {
     }
 
     pub fn git(&self, args: &[&str]) -> String {
-        let out = self.command("git").args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        String::from_utf8(succeeded(self.command("git").args(args)).stdout).unwrap()
     }
 
     /// The folder Claude Code keeps this repository's transcripts in.
@@ -226,14 +202,8 @@ impl RealRepo {
     /// Run `program` with `args` once: how long it took.
     pub fn time(&self, program: &str, args: &[&str]) -> Duration {
         let start = Instant::now();
-        let out = self.command(program).args(args).output().unwrap();
-        let took = start.elapsed();
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        took
+        succeeded(self.command(program).args(args));
+        start.elapsed()
     }
 }
 
