@@ -335,34 +335,38 @@ type Alternative = (&'static [&'static str], String, OnceLock<Regex>);
 /// and a sentence without any is not searched.
 static ALTERNATIVE: LazyLock<Vec<Alternative>> = LazyLock::new(|| {
     let end = r"(?:[,;:.!?)—]|$| - | because| since| which| so | as | but | and then)";
-    let turned: [&[&str]; 5] = [
-        &["instead of", "rather than", "over"],
-        &["instead of", "rather than"],
-        &["considered"],
-        &["over"],
-        &[
-            "ruled out",
-            "rejected",
-            "dropped",
-            "abandoned",
-            "scrapped",
-            "reverted",
-        ],
+    let alternatives: [(&'static [&'static str], String); 7] = [
+        (
+            &["instead of", "rather than", "over"],
+            r"(?i)\b(?:instead of|rather than|over)\s+`([^`]{1,80})`".to_owned(),
+        ),
+        (
+            &["instead of", "rather than"],
+            format!(r"(?i)\b(?:instead of|rather than)\s+([^`].{{2,80}}?){end}"),
+        ),
+        (
+            &["considered"],
+            r"(?i)\bconsidered\s+(.{3,80}?)\s+but\b".to_owned(),
+        ),
+        (
+            &["over"],
+            format!(r"(?i)\b(?:chose|chosen|picked|prefer|preferred|went with|go with|going with|use|using)\s+.{{1,60}}?\s+over\s+(.{{3,80}}?){end}"),
+        ),
+        (
+            &["ruled out", "rejected", "dropped", "abandoned", "scrapped", "reverted"],
+            format!(r"(?i)\b(?:ruled out|rejected|dropped|abandoned|scrapped|reverted)\s+(?:the\s+)?(.{{3,80}}?){end}"),
+        ),
+        (
+            &["work"],
+            r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:won'?t|doesn'?t|didn'?t|can'?t|will not|does not) work\b".to_owned(),
+        ),
+        (
+            &["overkill", "worth", "too"],
+            r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:is|would be) (?:overkill|not worth it|too \w+)\b".to_owned(),
+        ),
     ];
-    let patterns = [
-        r"(?i)\b(?:instead of|rather than|over)\s+`([^`]{1,80})`".to_owned(),
-        format!(r"(?i)\b(?:instead of|rather than)\s+([^`].{{2,80}}?){end}"),
-        r"(?i)\bconsidered\s+(.{3,80}?)\s+but\b".to_owned(),
-        format!(r"(?i)\b(?:chose|chosen|picked|prefer|preferred|went with|go with|going with|use|using)\s+.{{1,60}}?\s+over\s+(.{{3,80}}?){end}"),
-        format!(r"(?i)\b(?:ruled out|rejected|dropped|abandoned|scrapped|reverted)\s+(?:the\s+)?(.{{3,80}}?){end}"),
-        r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:won'?t|doesn'?t|didn'?t|can'?t|will not|does not) work\b".to_owned(),
-        r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:is|would be) (?:overkill|not worth it|too \w+)\b".to_owned(),
-    ];
-    let words = turned
+    alternatives
         .into_iter()
-        .chain([&["work"][..], &["overkill", "worth", "too"]]);
-    words
-        .zip(patterns)
         .map(|(words, p)| (words, ascii_boundaries(&p), OnceLock::new()))
         .collect()
 });

@@ -470,8 +470,7 @@ fn git_hook(store: &Store, args: &Args) -> Result<Option<String>, work::Error> {
         // The agent's commit goes on at once: the rest of the work in a process of its own,
         // or here when none can be started.
         let finish = [work::FINISH.to_owned(), commit.to_string()];
-        let mut line = ["hook", "post-commit"].map(str::to_owned).to_vec();
-        line.extend(finish.clone());
+        let line = ["hook", "post-commit", &finish[0], &finish[1]].map(str::to_owned);
         return match start_detached(here, &line) {
             Ok(pid) => Ok(Some(format!(
                 "{}; the rest left to process {pid}",
