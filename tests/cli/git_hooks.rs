@@ -319,19 +319,24 @@ fn a_commit_in_a_linked_worktree_is_linked_in_the_shared_store() {
     assert!(!wt.join(".git/agent-context").exists());
 }
 
+/// The session commits `cache.py` with git, whatever the outcome.
+fn agent_commits_cache(repo: &TestRepo) -> std::process::Output {
+    fs::write(repo.root.join("cache.py"), "x\n").unwrap();
+    repo.git(&["add", "cache.py"]);
+    repo.git_output(
+        &repo.root,
+        &["commit", "-q", "-m", "feat: cache"],
+        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
+    )
+}
+
 #[test]
 fn a_failing_hook_never_fails_the_commit_and_says_why_once() {
     let repo = hooked_repo();
     transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
     // Something in the store's way: a folder where the hook records the agent's commit.
     fs::create_dir_all(repo.root.join(".git/agent-context/deferred/in-the-way")).unwrap();
-    fs::write(repo.root.join("cache.py"), "x\n").unwrap();
-    repo.git(&["add", "cache.py"]);
-    let out = repo.git_output(
-        &repo.root,
-        &["commit", "-q", "-m", "feat: cache"],
-        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
-    );
+    let out = agent_commits_cache(&repo);
     assert!(out.status.success());
     let stderr = crate::repo::stderr(&out);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -351,13 +356,7 @@ fn what_an_agents_commit_leaves_to_a_process_of_its_own_is_done_by_the_next_run_
     let pending = repo.root.join(".git/agent-context/pending");
     fs::remove_dir_all(&pending).unwrap();
     fs::write(&pending, "in the way").unwrap();
-    fs::write(repo.root.join("cache.py"), "x\n").unwrap();
-    repo.git(&["add", "cache.py"]);
-    let out = repo.git_output(
-        &repo.root,
-        &["commit", "-q", "-m", "feat: cache"],
-        &[("CLAUDE_CODE_SESSION_ID", SESSION)],
-    );
+    let out = agent_commits_cache(&repo);
     // The commit's own part worked and said nothing; the rest failed where it ran, and says so
     // in the log.
     assert!(out.status.success());
