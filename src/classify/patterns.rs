@@ -1,14 +1,26 @@
 //! What the classifier's and the redactor's pattern sets share.
 
-use regex_automata::nfa::thompson::WhichCaptures;
-use regex_automata::util::syntax;
-use regex_automata::{Input, MatchKind, PatternSet, meta};
+use std::sync::Mutex;
 
-/// Patterns matched at once, as `regex::RegexSet` does, but built without a literal prefilter:
-/// working one out for a hundred case-insensitive patterns took most of the 4.6 ms that
-/// building the largest set took in every process that used it (1.3 ms without). The texts
-/// these sets look at are sentences and tool outputs, where a prefilter saves little.
-pub(crate) struct Set(meta::Regex);
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::nfa::thompson::{self, WhichCaptures};
+use regex_automata::util::syntax;
+use regex_automata::{Input, MatchKind, PatternSet};
+
+/// Patterns matched at once, as `regex::RegexSet` does, but built as one forward lazy DFA and
+/// nothing more: no literal prefilter (working one out for a hundred case-insensitive patterns
+/// took most of the 4.6 ms that building the largest set took in every process that used it)
+/// and no reverse automaton, which only finds where a match starts — a set tells which
+/// patterns match, not where. The texts these sets look at are sentences and tool outputs,
+/// where a prefilter saves little.
+///
+/// A search cannot fail: nothing makes the DFA quit (no Unicode word boundary; the sets use
+/// ASCII ones) or give up (it clears its cache as often as it must). Were it to fail all the
+/// same, a set says that every pattern may match, which costs time, never a secret kept.
+pub(crate) struct Set {
+    dfa: DFA,
+    cache: Mutex<Cache>,
+}
 
 impl Set {
     /// The set of `patterns` under `syntax` (Unicode or not, case or not), with `cache` bytes
@@ -19,30 +31,49 @@ impl Set {
         cache: usize,
     ) -> Set {
         let patterns: Vec<S> = patterns.into_iter().collect();
-        let config = meta::Config::new()
-            .match_kind(MatchKind::All)
-            .which_captures(WhichCaptures::None)
-            .auto_prefilter(false)
-            .utf8_empty(syntax.get_utf8())
-            .nfa_size_limit(Some(10 << 20))
-            .hybrid_cache_capacity(cache);
-        let built = meta::Builder::new()
-            .configure(config)
+        let nfa = thompson::Compiler::new()
             .syntax(syntax)
+            .configure(
+                thompson::Config::new()
+                    .which_captures(WhichCaptures::None)
+                    .utf8(syntax.get_utf8())
+                    .nfa_size_limit(Some(10 << 20)),
+            )
             .build_many(&patterns)
             .expect("the patterns of a set compile");
-        Set(built)
+        let dfa = DFA::builder()
+            .configure(
+                DFA::config()
+                    .match_kind(MatchKind::All)
+                    .cache_capacity(cache),
+            )
+            .build_from_nfa(nfa)
+            .expect("the lazy DFA of a set builds");
+        let cache = Mutex::new(dfa.create_cache());
+        Set { dfa, cache }
     }
 
     pub(crate) fn is_match(&self, haystack: &[u8]) -> bool {
-        self.0.is_match(Input::new(haystack))
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        self.dfa
+            .try_search_fwd(&mut cache, &Input::new(haystack).earliest(true))
+            .map_or(true, |found| found.is_some())
     }
 
     /// The patterns that match somewhere in `haystack`, by their position in the set.
     pub(crate) fn matches(&self, haystack: &[u8]) -> impl Iterator<Item = usize> {
-        let mut set = PatternSet::new(self.0.pattern_len());
-        self.0
-            .which_overlapping_matches(&Input::new(haystack), &mut set);
+        let mut set = PatternSet::new(self.dfa.pattern_len());
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if self
+            .dfa
+            .try_which_overlapping_matches(&mut cache, &Input::new(haystack), &mut set)
+            .is_err()
+        {
+            set = PatternSet::new(self.dfa.pattern_len());
+            for p in 0..self.dfa.pattern_len() {
+                set.insert(regex_automata::PatternID::must(p));
+            }
+        }
         set.iter()
             .map(|p| p.as_usize())
             .collect::<Vec<_>>()
