@@ -34,7 +34,7 @@ use crate::deliver::{Result, brief, continuation, injected};
 use crate::event::time::{self, rfc3339};
 use crate::ingest::commit;
 use crate::retrieve::query::{self, Focus, Request};
-use crate::store::{self, Store, link, pending, seen, sessions};
+use crate::store::{self, Store, graph, link, pending, seen, sessions};
 use crate::transcript::record::ToolInput;
 use crate::transcript::root::{inside_repository, relative_to};
 
@@ -334,6 +334,7 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
         }
     }
     let linked = link::session(store, session)?;
+    graph::settle(store)?;
     drop(lock);
     let mut log = format!(
         "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits",

@@ -421,6 +421,8 @@ fn extract(store: &Store, transcripts: &[PathBuf]) -> store::Result<Vec<(PathBuf
             extracted.push((path.clone(), saved.cursor.offset));
         }
     }
+    // Events of turns already on a commit may have changed their notes.
+    store::graph::settle(store)?;
     Ok(extracted)
 }
 

@@ -98,6 +98,7 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
         let to_head = link::session_to(store, &session, head, true)?;
         linked.push((session, to_head.events));
     }
+    graph::settle(store)?;
     Ok((head, PostCommit::Linked { sessions: linked }))
 }
 
@@ -109,11 +110,13 @@ pub fn finish(store: &Store, env: &Environment, session: &str) -> Result<usize, 
     for path in session_transcripts(store, env, session) {
         read(store, &path)?;
     }
-    Ok(link::session(store, session)?.events)
+    let linked = link::session(store, session)?.events;
+    graph::settle(store)?;
+    Ok(linked)
 }
 
-/// Extract one transcript, leaving the linking to the caller; a transcript that has gone away
-/// is skipped (`None`).
+/// Extract one transcript, leaving the linking and the graph to the caller
+/// ([`graph::settle`]); a transcript that has gone away is skipped (`None`).
 pub(crate) fn read(store: &Store, path: &Path) -> Result<Option<TranscriptReport>, Error> {
     let options = Options {
         link: false,

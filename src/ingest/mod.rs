@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
 use crate::event::{Event, Key};
-use crate::store::{self, Store, forgotten, link, pending, seen, sessions, state};
+use crate::store::{self, Store, forgotten, graph, link, pending, seen, sessions, state};
 use crate::transcript::agent::Agent;
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::reader::{Line, LineReader};
@@ -85,8 +85,9 @@ pub struct Options {
     pub max_line: usize,
     /// Store finished events and move the cursor after this many, mid-file.
     pub checkpoint_events: usize,
-    /// Link the session's pending events to its commits at the end (a caller that links
-    /// itself, like the post-commit hook, turns this off).
+    /// Link the session's pending events to its commits at the end, and bring the graph up
+    /// to the notes (a caller that links itself, like the post-commit hook, turns this off,
+    /// and settles the graph itself: [`crate::store::graph::settle`]).
     pub link: bool,
 }
 
@@ -121,6 +122,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
             let linked = link::session(store, &report.session_id)?;
             report.events_linked = linked.events;
             report.commits_linked = linked.commits;
+            graph::settle(store)?;
         }
         return Ok(report);
     };
@@ -256,6 +258,7 @@ impl Run<'_> {
             let linked = link::session(store, &report.session_id)?;
             report.events_linked = linked.events;
             report.commits_linked = linked.commits;
+            graph::settle(store)?;
         }
         report.bytes_read = end - start;
         report.tail_bytes = tail;

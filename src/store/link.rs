@@ -215,7 +215,8 @@ pub fn detach(store: &Store, gone: &HashSet<Key>) -> Result<usize> {
 }
 
 /// Split fresh events: those already attached go to their commit's note now (returned count),
-/// the others are returned for the pending queue.
+/// the others are returned for the pending queue. The graph is left owed
+/// ([`graph::settle`]).
 pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
     let mut by_session: BTreeMap<String, Vec<Event>> = BTreeMap::new();
     for e in events {
@@ -229,8 +230,8 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
         for e in events {
             match index.get(&e.id) {
                 Some(commit) => {
-                    // The graph is brought up to date even when the note already was: a writer
-                    // killed between the two leaves this to the next run.
+                    // The graph is owed even when the note already was: a writer killed
+                    // between the note and the graph leaves this to the next run.
                     touched.entry(session.clone()).or_default().insert(*commit);
                     place(&mut batches, *commit, e);
                 }
@@ -238,8 +239,10 @@ pub fn route(store: &Store, events: Vec<Event>) -> Result<(usize, Vec<Event>)> {
             }
         }
     }
+    // The graph follows once the run settles it: a run that reads several turns, or links
+    // the session next, updates it once.
+    graph::owe(store, &touched)?;
     let updated = notes::attach_all(store, &batches)?.updated;
-    graph::update(store, &touched)?;
     Ok((updated, rest))
 }
 

@@ -44,6 +44,31 @@ pub fn session(
     path
 }
 
+/// On a base commit, two commits of cache.py, each made by a session: s1 chose a TTL cache,
+/// s2 an LRU cache instead; each commit with its session's transcript.
+fn two_cache_sessions(repo: &TestRepo) -> [(String, std::path::PathBuf); 2] {
+    repo.commit("README.md", "hello\n", "base");
+    let c1 = repo.commit("cache.py", "ttl\n", "ttl cache");
+    let c2 = repo.commit("cache.py", "lru\n", "lru cache");
+    let s1 = session(
+        repo,
+        "s1",
+        0,
+        "Add a cache",
+        "I'll go with a TTL cache with fixed expiry because entries go stale.",
+        &c1,
+    );
+    let s2 = session(
+        repo,
+        "s2",
+        1,
+        "Bound the cache",
+        "I'll go with an LRU cache with a size bound instead of fixed expiry because memory is capped.",
+        &c2,
+    );
+    [(c1, s1), (c2, s2)]
+}
+
 fn show<T: serde::de::DeserializeOwned>(repo: &TestRepo, path: &str) -> T {
     let text = repo.git(&["show", &format!("refs/agent-context:{path}")]);
     toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}\n{text}"))
@@ -52,29 +77,10 @@ fn show<T: serde::de::DeserializeOwned>(repo: &TestRepo, path: &str) -> T {
 #[test]
 fn decisions_on_the_same_subject_supersede_or_conflict_and_a_rebuild_changes_nothing() {
     let repo = TestRepo::new();
-    repo.commit("README.md", "hello\n", "base");
-    let c1 = repo.commit("cache.py", "ttl\n", "ttl cache");
-    let c2 = repo.commit("cache.py", "lru\n", "lru cache");
+    let [(c1, s1), (c2, s2)] = two_cache_sessions(&repo);
     repo.git(&["checkout", "-q", "-b", "side", "HEAD~2"]);
     let c3 = repo.commit("cache.py", "sliding\n", "sliding ttl");
     repo.git(&["checkout", "-q", "main"]);
-
-    let s1 = session(
-        &repo,
-        "s1",
-        0,
-        "Add a cache",
-        "I'll go with a TTL cache with fixed expiry because entries go stale.",
-        &c1,
-    );
-    let s2 = session(
-        &repo,
-        "s2",
-        1,
-        "Bound the cache",
-        "I'll go with an LRU cache with a size bound instead of fixed expiry because memory is capped.",
-        &c2,
-    );
     let s3 = session(
         &repo,
         "s3",
@@ -316,4 +322,35 @@ fn a_graph_ref_that_cannot_be_made_says_why_at_once() {
         err.starts_with("error: git: update refs/agent-context: ") && !err.contains("race"),
         "the cause, not a lost race: {err}"
     );
+}
+
+/// A run that changed notes and died before the graph followed leaves the sessions owed in
+/// `graph-owed`; the next run that settles the graph makes their nodes, and nothing else does
+/// (the control: the same run without the file leaves the graph behind).
+#[test]
+fn a_graph_left_behind_its_notes_is_brought_up_by_the_next_run_that_owes_it() {
+    let repo = TestRepo::new();
+    let [(_, s1), (c2, s2)] = two_cache_sessions(&repo);
+    repo.extract(&s1);
+    let before = repo.git(&["rev-parse", "refs/agent-context"]);
+    repo.extract(&s2);
+    let whole = repo.git(&["rev-parse", "refs/agent-context^{tree}"]);
+    let tree_of = |r: &str| repo.git(&["rev-parse", &format!("{r}^{{tree}}")]);
+    assert_ne!(tree_of(&before), whole);
+
+    // The notes hold s2, the graph is as before it.
+    repo.git(&["update-ref", "refs/agent-context", before.trim()]);
+    repo.extract(&s2);
+    assert_eq!(
+        tree_of("refs/agent-context"),
+        tree_of(&before),
+        "nothing owed, nothing new: the graph stays"
+    );
+    let owed = repo.root.join(".git/agent-context/graph-owed");
+    fs::write(&owed, format!("s2\t{c2}\n")).unwrap();
+    repo.extract(&s2);
+    assert_eq!(tree_of("refs/agent-context"), whole);
+    assert!(!owed.exists(), "settled");
+    let out = repo.ok(&["rebuild"]);
+    assert!(out.contains("is up to date"), "{out}");
 }

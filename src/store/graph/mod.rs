@@ -354,12 +354,77 @@ fn lookup<'t>(text: &'t str, key: &str) -> impl Iterator<Item = &'t str> {
 }
 
 /// Recompute the nodes of the sessions in `touched` — each with commits whose notes now carry
-/// its events, besides those the graph already lists — and commit the result to the ref.
+/// its events, besides those the graph already lists — and of the sessions [`owe`]d, and
+/// commit the result to the ref. The caller holds the store lock.
 pub fn update(store: &Store, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> Result<Updated> {
-    if touched.is_empty() {
+    let owed = owed(store);
+    if touched.is_empty() && owed.is_empty() {
         return Ok(Updated::default());
     }
-    write(store, Start::Tip, touched)
+    let mut all = owed;
+    for (session, commits) in touched {
+        all.entry(session.clone()).or_default().extend(commits);
+    }
+    let updated = write(store, Start::Tip, &all)?;
+    clear_owed(store)?;
+    Ok(updated)
+}
+
+/// Bring the graph up to the notes of the sessions [`owe`]d, if any: what a run that wrote
+/// notes and left the graph for later does before it ends.
+pub fn settle(store: &Store) -> Result<Updated> {
+    update(store, &BTreeMap::new())
+}
+
+/// Note that the nodes of the sessions in `touched` must follow their notes: written before
+/// the notes change, so that a run that changes notes several times updates the graph once
+/// ([`settle`], or any [`update`]), and one that dies before it leaves the update to the next
+/// run. The caller holds the store lock.
+pub fn owe(store: &Store, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> Result<()> {
+    use std::io::Write;
+    if touched.is_empty() {
+        return Ok(());
+    }
+    let mut lines = String::new();
+    for (session, commits) in touched {
+        for commit in commits {
+            lines.push_str(&format!("{session}\t{commit}\n"));
+        }
+    }
+    let path = store.dir().join(OWED);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(lines.as_bytes()))
+        .map_err(super::io_error("cannot write", &path))
+}
+
+/// Where [`owe`] writes: `<session>\t<commit>` lines.
+const OWED: &str = "graph-owed";
+
+/// The sessions owed, with their commits; a line that cannot be read names nothing.
+fn owed(store: &Store) -> BTreeMap<String, BTreeSet<ObjectId>> {
+    let mut owed: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    let text = std::fs::read_to_string(store.dir().join(OWED)).unwrap_or_default();
+    for line in text.lines() {
+        if let Some((session, commit)) = line.split_once('\t')
+            && let Ok(commit) = ObjectId::from_hex(commit.as_bytes())
+        {
+            owed.entry(session.to_owned()).or_default().insert(commit);
+        }
+    }
+    owed
+}
+
+fn clear_owed(store: &Store) -> Result<()> {
+    let path = store.dir().join(OWED);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(super::io_error("cannot remove", &path)(e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Make the graph again from every note, as one commit on the ref (none if nothing differs).
@@ -377,7 +442,10 @@ pub(crate) fn rebuild_for(store: &Store, why: &str) -> Result<Updated> {
             by_session.entry(e.session_id).or_default().insert(commit);
         }
     }
-    write(store, Start::Empty(why), &by_session)
+    let updated = write(store, Start::Empty(why), &by_session)?;
+    // Made from every note: nothing is owed any more.
+    clear_owed(store)?;
+    Ok(updated)
 }
 
 /// The commit at the tip of the graph's ref, if it exists.
