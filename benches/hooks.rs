@@ -22,8 +22,15 @@
 //! with the previous one side by side.
 //!
 //! Run: `cargo bench --bench hooks` (`-- --rounds N`, default 40; `--bin <path>` measures
-//! another build of the binary, such as the previous commit's, on the same repository). The
-//! repository is built afresh each run under `target/tmp/bench-hooks/` (about 10 s).
+//! another build of the binary; `--against <path>` measures a second build beside the first,
+//! such as the previous commit's, every round in turn on the same repository, and prints both
+//! with their ratio). The repository is built afresh each run under `target/tmp/bench-hooks/`
+//! (about 10 s).
+//!
+//! Two builds compare only in one run with `--against`: runs apart differ by more than most
+//! changes do, because creating files costs more for minutes after many were deleted (ext4
+//! avoids reusing the inodes of files deleted in the last minutes), and each run deletes the
+//! last one's repository and clones.
 
 #[path = "common/hermetic.rs"]
 mod hermetic;
@@ -51,6 +58,7 @@ const SIZES_MB: [u64; 3] = [1, 4, 20];
 fn main() {
     let mut rounds = 40;
     let mut bin = env!("CARGO_BIN_EXE_git-agent-context").to_owned();
+    let mut against = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -61,26 +69,79 @@ fn main() {
                     .expect("--rounds takes a number")
             }
             "--bin" => bin = args.next().expect("--bin takes a path"),
+            "--against" => against = Some(args.next().expect("--against takes a path")),
             _ => {}
         }
     }
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-hooks");
     let repo = realrepo::build(&base, &bin);
     println!("{}", repo.summary);
-    let mut times = Times::default();
+    let mut builds = vec![Build {
+        bin: repo.bin.clone(),
+        hooks: None,
+    }];
+    if let Some(other) = against {
+        builds.push(Build::against(&repo, &base, other));
+    }
+    let mut times: Vec<Times> = builds.iter().map(|_| Times::default()).collect();
     let turn = Turn::new(&repo);
-    // Round 0 warms the caches and is not counted.
+    // Round 0 warms the caches and is not counted. With two builds, each takes its turn first
+    // every other round.
     for round in 0..=rounds {
-        let mut took = in_turn(&repo, &turn, round);
-        if round > 0 {
-            for (name, t) in took.drain(..) {
-                times.0.entry(name).or_default().push(t);
+        for b in 0..builds.len() {
+            let which = (b + round) % builds.len();
+            let mut took = in_turn(&repo, &builds[which], &turn, round * builds.len() + b);
+            if round > 0 {
+                for (name, t) in took.drain(..) {
+                    times[which].0.entry(name).or_default().push(t);
+                }
             }
         }
     }
-    let memory = peak_memory(&repo);
-    let extraction = extraction(&repo, &base);
-    report(&mut times, &memory, &extraction, rounds);
+    let bins: Vec<&str> = builds.iter().map(|b| b.bin.as_str()).collect();
+    let extractions = extraction(&repo, &base, &bins);
+    let reports: Vec<Report> = builds
+        .iter()
+        .zip(&mut times)
+        .zip(extractions)
+        .map(|((build, times), extraction)| Report {
+            bin: build.bin.clone(),
+            stats: stats(times),
+            memory: peak_memory(&repo, &build.bin),
+            extraction,
+        })
+        .collect();
+    report(&reports, rounds);
+}
+
+/// A build of the binary measured: its path, and the git hooks folder that runs it when it is
+/// not the one the repository's hooks run (`--against`).
+struct Build {
+    bin: String,
+    hooks: Option<PathBuf>,
+}
+
+impl Build {
+    /// `bin`, with a copy of the repository's git hooks that runs it.
+    fn against(repo: &RealRepo, base: &Path, bin: String) -> Build {
+        let hooks = base.join("hooks-against");
+        fs::create_dir_all(&hooks).unwrap();
+        for entry in fs::read_dir(repo.dir.join(".git/hooks")).unwrap().flatten() {
+            let text = fs::read_to_string(entry.path()).unwrap_or_default();
+            if !text.contains("git-agent-context") {
+                continue;
+            }
+            let ours = text.replace(&format!("bin={}\n", repo.bin), &format!("bin={bin}\n"));
+            assert_ne!(ours, text, "the hook names the binary: {:?}", entry.path());
+            let path = hooks.join(entry.file_name());
+            fs::write(&path, ours).unwrap();
+            fs::set_permissions(&path, fs::metadata(entry.path()).unwrap().permissions()).unwrap();
+        }
+        Build {
+            bin,
+            hooks: Some(hooks),
+        }
+    }
 }
 
 /// Each measure's times, by its name in the report.
@@ -106,7 +167,12 @@ const WHY_EXACT: &str = "why --exact <busiest file>";
 const QUERY: &str = "query <a session's first prompt>";
 
 /// One round: every measure once, in turn.
-fn in_turn(repo: &RealRepo, turn: &Turn, round: usize) -> Vec<(&'static str, Duration)> {
+fn in_turn(
+    repo: &RealRepo,
+    build: &Build,
+    turn: &Turn,
+    round: usize,
+) -> Vec<(&'static str, Duration)> {
     let busiest = repo.long_lived[0].as_str();
     let file = repo.long_lived[round % repo.long_lived.len()].as_str();
     let prompt = &repo.prompts[round % repo.prompts.len()];
@@ -138,7 +204,7 @@ fn in_turn(repo: &RealRepo, turn: &Turn, round: usize) -> Vec<(&'static str, Dur
         }),
     ];
     for (name, payload) in PROMPT_HOOKS.into_iter().zip(payloads) {
-        took.push((name, hook(repo, &session, payload)));
+        took.push((name, hook(repo, &build.bin, &session, payload)));
     }
     let replayed = repo.projects().join(format!(
         "{}.jsonl",
@@ -148,6 +214,7 @@ fn in_turn(repo: &RealRepo, turn: &Turn, round: usize) -> Vec<(&'static str, Dur
         STOP_IDLE,
         hook_on(
             repo,
+            &build.bin,
             &repo.sessions[round % repo.sessions.len()],
             &replayed,
             json!({
@@ -156,25 +223,26 @@ fn in_turn(repo: &RealRepo, turn: &Turn, round: usize) -> Vec<(&'static str, Dur
             }),
         ),
     ));
-    took.extend(turn.commit(repo, round));
-    took.push((WHY, repo.time(&repo.bin, &["why", busiest])));
+    took.extend(turn.commit(repo, build, round));
+    took.push((WHY, repo.time(&build.bin, &["why", busiest])));
     took.push((
         WHY_EXACT,
-        repo.time(&repo.bin, &["why", "--exact", busiest]),
+        repo.time(&build.bin, &["why", "--exact", busiest]),
     ));
-    took.push((QUERY, repo.time(&repo.bin, &["query", prompt])));
+    took.push((QUERY, repo.time(&build.bin, &["query", prompt])));
     took
 }
 
 /// `hook <event>` for a new session whose transcript is not written yet.
-fn hook(repo: &RealRepo, session: &str, payload: serde_json::Value) -> Duration {
+fn hook(repo: &RealRepo, bin: &str, session: &str, payload: serde_json::Value) -> Duration {
     let transcript = repo.projects().join(format!("{session}.jsonl"));
-    hook_on(repo, session, &transcript, payload)
+    hook_on(repo, bin, session, &transcript, payload)
 }
 
 /// `hook <event>` as Claude Code runs it: the payload on stdin, from the repository's top.
 fn hook_on(
     repo: &RealRepo,
+    bin: &str,
     session: &str,
     transcript: &Path,
     mut payload: serde_json::Value,
@@ -185,7 +253,7 @@ fn hook_on(
     let event = payload["hook_event_name"].as_str().unwrap().to_owned();
     let start = Instant::now();
     let out = input::output_with(
-        repo.command(&repo.bin).args(["hook", &event]),
+        repo.command(bin).args(["hook", &event]),
         payload.to_string().as_bytes(),
     );
     let took = start.elapsed();
@@ -232,7 +300,12 @@ impl Turn {
 
     /// A plain commit, then the agent's (its turn so far in the transcript), then Stop at the
     /// end of that turn.
-    fn commit(&self, repo: &RealRepo, round: usize) -> Vec<(&'static str, Duration)> {
+    fn commit(
+        &self,
+        repo: &RealRepo,
+        build: &Build,
+        round: usize,
+    ) -> Vec<(&'static str, Duration)> {
         let unique = |text: &str| {
             text.replace("\"msg_", &format!("\"msg_b{round}_"))
                 .replace("\"uuid\":\"", &format!("\"uuid\":\"b{round}-"))
@@ -266,9 +339,14 @@ impl Turn {
         );
         append(&self.transcript, &unique(&self.before));
         change("agent");
+        let hooks = build
+            .hooks
+            .as_ref()
+            .map(|h| format!("core.hooksPath={}", h.display()));
         let start = Instant::now();
         let out = repo
             .command("git")
+            .args(hooks.iter().flat_map(|h| ["-c", h.as_str()]))
             .args(["commit", "-q", "-m", &format!("Agent change {round}")])
             .env("CLAUDE_CODE_SESSION_ID", SESSION)
             .output()
@@ -289,6 +367,7 @@ impl Turn {
         );
         let stop = hook_on(
             repo,
+            &build.bin,
             SESSION,
             &self.transcript,
             json!({
@@ -316,18 +395,15 @@ fn append(path: &Path, text: &str) {
 
 /// Peak resident memory in KiB (median of 5) of `git blame`, `why` and `why --exact` on the
 /// busiest file, through GNU time; empty without it.
-fn peak_memory(repo: &RealRepo) -> Vec<(&'static str, u64)> {
+fn peak_memory(repo: &RealRepo, bin: &str) -> Vec<(&'static str, u64)> {
     if !Path::new("/usr/bin/time").exists() {
         return Vec::new();
     }
     let busiest = repo.long_lived[0].as_str();
     let runs: [(&str, Vec<&str>); 3] = [
         (BLAME, vec!["git", "blame", "--porcelain", busiest]),
-        (WHY, vec![repo.bin.as_str(), "why", busiest]),
-        (
-            WHY_EXACT,
-            vec![repo.bin.as_str(), "why", "--exact", busiest],
-        ),
+        (WHY, vec![bin, "why", busiest]),
+        (WHY_EXACT, vec![bin, "why", "--exact", busiest]),
     ];
     runs.into_iter()
         .map(|(name, argv)| {
@@ -354,43 +430,50 @@ fn peak_memory(repo: &RealRepo) -> Vec<(&'static str, u64)> {
 }
 
 /// `extract --transcript` of one session of each size into a clone of its own with the notes
-/// and the store, 5 runs each in turn:
-/// (size in bytes, the times).
-fn extraction(repo: &RealRepo, base: &Path) -> Vec<(u64, Vec<Duration>)> {
-    let mut out: Vec<(u64, Vec<Duration>)> = Vec::new();
+/// and the store, 5 runs each in turn, each build in turn: per build, (size in bytes, the
+/// times).
+fn extraction(repo: &RealRepo, base: &Path, bins: &[&str]) -> Vec<Vec<(u64, Vec<Duration>)>> {
     let transcripts: Vec<PathBuf> = SIZES_MB
         .iter()
         .map(|mb| session_of(repo, base, mb << 20))
         .collect();
+    let mut out: Vec<Vec<(u64, Vec<Duration>)>> = bins
+        .iter()
+        .map(|_| {
+            transcripts
+                .iter()
+                .map(|t| (fs::metadata(t).unwrap().len(), Vec::new()))
+                .collect()
+        })
+        .collect();
     for run in 0..5 {
         for (i, transcript) in transcripts.iter().enumerate() {
-            // A folder of its own each time: creating files where many were just deleted is
-            // slow for a while (ext4), and would be measured.
-            let clone = base.join(format!("clone-{run}-{i}"));
-            repo.git(&[
-                "clone",
-                "-q",
-                repo.dir.to_str().unwrap(),
-                clone.to_str().unwrap(),
-            ]);
-            // As in a clone where the hooks have been at work: the notes are here and the
-            // store and its index built.
-            let fetch = ["fetch", "-q", "origin", "refs/notes/*:refs/notes/*"];
-            succeeded(repo.command("git").current_dir(&clone).args(fetch));
-            succeeded(repo.command(&repo.bin).current_dir(&clone).arg("rebuild"));
-            let start = Instant::now();
-            succeeded(
-                repo.command(&repo.bin)
-                    .current_dir(&clone)
-                    .args(["extract", "--transcript"])
-                    .arg(transcript),
-            );
-            let took = start.elapsed();
-            let size = fs::metadata(transcript).unwrap().len();
-            if out.len() <= i {
-                out.push((size, Vec::new()));
+            for b in 0..bins.len() {
+                let which = (b + run) % bins.len();
+                let bin = bins[which];
+                // A folder of its own each time: creating files where many were just deleted
+                // is slow for a while (ext4), and would be measured.
+                let clone = base.join(format!("clone-{run}-{i}-{which}"));
+                repo.git(&[
+                    "clone",
+                    "-q",
+                    repo.dir.to_str().unwrap(),
+                    clone.to_str().unwrap(),
+                ]);
+                // As in a clone where the hooks have been at work: the notes are here and the
+                // store and its index built.
+                let fetch = ["fetch", "-q", "origin", "refs/notes/*:refs/notes/*"];
+                succeeded(repo.command("git").current_dir(&clone).args(fetch));
+                succeeded(repo.command(bin).current_dir(&clone).arg("rebuild"));
+                let start = Instant::now();
+                succeeded(
+                    repo.command(bin)
+                        .current_dir(&clone)
+                        .args(["extract", "--transcript"])
+                        .arg(transcript),
+                );
+                out[which][i].1.push(start.elapsed());
             }
-            out[i].1.push(took);
         }
     }
     out
@@ -441,20 +524,40 @@ fn session_of(repo: &RealRepo, base: &Path, bytes: u64) -> PathBuf {
     path
 }
 
-fn report(
-    times: &mut Times,
-    memory: &[(&'static str, u64)],
-    extraction: &[(u64, Vec<Duration>)],
-    rounds: usize,
-) {
+/// One build's figures.
+struct Report {
+    bin: String,
+    /// Each measure's median and 95th percentile, in milliseconds.
+    stats: BTreeMap<&'static str, (f64, f64)>,
+    memory: Vec<(&'static str, u64)>,
+    extraction: Vec<(u64, Vec<Duration>)>,
+}
+
+fn stats(times: &mut Times) -> BTreeMap<&'static str, (f64, f64)> {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    times
+        .0
+        .iter_mut()
+        .map(|(name, t)| {
+            t.sort();
+            let p95 = t[(t.len() * 95).div_ceil(100) - 1];
+            (*name, (ms(t[t.len() / 2]), ms(p95)))
+        })
+        .collect()
+}
+
+/// The table, a column pair per build (and the second's ratio to the first), then each
+/// build's ratios to the targets, one line each.
+fn report(reports: &[Report], rounds: usize) {
     println!("\n{rounds} rounds, every measure once a round, in turn; whole processes:");
-    println!("{:<46} {:>9} {:>9}", "", "median", "p95");
-    let mut stat = |name: &str| -> (f64, f64) {
-        let t = times.0.get_mut(name).expect(name);
-        t.sort();
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        (ms(t[t.len() / 2]), ms(t[(t.len() * 95).div_ceil(100) - 1]))
-    };
+    for (i, r) in reports.iter().enumerate() {
+        println!("build {}: {}", i + 1, r.bin);
+    }
+    let mut header = format!("{:<46}", "");
+    for i in 1..=reports.len() {
+        header.push_str(&format!(" {:>9} {:>9}", format!("median {i}"), "p95"));
+    }
+    println!("{header}");
     let order = [NOOP, REV_PARSE, DIFF, BLAME]
         .into_iter()
         .chain(PROMPT_HOOKS)
@@ -467,28 +570,56 @@ fn report(
             WHY_EXACT,
             QUERY,
         ]);
-    let mut stats = BTreeMap::new();
     for name in order {
-        let (median, p95) = stat(name);
-        println!("{name:<46} {median:>6.1} ms {p95:>6.1} ms");
-        stats.insert(name, (median, p95));
+        let mut line = format!("{name:<46}");
+        for r in reports {
+            let (median, p95) = r.stats[name];
+            line.push_str(&format!(" {median:>6.1} ms {p95:>6.1} ms"));
+        }
+        if let [first, second] = reports {
+            line.push_str(&format!(
+                " {:>6.2}x",
+                second.stats[name].0 / first.stats[name].0
+            ));
+        }
+        println!("{line}");
     }
-    for (size, runs) in extraction {
-        let mut runs = runs.clone();
+    let median = |runs: &[Duration]| {
+        let mut runs = runs.to_vec();
         runs.sort();
-        let median = runs[runs.len() / 2].as_secs_f64();
-        println!(
-            "extract --transcript, one {:.1} MB session {:>12.1} ms {:>6.0} MB/s",
-            *size as f64 / 1e6,
-            median * 1e3,
-            *size as f64 / 1e6 / median
+        runs[runs.len() / 2].as_secs_f64()
+    };
+    for (i, (size, _)) in reports[0].extraction.iter().enumerate() {
+        let mut line = format!(
+            "extract --transcript, one {:.1} MB session",
+            *size as f64 / 1e6
         );
+        for r in reports {
+            let m = median(&r.extraction[i].1);
+            line.push_str(&format!(
+                " {:>8.1} ms {:>5.0} MB/s",
+                m * 1e3,
+                *size as f64 / 1e6 / m
+            ));
+        }
+        println!("{line}");
     }
-    for (name, kib) in memory {
-        println!("peak memory, {name:<34} {:>6.1} MiB", *kib as f64 / 1024.0);
+    for (i, (name, _)) in reports[0].memory.iter().enumerate() {
+        let mut line = format!("peak memory, {name:<34}");
+        for r in reports {
+            line.push_str(&format!(" {:>6.1} MiB", r.memory[i].1 as f64 / 1024.0));
+        }
+        println!("{line}");
     }
+    for (i, r) in reports.iter().enumerate() {
+        println!("\nratios of build {} (target in brackets):", i + 1);
+        ratios(r);
+    }
+}
+
+fn ratios(r: &Report) {
+    let stats = &r.stats;
     let rev = stats[REV_PARSE];
-    println!("\nratios (target in brackets):");
     for name in PROMPT_HOOKS {
         let (m, p) = stats[name];
         println!(
@@ -505,7 +636,7 @@ fn report(
         "ratio agent's commit over a plain one: median +{:.1} ms [<= 25]",
         stats[AGENT_COMMIT].0 - stats[PLAIN_COMMIT].0
     );
-    if let Some((size, runs)) = extraction.iter().find(|(s, _)| *s >> 20 == 4) {
+    if let Some((size, runs)) = r.extraction.iter().find(|(s, _)| *s >> 20 == 4) {
         let mut runs = runs.clone();
         runs.sort();
         println!(
@@ -514,7 +645,7 @@ fn report(
         );
     }
     let kib = |name: &str| {
-        memory
+        r.memory
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, k)| *k as f64)
