@@ -10,6 +10,12 @@ Run by hand, not in CI: it sends the sessions' text to a model, which costs toke
 `--mode api` (the default) needs ANTHROPIC_API_KEY; `--mode claude` runs your own logged-in
 `claude -p`. Without either it prints one line saying why and exits 0.
 
+`--stand-in DIR` answers with a model of your choosing instead, by hand: a Messages API
+stand-in on 127.0.0.1 writes each request to DIR/req/<key>.json (`system` and `text`) and
+answers it with DIR/ans/<key>.json (the model's reply, a JSON object) once that file exists,
+else with an error (the session is counted as failed). Run once to collect the requests, have
+the model answer each, run again to score.
+
 The corpus is a checkout of entireio/cli's branch `entire/checkpoints/v1`; the labelled
 sentences (tests/data/reasoning-labelled.jsonl) name the transcript each comes from. Each
 transcript of the half is extracted into a fresh repository and distilled in one request
@@ -50,6 +56,52 @@ def overlaps(quote, sentence):
     m = difflib.SequenceMatcher(None, q, s, autojunk=False)
     match = m.find_longest_match(0, len(q), 0, len(s))
     return match.size >= 0.5 * min(len(q), len(s))
+
+
+def stand_in(folder):
+    """Serve the Messages API on 127.0.0.1 from `folder` (see the module's text); its URL."""
+    import hashlib
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    os.makedirs(os.path.join(folder, "req"), exist_ok=True)
+    os.makedirs(os.path.join(folder, "ans"), exist_ok=True)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            text = body["messages"][0]["content"]
+            key = hashlib.sha256((body["system"] + "\0" + text).encode()).hexdigest()[:16]
+            with open(os.path.join(folder, "req", key + ".json"), "w") as f:
+                json.dump({"system": body["system"], "text": text}, f)
+            answer = os.path.join(folder, "ans", key + ".json")
+            if not os.path.exists(answer):
+                self.reply(500, {"type": "error", "error": {
+                    "type": "api_error", "message": f"no answer yet in {answer}"}})
+                return
+            with open(answer) as f:
+                reply = f.read()
+            self.reply(200, {
+                "id": "msg_" + key, "type": "message", "role": "assistant",
+                "model": body.get("model"), "content": [{"type": "text", "text": reply}],
+                "stop_reason": "end_turn",
+                # Characters, not tokens: the stand-in has no tokenizer.
+                "usage": {"input_tokens": len(text), "output_tokens": len(reply)}})
+
+        def reply(self, status, payload):
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_port}"
 
 
 def run(args, cmd, repo, env=None):
@@ -115,8 +167,12 @@ def main():
     ap.add_argument("--mode", choices=("api", "claude"), default="api")
     ap.add_argument("--model")
     ap.add_argument("--base-url")
+    ap.add_argument("--stand-in", metavar="DIR")
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
+    if args.stand_in:
+        args.mode, args.base_url = "api", stand_in(os.path.abspath(args.stand_in))
+        os.environ["ANTHROPIC_API_KEY"] = "stand-in"
     if args.mode == "api" and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
         print("skipped: distilled events not measured: ANTHROPIC_API_KEY is not set "
               "(or use --mode claude with a logged-in claude on PATH)")
@@ -154,7 +210,8 @@ def main():
     }
     ways["both together"] = lambda r: ways["heuristics"](r) or ways["distilled"](r)
     print(f"{len(judged)} labelled sentences of {len(found)} sessions ({keep} worth keeping); "
-          f"{tokens} tokens; mode {args.mode}")
+          + (f"{tokens} characters sent and answered; stand-in {args.stand_in}" if args.stand_in
+             else f"{tokens} tokens; mode {args.mode}"))
     print("| on the labelled sentences | found | precision | recall |")
     print("|---|---:|---:|---:|")
     for name, hit in ways.items():
