@@ -25,7 +25,7 @@
 //! another build of the binary; `--against <path>` measures a second build beside the first,
 //! such as the previous commit's, every round in turn on the same repository, and prints both
 //! with their ratio). The repository is built afresh each run under `target/tmp/bench-hooks/`
-//! (about 10 s).
+//! (about 10 s); each build is measured from a copy made at the start.
 //!
 //! Two builds compare only in one run with `--against`: runs apart differ by more than most
 //! changes do, because creating files costs more for minutes after many were deleted (ext4
@@ -74,6 +74,23 @@ fn main() {
         }
     }
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-hooks");
+    // Each build runs from a copy made now: the same bytes start measurably faster or slower
+    // from files written at other times (the linker's output, hard-linked by cargo, against a
+    // copy), which would be put down to the builds.
+    let copies = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-hooks-builds");
+    let _ = fs::remove_dir_all(&copies);
+    let copy = |n: usize, bin: &str| -> String {
+        let to = copies.join(n.to_string()).join("git-agent-context");
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(bin, &to).unwrap_or_else(|e| panic!("copy {bin}: {e}"));
+        to.to_str().unwrap().to_owned()
+    };
+    let names: Vec<String> = [Some(bin.clone()), against.clone()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let bin = copy(1, &bin);
+    let against = against.map(|other| copy(2, &other));
     let repo = realrepo::build(&base, &bin);
     println!("{}", repo.summary);
     let mut builds = vec![Build {
@@ -104,8 +121,9 @@ fn main() {
         .iter()
         .zip(&mut times)
         .zip(extractions)
-        .map(|((build, times), extraction)| Report {
-            bin: build.bin.clone(),
+        .zip(names)
+        .map(|(((build, times), extraction), name)| Report {
+            name,
             stats: stats(times),
             memory: peak_memory(&repo, &build.bin),
             extraction,
@@ -526,7 +544,8 @@ fn session_of(repo: &RealRepo, base: &Path, bytes: u64) -> PathBuf {
 
 /// One build's figures.
 struct Report {
-    bin: String,
+    /// The build as it was named (it ran from a copy).
+    name: String,
     /// Each measure's median and 95th percentile, in milliseconds.
     stats: BTreeMap<&'static str, (f64, f64)>,
     memory: Vec<(&'static str, u64)>,
@@ -551,7 +570,7 @@ fn stats(times: &mut Times) -> BTreeMap<&'static str, (f64, f64)> {
 fn report(reports: &[Report], rounds: usize) {
     println!("\n{rounds} rounds, every measure once a round, in turn; whole processes:");
     for (i, r) in reports.iter().enumerate() {
-        println!("build {}: {}", i + 1, r.bin);
+        println!("build {}: {}", i + 1, r.name);
     }
     let mut header = format!("{:<46}", "");
     for i in 1..=reports.len() {
