@@ -107,7 +107,8 @@ fn main() {
     for round in 0..=rounds {
         for b in 0..builds.len() {
             let which = (b + round) % builds.len();
-            let mut took = in_turn(&repo, &builds[which], &turn, round * builds.len() + b);
+            let slot = round * builds.len() + b;
+            let mut took = in_turn(&repo, &builds[which], &turn, round, slot);
             if round > 0 {
                 for (name, t) in took.drain(..) {
                     times[which].0.entry(name).or_default().push(t);
@@ -184,17 +185,20 @@ const WHY: &str = "why <busiest file>";
 const WHY_EXACT: &str = "why --exact <busiest file>";
 const QUERY: &str = "query <a session's first prompt>";
 
-/// One round: every measure once, in turn.
+/// One round of one build: every measure once, in turn. `round` chooses the prompt and files
+/// (the same for every build), `slot` is this round of this build's own (the new sessions'
+/// ids, the commits' words).
 fn in_turn(
     repo: &RealRepo,
     build: &Build,
     turn: &Turn,
     round: usize,
+    slot: usize,
 ) -> Vec<(&'static str, Duration)> {
     let busiest = repo.long_lived[0].as_str();
     let file = repo.long_lived[round % repo.long_lived.len()].as_str();
     let prompt = &repo.prompts[round % repo.prompts.len()];
-    let session = format!("00000000-0000-4000-8000-{round:012}");
+    let session = format!("00000000-0000-4000-8000-{slot:012}");
     let mut took = vec![
         (NOOP, repo.time("true", &[])),
         (REV_PARSE, repo.time("git", &["rev-parse", "HEAD"])),
@@ -209,7 +213,7 @@ fn in_turn(
             "hook_event_name": "PreToolUse", "permission_mode": "default",
             "tool_name": "Edit",
             "tool_input": {"file_path": path, "old_string": "}\n", "new_string": "}\n\n"},
-            "tool_use_id": format!("toolu_bench_{round}"),
+            "tool_use_id": format!("toolu_bench_{slot}"),
         }),
         json!({
             "hook_event_name": "PostToolUse", "permission_mode": "default",
@@ -218,7 +222,7 @@ fn in_turn(
             "tool_response": {"type": "text", "file": {
                 "filePath": path, "content": "package main\n", "numLines": 1,
                 "startLine": 1, "totalLines": 1}},
-            "tool_use_id": format!("toolu_bench_{round}"),
+            "tool_use_id": format!("toolu_bench_{slot}"),
         }),
     ];
     for (name, payload) in PROMPT_HOOKS.into_iter().zip(payloads) {
@@ -241,7 +245,7 @@ fn in_turn(
             }),
         ),
     ));
-    took.extend(turn.commit(repo, build, round));
+    took.extend(turn.commit(repo, build, round, slot));
     took.push((WHY, repo.time(&build.bin, &["why", busiest])));
     took.push((
         WHY_EXACT,
@@ -323,11 +327,12 @@ impl Turn {
         repo: &RealRepo,
         build: &Build,
         round: usize,
+        slot: usize,
     ) -> Vec<(&'static str, Duration)> {
         let unique = |text: &str| {
-            text.replace("\"msg_", &format!("\"msg_b{round}_"))
-                .replace("\"uuid\":\"", &format!("\"uuid\":\"b{round}-"))
-                .replace("\"toolu_", &format!("\"toolu_b{round}_"))
+            text.replace("\"msg_", &format!("\"msg_b{slot}_"))
+                .replace("\"uuid\":\"", &format!("\"uuid\":\"b{slot}-"))
+                .replace("\"toolu_", &format!("\"toolu_b{slot}_"))
         };
         let change = |what: &str| {
             let file = &repo.long_lived[round % repo.long_lived.len()];
@@ -337,7 +342,7 @@ impl Turn {
                 .unwrap();
             writeln!(
                 f,
-                "// {what} {round}: keep the cache bounded so that replays stay fast"
+                "// {what} {slot}: keep the cache bounded so that replays stay fast"
             )
             .unwrap();
             repo.git(&["add", file]);
@@ -352,7 +357,7 @@ impl Turn {
                 "commit",
                 "-q",
                 "-m",
-                &format!("Plain change {round}"),
+                &format!("Plain change {slot}"),
             ],
         );
         append(&self.transcript, &unique(&self.before));
@@ -365,7 +370,7 @@ impl Turn {
         let out = repo
             .command("git")
             .args(hooks.iter().flat_map(|h| ["-c", h.as_str()]))
-            .args(["commit", "-q", "-m", &format!("Agent change {round}")])
+            .args(["commit", "-q", "-m", &format!("Agent change {slot}")])
             .env("CLAUDE_CODE_SESSION_ID", SESSION)
             .output()
             .unwrap();
