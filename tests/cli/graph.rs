@@ -350,7 +350,7 @@ fn a_graph_left_behind_its_notes_is_brought_up_by_the_next_run_that_owes_it() {
     fs::write(&owed, format!("s2\t{c2}\n")).unwrap();
     repo.extract(&s2);
     assert_eq!(tree_of("refs/agent-context"), whole);
-    assert!(!owed.exists(), "settled");
+    assert_eq!(fs::read_to_string(&owed).unwrap(), "", "settled");
     let out = repo.ok(&["rebuild"]);
     assert!(out.contains("is up to date"), "{out}");
 }

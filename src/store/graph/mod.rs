@@ -417,11 +417,17 @@ fn owed(store: &Store) -> BTreeMap<String, BTreeSet<ObjectId>> {
     owed
 }
 
+/// Empty the file rather than remove it: a hook that owes and settles on every turn would
+/// otherwise create a file each time, which is slow for a while after many were deleted.
 fn clear_owed(store: &Store) -> Result<()> {
     let path = store.dir().join(OWED);
-    match std::fs::remove_file(&path) {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+    {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(super::io_error("cannot remove", &path)(e))
+            Err(super::io_error("cannot empty", &path)(e))
         }
         _ => Ok(()),
     }
