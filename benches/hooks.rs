@@ -475,11 +475,13 @@ fn extraction(repo: &RealRepo, base: &Path, bins: &[&str]) -> Vec<Vec<(u64, Vec<
                 let which = (b + run) % bins.len();
                 let bin = bins[which];
                 // A folder of its own each time: creating files where many were just deleted
-                // is slow for a while (ext4), and would be measured.
+                // is slow for a while (ext4), and would be measured. No working tree: the
+                // extraction reads none, and the next run would delete its thousands of files.
                 let clone = base.join(format!("clone-{run}-{i}-{which}"));
                 repo.git(&[
                     "clone",
                     "-q",
+                    "--no-checkout",
                     repo.dir.to_str().unwrap(),
                     clone.to_str().unwrap(),
                 ]);
