@@ -14,7 +14,7 @@ use crate::cli::{CmdResult, Failure, display_path, warn_unread};
 use crate::ingest::{self, TranscriptReport};
 use crate::render::text::{by_agent, ran_by};
 use crate::retrieve::index;
-use crate::store::Store;
+use crate::store::{Store, graph};
 use crate::transcript::locate::{self, Homes};
 
 #[derive(Debug, clap::Args)]
@@ -140,6 +140,8 @@ fn read(
             Err(e) => return Err(e.into()),
         }
     }
+    // A transcript skipped after it changed notes leaves the graph owed.
+    graph::settle(store)?;
     drop(lock);
     drop(progress);
     // The events are stored: an index that cannot follow is said, not fatal (the next read

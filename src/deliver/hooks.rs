@@ -334,7 +334,9 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
         }
     }
     let linked = link::session(store, session)?;
-    graph::settle(store)?;
+    // A graph that cannot be written (what is owed stays owed) holds up nothing else of the
+    // turn's end: its failure is the hook's once the rest is done.
+    let settled = graph::settle(store);
     drop(lock);
     let mut log = format!(
         "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits",
@@ -359,6 +361,7 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
         };
         log.push_str(&format!("; CLAUDE.md {done}"));
     }
+    settled?;
     Ok(Response {
         log: Some(log),
         ..Response::default()

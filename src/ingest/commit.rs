@@ -63,6 +63,8 @@ pub fn post_commit(store: &Store, env: &Environment) -> Result<(ObjectId, PostCo
         return Ok((head, PostCommit::Rebase));
     }
     if let Some(from) = cherry_picked_from(git_dir) {
+        // Under the lock, as every graph update: it settles what other runs owe.
+        let _lock = store.lock()?;
         let batch = [(head, notes::read_id(store, from)?)];
         let copied = notes::attach_all(store, &batch)?;
         graph::update(store, &sessions_of(&batch))?;

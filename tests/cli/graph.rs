@@ -354,3 +354,37 @@ fn a_graph_left_behind_its_notes_is_brought_up_by_the_next_run_that_owes_it() {
     let out = repo.ok(&["rebuild"]);
     assert!(out.contains("is up to date"), "{out}");
 }
+
+/// A graph that cannot be written keeps what is owed and holds up nothing else of a turn's
+/// end: the `Stop` hook still saves the session's continuation, and its log says why the graph
+/// did not follow.
+#[test]
+fn a_graph_that_cannot_be_written_holds_up_nothing_else_of_a_turns_end() {
+    let repo = TestRepo::new();
+    let (transcript, commits) = crate::link::six_commit_session(&repo);
+    let session = "0cf3db51-1c73-43bb-8d05-dc02739514a5";
+    repo.extract(&transcript);
+    repo.git(&["update-ref", "-d", "refs/agent-context"]);
+    repo.git(&["update-ref", "refs/agent-context/foo", "HEAD"]);
+    let owed = repo.root.join(".git/agent-context/graph-owed");
+    let debt = format!("{session}\t{}\n", commits[0]);
+    fs::write(&owed, &debt).unwrap();
+
+    let payload = repo.hook_payload("Stop", session, &transcript, &[]);
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "Stop"],
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    assert!(out.status.success(), "{}", crate::repo::stderr(&out));
+    let continuation = format!(".git/agent-context/continuation/{session}.json");
+    assert!(repo.root.join(continuation).is_file());
+    let log = repo.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("hook Stop") && l.contains("update refs/agent-context")),
+        "{log}"
+    );
+    assert_eq!(fs::read_to_string(&owed).unwrap(), debt, "still owed");
+}

@@ -26,6 +26,7 @@ pub mod node;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
 
 use gix::ObjectId;
 
@@ -381,32 +382,51 @@ pub fn settle(store: &Store) -> Result<Updated> {
 /// ([`settle`], or any [`update`]), and one that dies before it leaves the update to the next
 /// run. The caller holds the store lock.
 pub fn owe(store: &Store, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> Result<()> {
-    use std::io::Write;
-    if touched.is_empty() {
-        return Ok(());
-    }
-    let mut lines = String::new();
-    for (session, commits) in touched {
-        for commit in commits {
-            lines.push_str(&format!("{session}\t{commit}\n"));
-        }
-    }
     let path = store.dir().join(OWED);
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(lines.as_bytes()))
-        .map_err(super::io_error("cannot write", &path))
+    append_owed(&path, touched).map_err(super::io_error("cannot write", &path))
 }
 
 /// Where [`owe`] writes: `<session>\t<commit>` lines.
 const OWED: &str = "graph-owed";
 
+/// Append to the file at `path` the lines of `touched` it does not hold yet (a graph that
+/// cannot be written would otherwise grow it each run), ending first a line that a dead run
+/// cut short, so that it is not joined to the next.
+fn append_owed(path: &Path, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> std::io::Result<()> {
+    use std::io::Write;
+    let written = std::fs::read_to_string(path).unwrap_or_default();
+    let held: HashSet<&str> = written.lines().collect();
+    let mut lines = String::new();
+    for (session, commits) in touched {
+        for commit in commits {
+            let line = format!("{session}\t{commit}");
+            if !held.contains(line.as_str()) {
+                lines.push_str(&line);
+                lines.push('\n');
+            }
+        }
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    if !written.is_empty() && !written.ends_with('\n') {
+        lines.insert(0, '\n');
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(lines.as_bytes()))
+}
+
 /// The sessions owed, with their commits; a line that cannot be read names nothing.
 fn owed(store: &Store) -> BTreeMap<String, BTreeSet<ObjectId>> {
+    read_owed(&store.dir().join(OWED))
+}
+
+fn read_owed(path: &Path) -> BTreeMap<String, BTreeSet<ObjectId>> {
     let mut owed: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
-    let text = std::fs::read_to_string(store.dir().join(OWED)).unwrap_or_default();
+    let text = std::fs::read_to_string(path).unwrap_or_default();
     for line in text.lines() {
         if let Some((session, commit)) = line.split_once('\t')
             && let Ok(commit) = ObjectId::from_hex(commit.as_bytes())
@@ -1124,4 +1144,35 @@ fn write(
         refname: REF,
         attempts: ATTEMPTS,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(n: u8) -> ObjectId {
+        ObjectId::from_hex(format!("{n:040x}").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn what_is_owed_is_written_once_and_a_line_cut_short_does_not_swallow_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(OWED);
+        let owes = |session: &str, n: u8| {
+            BTreeMap::from([(session.to_owned(), BTreeSet::from([commit(n)]))])
+        };
+        // A run died in the middle of its line.
+        std::fs::write(&path, "s1\t00000000").unwrap();
+        append_owed(&path, &owes("s2", 2)).unwrap();
+        assert_eq!(read_owed(&path), owes("s2", 2));
+        // Owed again (a graph that could not be written): the file does not grow.
+        let before = std::fs::read_to_string(&path).unwrap();
+        append_owed(&path, &owes("s2", 2)).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        append_owed(&path, &owes("s2", 3)).unwrap();
+        assert_eq!(
+            read_owed(&path),
+            BTreeMap::from([("s2".to_owned(), BTreeSet::from([commit(2), commit(3)]))])
+        );
+    }
 }
