@@ -583,6 +583,9 @@ fn report(reports: &[Report], rounds: usize) {
     for i in 1..=reports.len() {
         header.push_str(&format!(" {:>9} {:>9}", format!("median {i}"), "p95"));
     }
+    if reports.len() == 2 {
+        header.push_str(&format!(" {:>7}", "2 / 1"));
+    }
     println!("{header}");
     let order = [NOOP, REV_PARSE, DIFF, BLAME]
         .into_iter()
