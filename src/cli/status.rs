@@ -56,6 +56,9 @@ struct StatusReport {
     sessions: usize,
     links: BTreeMap<String, usize>,
     graph: Option<Graph>,
+    /// Sessions whose graph nodes are behind their notes: a run that changed the notes died
+    /// before it updated the graph, or the graph cannot be written.
+    graph_owed_sessions: usize,
     lines: LineCounts,
     unreadable_cursors: usize,
     installed: Installation,
@@ -174,6 +177,7 @@ fn gather(store: &Store) -> Result<StatusReport, store::Error> {
             sessions,
             decisions,
         }),
+        graph_owed_sessions: graph::owed(store).len(),
         lines,
         unreadable_cursors,
         installed: survey(store),
@@ -276,6 +280,14 @@ impl Report for StatusReport {
                 "graph: none yet ({} is made when events reach a commit)",
                 graph::REF
             )?,
+        }
+        if self.graph_owed_sessions > 0 {
+            writeln!(
+                out,
+                "graph: behind the notes for {} sessions (the next update takes them in; \
+                 `git agent-context rebuild` does at once)",
+                self.graph_owed_sessions
+            )?;
         }
         let lines = &self.lines;
         writeln!(

@@ -351,6 +351,8 @@ fn a_graph_left_behind_its_notes_is_brought_up_by_the_next_run_that_owes_it() {
     repo.extract(&s2);
     assert_eq!(tree_of("refs/agent-context"), whole);
     assert_eq!(fs::read_to_string(&owed).unwrap(), "", "settled");
+    let status: serde_json::Value = serde_json::from_str(&repo.ok(&["status", "--json"])).unwrap();
+    assert_eq!(status["graph_owed_sessions"], 0, "{status:#}");
     let out = repo.ok(&["rebuild"]);
     assert!(out.contains("is up to date"), "{out}");
 }
@@ -387,4 +389,12 @@ fn a_graph_that_cannot_be_written_holds_up_nothing_else_of_a_turns_end() {
         "{log}"
     );
     assert_eq!(fs::read_to_string(&owed).unwrap(), debt, "still owed");
+    // And says so.
+    let status: serde_json::Value = serde_json::from_str(&repo.ok(&["status", "--json"])).unwrap();
+    assert_eq!(status["graph_owed_sessions"], 1, "{status:#}");
+    let text = repo.ok(&["status"]);
+    assert!(
+        text.contains("graph: behind the notes for 1 sessions"),
+        "{text}"
+    );
 }

@@ -419,8 +419,10 @@ fn append_owed(path: &Path, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> s
         .and_then(|mut f| f.write_all(lines.as_bytes()))
 }
 
-/// The sessions owed, with their commits; a line that cannot be read names nothing.
-fn owed(store: &Store) -> BTreeMap<String, BTreeSet<ObjectId>> {
+/// The sessions whose nodes are behind their notes ([`owe`]), with their commits: empty but
+/// for a run that died, or a graph that cannot be written. A line that cannot be read names
+/// nothing.
+pub fn owed(store: &Store) -> BTreeMap<String, BTreeSet<ObjectId>> {
     read_owed(&store.dir().join(OWED))
 }
 
