@@ -266,29 +266,7 @@ impl Report for StatusReport {
                 each.join(", ")
             )?;
         }
-        match &self.graph {
-            Some(g) => writeln!(
-                out,
-                "graph: {} at {}: {} sessions, {} decisions",
-                g.refname,
-                &g.commit[..7],
-                g.sessions,
-                g.decisions
-            )?,
-            None => writeln!(
-                out,
-                "graph: none yet ({} is made when events reach a commit)",
-                graph::REF
-            )?,
-        }
-        if self.graph_owed_sessions > 0 {
-            writeln!(
-                out,
-                "graph: behind the notes for {} sessions (the next update takes them in; \
-                 `git agent-context rebuild` does at once)",
-                self.graph_owed_sessions
-            )?;
-        }
+        self.print_graph(out)?;
         let lines = &self.lines;
         writeln!(
             out,
@@ -416,6 +394,34 @@ fn print_installation(installed: &Installation, out: &mut dyn Write) -> io::Resu
 }
 
 impl StatusReport {
+    /// The graph's line, and one saying it is behind the notes when it is.
+    fn print_graph(&self, out: &mut dyn Write) -> io::Result<()> {
+        match &self.graph {
+            Some(g) => writeln!(
+                out,
+                "graph: {} at {}: {} sessions, {} decisions",
+                g.refname,
+                &g.commit[..7],
+                g.sessions,
+                g.decisions
+            )?,
+            None => writeln!(
+                out,
+                "graph: none yet ({} is made when events reach a commit)",
+                graph::REF
+            )?,
+        }
+        if self.graph_owed_sessions > 0 {
+            writeln!(
+                out,
+                "graph: behind the notes for {} sessions (the next update takes them in; \
+                 `git agent-context rebuild` does at once)",
+                self.graph_owed_sessions
+            )?;
+        }
+        Ok(())
+    }
+
     /// Distillation: its mode, what it spent today and in all, its last failure.
     fn print_distill(&self, out: &mut dyn Write) -> io::Result<()> {
         let spent = |s: Spent| {

@@ -105,14 +105,18 @@ impl TestRepo {
     }
 
     /// Wait (30 s at most) until the processes that post-commit hooks left the rest of an
-    /// agent's commit to have ended, so that what a test reads next is what they wrote.
+    /// agent's commit to have ended, so that what a test reads next is what they wrote: those
+    /// the log names, and those running in this repository that a hook killed before it could
+    /// log them started (`git fsck` beside one that writes an object and its reflog line
+    /// finds a reflog entry for an object it did not see).
     pub fn settled(&self) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         let log = self.log();
         let pids = log
             .lines()
             .filter_map(|l| l.split("the rest left to process ").nth(1))
-            .filter_map(|p| p.trim().parse::<u32>().ok());
+            .filter_map(|p| p.trim().parse::<u32>().ok())
+            .chain(self.finishers(&log));
         for pid in pids {
             // Gone, or a zombie nobody reaps yet: done either way.
             let running = || {
@@ -126,6 +130,37 @@ impl TestRepo {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
         }
+    }
+
+    /// The processes running `hook post-commit finish` in this repository (Linux's /proc),
+    /// looked for once a post-commit hook has run here (`log`) or written down a commit for
+    /// one. (A process started by a repository's first post-commit hook, killed before it
+    /// logged, goes unseen once it has taken the commit written down for it.)
+    fn finishers(&self, log: &str) -> Vec<u32> {
+        let store = self.root.join(".git/agent-context");
+        if !log.contains("post-commit")
+            && !store.join("deferred").exists()
+            && !store.join("deferred.claimed").exists()
+        {
+            return Vec::new();
+        }
+        let root = self
+            .root
+            .canonicalize()
+            .unwrap_or_else(|_| self.root.clone());
+        let Ok(procs) = fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        procs
+            .flatten()
+            .filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.windows(18).any(|w| w == b"post-commit\0finish"))
+                    && fs::read_link(format!("/proc/{pid}/cwd"))
+                        .is_ok_and(|cwd| cwd.starts_with(&root))
+            })
+            .collect()
     }
 
     /// Run git in the repository with `input` on its stdin; panics unless it succeeds.
