@@ -79,6 +79,16 @@ pub enum Error {
     Store(#[from] store::Error),
 }
 
+/// Link the pending events of the report's session to its commits, and bring the graph up to
+/// the notes ([`Options::link`]).
+fn link_session(store: &Store, report: &mut TranscriptReport) -> Result<(), Error> {
+    let linked = link::session(store, &report.session_id)?;
+    report.events_linked = linked.events;
+    report.commits_linked = linked.commits;
+    graph::settle(store)?;
+    Ok(())
+}
+
 /// Options for one run.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -119,10 +129,7 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     let Some(mut begun) = begun else {
         // A commit made since may still take what waits.
         if options.link {
-            let linked = link::session(store, &report.session_id)?;
-            report.events_linked = linked.events;
-            report.commits_linked = linked.commits;
-            graph::settle(store)?;
+            link_session(store, &mut report)?;
         }
         return Ok(report);
     };
@@ -255,10 +262,7 @@ impl Run<'_> {
         report.session_id = extractor.state().session_id.clone();
         sessions::record(store, &report.session_id, path, &extractor.state().meta.cwd)?;
         if options.link {
-            let linked = link::session(store, &report.session_id)?;
-            report.events_linked = linked.events;
-            report.commits_linked = linked.commits;
-            graph::settle(store)?;
+            link_session(store, &mut report)?;
         }
         report.bytes_read = end - start;
         report.tail_bytes = tail;
