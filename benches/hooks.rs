@@ -85,20 +85,16 @@ fn main() {
         fs::copy(bin, &to).unwrap_or_else(|e| panic!("copy {bin}: {e}"));
         to.to_str().unwrap().to_owned()
     };
-    let names: Vec<String> = [Some(bin.clone()), against.clone()]
-        .into_iter()
-        .flatten()
-        .collect();
-    let bin = copy(1, &bin);
-    let against = against.map(|other| copy(2, &other));
-    let repo = realrepo::build(&base, &bin);
+    let repo = realrepo::build(&base, &copy(1, &bin));
     println!("{}", repo.summary);
     let mut builds = vec![Build {
+        name: bin,
         bin: repo.bin.clone(),
         hooks: None,
     }];
     if let Some(other) = against {
-        builds.push(Build::against(&repo, &base, other));
+        let copied = copy(2, &other);
+        builds.push(Build::against(&repo, &base, other, copied));
     }
     let mut times: Vec<Times> = builds.iter().map(|_| Times::default()).collect();
     let turn = Turn::new(&repo);
@@ -122,9 +118,8 @@ fn main() {
         .iter()
         .zip(&mut times)
         .zip(extractions)
-        .zip(names)
-        .map(|(((build, times), extraction), name)| Report {
-            name,
+        .map(|((build, times), extraction)| Report {
+            name: build.name.clone(),
             stats: stats(times),
             memory: peak_memory(&repo, &build.bin),
             extraction,
@@ -133,16 +128,17 @@ fn main() {
     report(&reports, rounds);
 }
 
-/// A build of the binary measured: its path, and the git hooks folder that runs it when it is
-/// not the one the repository's hooks run (`--against`).
+/// A build of the binary measured: as it was named, the copy that runs, and the git hooks
+/// folder that runs it when it is not the one the repository's hooks run (`--against`).
 struct Build {
+    name: String,
     bin: String,
     hooks: Option<PathBuf>,
 }
 
 impl Build {
-    /// `bin`, with a copy of the repository's git hooks that runs it.
-    fn against(repo: &RealRepo, base: &Path, bin: String) -> Build {
+    /// `name`, run as `bin`, with a copy of the repository's git hooks that runs it.
+    fn against(repo: &RealRepo, base: &Path, name: String, bin: String) -> Build {
         let hooks = base.join("hooks-against");
         fs::create_dir_all(&hooks).unwrap();
         for entry in fs::read_dir(repo.dir.join(".git/hooks")).unwrap().flatten() {
@@ -157,6 +153,7 @@ impl Build {
             fs::set_permissions(&path, fs::metadata(entry.path()).unwrap().permissions()).unwrap();
         }
         Build {
+            name,
             bin,
             hooks: Some(hooks),
         }
