@@ -1088,7 +1088,7 @@ impl<'w> Extractor<'w> {
         let title = paragraphs.first().map(String::as_str).unwrap_or("plan");
         let mut event = self.event(
             Kind::Decision,
-            &format!("Plan: {title}"),
+            &format!("Plan: {}", untitled(title)),
             Origin::Plan,
             source,
             timestamp,
@@ -1581,6 +1581,15 @@ fn update(slot: &mut String, value: Option<&str>) {
     }
 }
 
+/// A plan's title without the "Plan:" it often starts with ("# Plan: Simplify onboarding"), which
+/// its event's summary says already.
+fn untitled(title: &str) -> &str {
+    match title.get(..5) {
+        Some(head) if head.eq_ignore_ascii_case("plan:") => title[5..].trim_start(),
+        _ => title,
+    }
+}
+
 fn hash(s: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(s.as_bytes())
 }
@@ -1588,6 +1597,14 @@ fn hash(s: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_is_titled_plan_once() {
+        assert_eq!(untitled("Plan: Simplify onboarding"), "Simplify onboarding");
+        assert_eq!(untitled("PLAN:cache"), "cache");
+        assert_eq!(untitled("Planning the cache"), "Planning the cache");
+        assert_eq!(untitled("Plan"), "Plan");
+    }
 
     #[test]
     fn a_commit_body_loses_its_trailers_and_keeps_its_reasoning() {

@@ -29,13 +29,36 @@ pub enum Hint {
 }
 
 /// The words of a prompt that may name files or symbols: split on white space and quotes,
-/// with surrounding punctuation taken off.
+/// with surrounding punctuation, an `@` mention's sign and a position (`:12`, `:12-30`,
+/// `:12:4`, `#L12-L30`) taken off.
 fn words(prompt: &str) -> impl Iterator<Item = &str> {
     prompt
         .split(|c: char| c.is_whitespace() || "`'\"()[]{}<>,;".contains(c))
         .map(|w| w.trim_matches(|c: char| ".:!?*".contains(c)))
+        .map(|w| without_position(w.trim_start_matches('@')))
         .map(|w| w.trim_start_matches("./"))
         .filter(|w| !w.is_empty())
+}
+
+/// `setup.go:680-706` → `setup.go`; `main.rs#L12` → `main.rs`: the lines an editor or a web
+/// page names after a path.
+fn without_position(word: &str) -> &str {
+    let lines = |rest: &str| {
+        !rest.is_empty()
+            && rest.bytes().any(|b| b.is_ascii_digit())
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"-:L".contains(&b))
+    };
+    if let Some((path, rest)) = word.split_once("#L")
+        && lines(rest)
+    {
+        return path;
+    }
+    match word.split_once(':') {
+        Some((path, rest)) if !path.is_empty() && lines(rest) => path,
+        _ => word,
+    }
 }
 
 /// Whether a word looks like a file name or path: a folder separator, or a short extension.
@@ -88,6 +111,16 @@ pub fn hinted(
         if looks_like_path(word) {
             if tracked(word) {
                 named.insert(word.to_owned());
+                continue;
+            }
+            // A path on another machine (`/home/ann/src/project/src/main.rs`): the longest
+            // tail of it that is a file at HEAD.
+            if let Some(path) = word
+                .match_indices('/')
+                .map(|(i, _)| &word[i + 1..])
+                .find(|tail| tail.contains('/') && tracked(tail))
+            {
+                named.insert(path.to_owned());
                 continue;
             }
             let tail = format!("/{word}");
@@ -173,6 +206,10 @@ mod tests {
                 .filter(|w| looks_like_path(w))
                 .collect();
         assert_eq!(paths, ["src/cache.rs", "cache.py"]);
+        let paths: Vec<&str> = words("@src/cache.rs:12-30, lib/a.go:7:2, b.rs#L3-L9 and c.md:")
+            .filter(|w| looks_like_path(w))
+            .collect();
+        assert_eq!(paths, ["src/cache.rs", "lib/a.go", "b.rs", "c.md"]);
         let symbols: Vec<&str> = words("Fix parse_range() and Cache::evictOld, not the cache")
             .filter_map(looks_like_symbol)
             .collect();

@@ -164,6 +164,8 @@ pub struct LeftOut {
     pub given: usize,
     /// Reading as an instruction to an agent (`sanitise::reads_as_instruction`): never given.
     pub instructions: usize,
+    /// Saying word for word what a better one says (a plan recorded by two sessions).
+    pub repeated: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -672,6 +674,11 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     left_out.instructions = before - kept.len();
     // What was ruled out about the files at hand first, then what was decided about them.
     kept.sort_by_key(|i| at_hand(i, &files).unwrap_or(2));
+    // Once each: the same words under two ids are one note.
+    let before = kept.len();
+    let mut said = BTreeSet::new();
+    kept.retain(|i| said.insert(i.summary.split_whitespace().collect::<Vec<_>>().join(" ")));
+    left_out.repeated = before - kept.len();
 
     let (chosen, text) = pack(kept, request, &mut left_out);
     Ok(Answer {

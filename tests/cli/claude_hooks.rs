@@ -87,6 +87,37 @@ fn a_prompt_nothing_bears_on_gets_nothing() {
 }
 
 #[test]
+fn a_prompt_naming_a_file_as_an_editor_or_another_machine_does_gets_its_reasoning() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let ask = |prompt: &str, session: &str| {
+        let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
+        ask["session_id"] = session.into();
+        injected(repo, "UserPromptSubmit", &ask)
+    };
+    // Without the file, the words alone bear on nothing.
+    assert_eq!(
+        ask("Add a few table tests for this function.", "s-none"),
+        None
+    );
+    for (n, named) in [
+        "@/Users/ann/src/service/src/db/pool.rs:12-30",
+        "src/db/pool.rs#L3-L9",
+        "/home/ci/work/src/db/pool.rs:7:2",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let prompt = format!("Add a few table tests for this function.\n{named}");
+        let context = ask(&prompt, &format!("s-{n}")).unwrap_or_default();
+        assert!(
+            context.contains("Derive the connection pool size from the CPU count"),
+            "{named}: {context}"
+        );
+    }
+}
+
+#[test]
 fn a_file_about_to_change_gets_its_decisions_and_rejections() {
     let s = scenario::build();
     let repo = &s.repo;

@@ -287,6 +287,32 @@ fn the_budget_is_kept_and_the_human_output_is_the_rendered_context() {
 }
 
 #[test]
+fn the_same_words_recorded_on_two_commits_are_given_once() {
+    let s = scenario::build();
+    // A plan pasted into two sessions: on two files, neither replacing the other.
+    let said = "Connections and cache entries are taken per request, never held across awaits";
+    for (session, file) in [("s7-a", "src/db/pool.rs"), ("s8-b", "src/cache.rs")] {
+        let commit = s.repo.git(&["log", "-1", "--format=%H", "--", file]);
+        let commit = commit.trim();
+        let note = s
+            .repo
+            .git(&["notes", "--ref=agent-context", "show", commit]);
+        let at = "2026-07-01T09:00:00Z";
+        let event = scenario::event((session, "m1", "decision"), said, at, "", &[file], &[]);
+        scenario::add_note(&s.repo, commit, &format!("{}\n{event}", note.trim_end()));
+    }
+    s.repo.ok(&["rebuild"]);
+    let answer = s.repo.json(&[
+        "query",
+        "How do src/db/pool.rs and src/cache.rs hold connections?",
+    ]);
+    let items = answer["items"].as_array().unwrap();
+    let given = items.iter().filter(|i| i["summary"] == said).count();
+    assert_eq!(given, 1, "{answer:#}");
+    assert_eq!(answer["left_out"]["repeated"], 1, "{answer:#}");
+}
+
+#[test]
 fn files_changed_in_the_working_tree_are_hints() {
     let s = scenario::build();
     fs::write(s.repo.root.join("src/auth/token.rs"), "changed\n").unwrap();
