@@ -10,10 +10,11 @@ Run by hand, not in CI (see docs/quality.md):
     python3 eval/replay.py score --out <scratch folder>
 
 `run` clones the project afresh into `<out>/clone`, then walks the sessions in the order they
-started. Before each chosen task (one in every few sessions of the later 60%, whose first prompt
-is a real request), it extracts every session that started earlier, checks out the last commit
-of the default branch made before the task started, and gives the task's first prompt to the
-prompt hook (`hook UserPromptSubmit`, as Claude Code would), which answers as `query` does within
+started (each session once, however many checkpoints it made; it starts with its transcript's
+first line). Before each chosen task (one in every few sessions of the later 60%, whose first
+prompt is a real request), it extracts every checkpoint made before the task's session started
+(earlier sessions as they stood then; none of the task's own), checks out the last commit of the
+default branch made before that moment, and gives the task's first prompt to the prompt hook (`hook UserPromptSubmit`, as Claude Code would), which answers as `query` does within
 its own rules; then it runs `query` with the files the task went on to change, to tell whether
 any reasoning was recorded on them. It writes
 `to-judge.jsonl`: per task, its prompt and files and the items, without their scores or why they
@@ -30,7 +31,9 @@ import json
 import os
 import subprocess
 
-def sessions(corpus):
+def checkpoints(corpus):
+    """Every checkpoint's transcript, oldest first: the session as it was when the checkpoint
+    was made."""
     out = []
     for meta in glob.glob(os.path.join(corpus, "*/*/*/metadata.json")):
         folder = os.path.dirname(meta)
@@ -47,19 +50,50 @@ def sessions(corpus):
             pass
         out.append({
             "at": m.get("created_at", ""),
+            "session": m.get("session_id") or transcript,
             "transcript": transcript,
             "source": os.path.relpath(transcript, corpus),
             "prompt": prompt,
             "files": m.get("files_touched") or [],
         })
-    out.sort(key=lambda s: s["at"])
+    out.sort(key=lambda c: c["at"])
     return out
 
 
+def started(transcript, fallback):
+    """When a session started: the first timestamp of its transcript."""
+    with open(transcript, errors="replace") as f:
+        for n, line in enumerate(f):
+            if n > 200:
+                break
+            try:
+                at = json.loads(line).get("timestamp")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(at, str) and at:
+                return at
+    return fallback
+
+
+def sessions(all_checkpoints):
+    """Each session once, in the order they started: its first checkpoint's first prompt, when
+    its transcript starts, and every file its checkpoints touched."""
+    by_session = {}
+    for c in all_checkpoints:
+        s = by_session.get(c["session"])
+        if s is None:
+            by_session[c["session"]] = dict(c, at=started(c["transcript"], c["at"]),
+                                            files=list(c["files"]))
+        else:
+            s["files"].extend(f for f in c["files"] if f not in s["files"])
+    return sorted(by_session.values(), key=lambda s: s["at"])
+
+
 def a_request(prompt):
-    """A first prompt that asks for work, not a command, a one-word answer or pasted output."""
+    """A first prompt that asks for work, not a command, a one-word answer, pasted output or
+    Claude Code's own marker ("[Request interrupted by user]")."""
     p = prompt.strip()
-    return len(p) >= 40 and not p.startswith(("/", "<")) and "\n\n" not in p[:200]
+    return len(p) >= 40 and not p.startswith(("/", "<", "[")) and "\n\n" not in p[:200]
 
 
 def git(clone, *args):
@@ -102,22 +136,22 @@ def run(args):
     subprocess.run(["rm", "-rf", clone], check=True)
     subprocess.run(["git", "clone", "-q", args.repo, clone], check=True)
     branch = git(clone, "rev-parse", "--abbrev-ref", "HEAD")
-    all_sessions = sessions(args.corpus)
+    stream = checkpoints(args.corpus)
+    all_sessions = sessions(stream)
     later = all_sessions[int(len(all_sessions) * 0.4):]
     requests = [i for i, s in enumerate(later) if a_request(s["prompt"])]
     step = max(1, len(requests) // args.tasks)
     if args.skip and (args.skip % step == 0 or args.skip >= step):
         raise SystemExit(f"error: --skip must be between 1 and {step - 1} to draw other tasks "
                          f"(one request in {step} is drawn)")
-    chosen = {later[i]["source"] for i in requests[args.skip::step][: args.tasks]}
+    chosen = [later[i] for i in requests[args.skip::step][: args.tasks]]
     extracted = 0
     tasks = []
-    for s in all_sessions:
-        if s["source"] not in chosen:
-            continue
-        # Every session that started before this task is in the store; the task is not.
-        while all_sessions[extracted]["at"] < s["at"]:
-            tool(binary, clone, "extract", "--transcript", all_sessions[extracted]["transcript"])
+    for s in chosen:
+        # Every checkpoint made before this session started is in the store: earlier
+        # sessions as they were then. None of this session's is.
+        while extracted < len(stream) and stream[extracted]["at"] < s["at"]:
+            tool(binary, clone, "extract", "--transcript", stream[extracted]["transcript"])
             extracted += 1
         commit = git(clone, "rev-list", "-1", f"--before={s['at']}", f"origin/{branch}")
         git(clone, "checkout", "-q", "--detach", commit)
@@ -138,7 +172,7 @@ def run(args):
             "reasoning_on_files": on_files,
             "items": items,
         })
-        print(f"task {len(tasks)}: {len(items)} items, {extracted} sessions in")
+        print(f"task {len(tasks)}: {len(items)} items, {extracted} checkpoints in")
     with open(os.path.join(args.out, "tasks.jsonl"), "w") as f:
         for t in tasks:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
