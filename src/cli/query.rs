@@ -10,7 +10,8 @@ use serde::Serialize;
 use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure, repo_path};
 use crate::config::Backend;
-use crate::retrieve::query::{self, Focus, HintedFile, Item, LeftOut, Request};
+use crate::retrieve::hints::Hinted;
+use crate::retrieve::query::{self, Focus, Item, LeftOut, Request};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -78,7 +79,7 @@ struct QueryReport {
     budget: usize,
     tokens: usize,
     tokenizer: &'static str,
-    hinted_files: Vec<HintedFile>,
+    hinted_files: Vec<Hinted>,
     items: Vec<Item>,
     left_out: LeftOut,
     /// The rendered context.

@@ -18,6 +18,7 @@ use crate::cli::report::{self, Report};
 use crate::cli::{CmdResult, Failure, repo_path};
 use crate::event::Event;
 use crate::ingest::recorded::{self, Place, Record, What};
+use crate::retrieve::index;
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -127,6 +128,11 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
             .collect(),
     };
     let (event, placed) = recorded::record(store, &recorded, place)?;
+    // A record on a commit is a note: the hooks read the index as it is, so it is brought up
+    // now (as every command that writes notes does), not at the next command that reads.
+    if let Err(e) = index::refresh(store) {
+        eprintln!("warning: the retrieval index was not updated: {e}");
+    }
     report::print(out, &Recorded { event, placed }, args.json)
 }
 

@@ -9,7 +9,7 @@
 //!   session's own continuation ([`continuation`]). Compaction and `/clear` also forget what
 //!   the session was given, so that it can be given again.
 //! - `UserPromptSubmit`: the reasoning that bears on the prompt (the `query` machinery), when a
-//!   file or the graph points at it or its words match well enough; nothing otherwise.
+//!   file, lines or a code identifier the prompt names points at it; nothing otherwise.
 //! - `PreToolUse` on Read, Edit, MultiEdit and Write: the standing decisions, rejected
 //!   alternatives and trade-offs recorded for the file, in a few hundred tokens.
 //! - `PostToolUse` on Read, Grep and Glob: the read or search, as an event in the pending queue

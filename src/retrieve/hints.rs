@@ -2,7 +2,7 @@
 //! or by bare file name — files defining the symbols it names, and the files changed in the working
 //! tree. Matched against the tree at HEAD and the paths the index knows, never a walk of the tree.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Stdio};
 
 use crate::retrieve::head::HeadTree;
@@ -32,32 +32,49 @@ pub enum Hint {
 /// with surrounding punctuation, an `@` mention's sign and a position (`:12`, `:12-30`,
 /// `:12:4`, `#L12-L30`) taken off.
 fn words(prompt: &str) -> impl Iterator<Item = &str> {
+    mentions(prompt).map(|(word, _)| word)
+}
+
+/// The words of a prompt, each with the lines it names after it, if any.
+fn mentions(prompt: &str) -> impl Iterator<Item = (&str, Option<Lines>)> {
     prompt
         .split(|c: char| c.is_whitespace() || "`'\"()[]{}<>,;".contains(c))
         .map(|w| w.trim_matches(|c: char| ".:!?*".contains(c)))
-        .map(|w| without_position(w.trim_start_matches('@')))
-        .map(|w| w.trim_start_matches("./"))
-        .filter(|w| !w.is_empty())
+        .map(|w| position(w.trim_start_matches('@')))
+        .map(|(w, lines)| (w.trim_start_matches("./"), lines))
+        .filter(|(w, _)| !w.is_empty())
 }
 
-/// `setup.go:680-706` → `setup.go`; `main.rs#L12` → `main.rs`: the lines an editor or a web
-/// page names after a path.
-fn without_position(word: &str) -> &str {
-    let lines = |rest: &str| {
-        !rest.is_empty()
-            && rest.bytes().any(|b| b.is_ascii_digit())
-            && rest
-                .bytes()
-                .all(|b| b.is_ascii_digit() || b"-:L".contains(&b))
+/// The first and last line a mention names.
+pub type Lines = (u32, u32);
+
+/// `setup.go:680-706` → `setup.go`, lines 680 to 706; `main.rs#L12` → `main.rs`, line 12: the
+/// lines an editor or a web page names after a path (a column after a line, `:12:4`, is
+/// dropped).
+fn position(word: &str) -> (&str, Option<Lines>) {
+    let (path, rest) = match word.split_once("#L") {
+        Some(split) => split,
+        None => match word.split_once(':') {
+            Some(split) => split,
+            None => return (word, None),
+        },
     };
-    if let Some((path, rest)) = word.split_once("#L")
-        && lines(rest)
-    {
-        return path;
-    }
-    match word.split_once(':') {
-        Some((path, rest)) if !path.is_empty() && lines(rest) => path,
-        _ => word,
+    let number = |s: &str| {
+        s.trim_start_matches('L')
+            .split(':')
+            .next()?
+            .parse::<u32>()
+            .ok()
+    };
+    let lines = match rest.split_once('-') {
+        Some((first, last)) => number(first).zip(number(last)),
+        None => number(rest).map(|n| (n, n)),
+    };
+    match lines {
+        Some((first, last)) if !path.is_empty() && 0 < first && first <= last => {
+            (path, Some((first, last)))
+        }
+        _ => (word, None),
     }
 }
 
@@ -95,22 +112,50 @@ fn looks_like_symbol(word: &str) -> Option<&str> {
     (ident && shaped).then_some(word)
 }
 
+/// A file a prompt is about, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Hinted {
+    pub path: String,
+    pub hint: Hint,
+    /// The lines the prompt names after the path (`pool.rs:12-30`): first and last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Lines>,
+}
+
+impl Hinted {
+    pub fn new(path: String, hint: Hint) -> Hinted {
+        Hinted {
+            path,
+            hint,
+            lines: None,
+        }
+    }
+}
+
 /// The hinted files of a prompt, each with why, in order of trust (files changed in the
-/// working tree come from [`Changed`]).
+/// working tree come from [`Changed`]). A file named with lines and without is the whole file;
+/// named with several ranges, their span.
 pub fn hinted(
     head: &mut HeadTree<'_>,
     index: &Index,
     prompt: &str,
     given: &[String],
-) -> Vec<(String, Hint)> {
-    let mut out: Vec<(String, Hint)> = given.iter().map(|p| (p.clone(), Hint::Given)).collect();
+) -> Vec<Hinted> {
+    let mut out: Vec<Hinted> = given
+        .iter()
+        .map(|p| Hinted::new(p.clone(), Hint::Given))
+        .collect();
     let known = index.paths();
     let mut tracked = |path: &str| head.blob(path).is_some();
-    let mut named: BTreeSet<String> = BTreeSet::new();
-    for word in words(prompt) {
+    let mut named: BTreeMap<String, Option<Lines>> = BTreeMap::new();
+    let mut name = |path: &str, lines: Option<Lines>| {
+        let span = named.entry(path.to_owned()).or_insert(lines);
+        *span = span.zip(lines).map(|(a, b)| (a.0.min(b.0), a.1.max(b.1)));
+    };
+    for (word, lines) in mentions(prompt) {
         if looks_like_path(word) {
             if tracked(word) {
-                named.insert(word.to_owned());
+                name(word, lines);
                 continue;
             }
             // A path on another machine (`/home/ann/src/project/src/main.rs`): the longest
@@ -120,20 +165,25 @@ pub fn hinted(
                 .map(|(i, _)| &word[i + 1..])
                 .find(|tail| tail.contains('/') && tracked(tail))
             {
-                named.insert(path.to_owned());
+                name(path, lines);
                 continue;
             }
             let tail = format!("/{word}");
-            named.extend(
-                known
-                    .iter()
-                    .filter(|p| p.ends_with(&tail) && tracked(p))
-                    .take(MOST_PER_NAME)
-                    .cloned(),
-            );
+            let ending: Vec<&String> = known
+                .iter()
+                .filter(|p| p.ends_with(&tail) && tracked(p))
+                .take(MOST_PER_NAME)
+                .collect();
+            for path in ending {
+                name(path, lines);
+            }
         }
     }
-    out.extend(named.into_iter().map(|p| (p, Hint::Named)));
+    out.extend(named.into_iter().map(|(path, lines)| Hinted {
+        path,
+        hint: Hint::Named,
+        lines,
+    }));
     let mut defined: BTreeSet<String> = BTreeSet::new();
     for word in words(prompt) {
         if let Some(symbol) = looks_like_symbol(word) {
@@ -145,7 +195,7 @@ pub fn hinted(
             );
         }
     }
-    out.extend(defined.into_iter().map(|p| (p, Hint::Symbol)));
+    out.extend(defined.into_iter().map(|p| Hinted::new(p, Hint::Symbol)));
     out
 }
 
@@ -206,10 +256,23 @@ mod tests {
                 .filter(|w| looks_like_path(w))
                 .collect();
         assert_eq!(paths, ["src/cache.rs", "cache.py"]);
-        let paths: Vec<&str> = words("@src/cache.rs:12-30, lib/a.go:7:2, b.rs#L3-L9 and c.md:")
-            .filter(|w| looks_like_path(w))
-            .collect();
-        assert_eq!(paths, ["src/cache.rs", "lib/a.go", "b.rs", "c.md"]);
+        let paths: Vec<(&str, Option<Lines>)> =
+            mentions("@src/cache.rs:12-30, lib/a.go:7:2, b.rs#L3-L9 and c.md:")
+                .filter(|(w, _)| looks_like_path(w))
+                .collect();
+        assert_eq!(
+            paths,
+            [
+                ("src/cache.rs", Some((12, 30))),
+                ("lib/a.go", Some((7, 7))),
+                ("b.rs", Some((3, 9))),
+                ("c.md", None)
+            ]
+        );
+        // Not lines: backwards, none, or not numbers.
+        for word in ["d.rs:9-2", "d.rs:0", "d.rs:x", "https://x.io/a.rs"] {
+            assert_eq!(position(word), (word, None));
+        }
         let symbols: Vec<&str> = words("Fix parse_range() and Cache::evictOld, not the cache")
             .filter_map(looks_like_symbol)
             .collect();

@@ -23,7 +23,7 @@ use crate::config::Backend;
 use crate::event::time::unix_seconds;
 use crate::event::{Event, Kind, Origin, truncate_words};
 use crate::retrieve::head::HeadTree;
-use crate::retrieve::hints::{self, Hint};
+use crate::retrieve::hints::{self, Hint, Hinted};
 use crate::retrieve::index::{self, Index, Ownership, terms};
 use crate::sanitise::{self, Reader};
 use crate::store::graph::View;
@@ -44,8 +44,12 @@ const EVALUATED: usize = 15;
 /// Items below this share of the best score are not worth their tokens.
 const RELATIVE_FLOOR: f64 = 0.4;
 /// A word shared by at most this share of the events (or by three) is rare: a hook's keyword
-/// match needs one, and another word besides.
+/// match needs a rare code identifier of the prompt (`sessionState`, `parse_range`). Prose
+/// words, however many and however rare, are not enough: measured on real sessions, what they
+/// matched was a tenth relevant (docs/quality.md).
 const RARE: f64 = 0.01;
+/// What the reasoning of the lines a prompt names weighs, against a whole named file's 1.
+const LINES_WEIGHT: f64 = 1.5;
 /// Characters of a rationale shown.
 const RATIONALE_CHARS: usize = 400;
 
@@ -73,9 +77,9 @@ pub struct Request<'a> {
     /// Events not to give again (a session has them already).
     pub exclude: &'a BTreeSet<String>,
     /// Asked by a hook, which injects nothing rather than noise and must stay fast: only what
-    /// the prompt itself points at counts — keyword matches must be strong (two of the
-    /// prompt's terms, one of them shared by at most a hundredth of the events), files changed
-    /// in the working tree are no hints — and the index is read as it is ([`index::read`]).
+    /// the prompt itself points at counts — a keyword match must share a rare identifier with
+    /// the prompt (`RARE`), files changed in the working tree are no hints — and the index is
+    /// read as it is ([`index::read`]).
     pub hook: bool,
 }
 
@@ -119,7 +123,7 @@ pub struct Item {
     pub prompt: String,
     pub timestamp: String,
     pub liveness: Liveness,
-    /// What found it: `file`, `keyword`, `graph`.
+    /// What found it: `file`, `lines` (of a file the prompt names with them), `keyword`, `graph`.
     pub found_by: Vec<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<Replaced>,
@@ -170,7 +174,7 @@ pub struct LeftOut {
 
 #[derive(Debug, Serialize)]
 pub struct Answer {
-    pub hinted: Vec<HintedFile>,
+    pub hinted: Vec<Hinted>,
     /// What is injected, best first.
     pub items: Vec<Item>,
     pub left_out: LeftOut,
@@ -182,12 +186,6 @@ pub struct Answer {
     /// their reasoning ([`index::Index::unread_line`]).
     #[serde(skip)]
     pub unread: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct HintedFile {
-    pub path: String,
-    pub hint: Hint,
 }
 
 /// Estimated tokens of `text` (see the module's documentation).
@@ -260,30 +258,30 @@ impl<'r> Gather<'r> {
         let mut query: Vec<String> = terms::terms(prompt);
         query.sort();
         query.dedup();
+        let identifiers: BTreeSet<String> = terms::identifiers(prompt).into_iter().collect();
         let docs = self.index.docs();
         let average = self.index.average_length();
         let texts: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
         let lists: Vec<Vec<index::Posting<'_>>> =
             texts.iter().map(|t| t.iter().collect()).collect();
         let total = lists.iter().map(Vec::len).sum();
-        // Per event: its score, the words it shares with the prompt, and whether one of them
-        // is rare.
+        // Per event: its score, and whether it shares a rare identifier with the prompt.
         let rare = ((docs as f64 * RARE) as usize).max(3);
-        let mut scores: HashMap<&str, (f64, u32, bool), BuildHasherDefault<Xxh3>> =
+        let mut scores: HashMap<&str, (f64, bool), BuildHasherDefault<Xxh3>> =
             HashMap::with_capacity_and_hasher(total, BuildHasherDefault::default());
-        for postings in &lists {
+        for (term, postings) in query.iter().zip(&lists) {
             let df = postings.len();
+            let named = df <= rare && identifiers.contains(term);
             for p in postings {
                 let s = scores.entry(p.doc).or_default();
                 s.0 += terms::bm25(p.tf, p.len, df, docs, average);
-                s.1 += 1;
-                s.2 |= df <= rare;
+                s.1 |= named;
             }
         }
         let mut ranked: Vec<(&str, f64)> = scores
             .into_iter()
-            .filter(|(_, (_, words, rare))| !strict || *words >= 2 && *rare)
-            .map(|(doc, (score, _, _))| (doc, score))
+            .filter(|(_, (_, named))| !strict || *named)
+            .map(|(doc, (score, _))| (doc, score))
             .collect();
         let order = |a: &(&str, f64), b: &(&str, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(b.0));
         // The best few in order, without sorting every event a common word is in.
@@ -333,6 +331,37 @@ impl<'r> Gather<'r> {
                     *self.file_sessions.entry(session).or_default() += score;
                 }
                 let c = self.candidate(&id, commit, "file");
+                c.file = c.file.max(if concerns { score } else { score / 2.0 });
+            }
+        }
+        Ok(())
+    }
+
+    /// Line candidates: the reasoning of the annotated commits that own lines `first..=last` of
+    /// `path` at HEAD (those `why` names for them), weighed above a whole file's.
+    fn lines(&mut self, path: &str, first: u32, last: u32) -> store::Result<()> {
+        let paths = [path.to_owned()];
+        let Some(owned) = self.ownership(path) else {
+            return Ok(());
+        };
+        let mut counts: HashMap<ObjectId, u32> = HashMap::new();
+        let range =
+            (first as usize - 1).min(owned.owners.len())..(last as usize).min(owned.owners.len());
+        for e in owned.owners[range].iter().flatten() {
+            *counts.entry(owned.entries[*e].commit).or_default() += 1;
+        }
+        let mut commits: Vec<(u32, ObjectId)> = counts.into_iter().map(|(c, n)| (n, c)).collect();
+        commits.sort_by(|a, b| b.cmp(a));
+        for (lines, commit) in commits.into_iter().take(FILE_COMMITS) {
+            let score = LINES_WEIGHT * (1.0 + 0.1 * f64::from(lines).ln_1p());
+            let events: Vec<(String, bool)> = self
+                .events(commit)?
+                .iter()
+                .filter(|e| e.kind.is_reason())
+                .map(|e| (e.id.clone(), e.concerns(&paths)))
+                .collect();
+            for (id, concerns) in events {
+                let c = self.candidate(&id, commit, "lines");
                 c.file = c.file.max(if concerns { score } else { score / 2.0 });
             }
         }
@@ -558,7 +587,11 @@ impl Hasher for Xxh3 {
 /// Where an item about the files at hand (found through them, and naming one of them) goes:
 /// rejections first, then decisions; `None` for the rest, which keep their score's order.
 fn at_hand(item: &Item, files: &[String]) -> Option<u8> {
-    if !item.found_by.contains(&"file") || !item.files.iter().any(|f| files.contains(f)) {
+    let by_file = item
+        .found_by
+        .iter()
+        .any(|by| matches!(*by, "file" | "lines"));
+    if !by_file || !item.files.iter().any(|f| files.contains(f)) {
         return None;
     }
     match item.kind {
@@ -579,7 +612,7 @@ fn given(event: &Event, found_by: &BTreeSet<&'static str>) -> bool {
     );
     reasoning
         && event.origin != Origin::ToolSequence
-        && (event.origin != Origin::Plan || found_by.contains("file"))
+        && (event.origin != Origin::Plan || found_by.contains("file") || found_by.contains("lines"))
 }
 
 /// How much a kind of event is worth giving: what was ruled out first (the cheapest mistake to
@@ -622,22 +655,30 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     };
     g.keywords(request.prompt, request.hook);
     let mut seen = BTreeSet::new();
-    hinted.retain(|(p, _)| seen.insert(p.clone()));
+    hinted.retain(|h| seen.insert(h.path.clone()));
     // The files the prompt names while git looks at the working tree, then those it changed.
-    for (path, hint) in &hinted {
-        let weight = if *hint == Hint::Symbol { 0.8 } else { 1.0 };
-        g.file(path, weight)?;
+    for h in &hinted {
+        match h.lines {
+            Some((first, last)) => g.lines(&h.path, first, last)?,
+            None => g.file(&h.path, if h.hint == Hint::Symbol { 0.8 } else { 1.0 })?,
+        }
     }
     for path in changed.files().into_iter().take(hints::MOST_CHANGED) {
         if seen.insert(path.clone()) {
             g.file(&path, 0.6)?;
-            hinted.push((path, Hint::Changed));
+            hinted.push(Hinted::new(path, Hint::Changed));
         }
     }
-    let files: Vec<String> = hinted.iter().map(|(p, _)| p.clone()).collect();
+    let files: Vec<String> = hinted.iter().map(|h| h.path.clone()).collect();
+    // Named with lines, a file's reasoning is that of those lines, not the whole file's.
+    let whole: Vec<String> = hinted
+        .iter()
+        .filter(|h| h.lines.is_none())
+        .map(|h| h.path.clone())
+        .collect();
     match request.backend {
-        Backend::File => g.file_backend(&files, request.hook)?,
-        Backend::Session => g.session_backend(&files)?,
+        Backend::File => g.file_backend(&whole, request.hook)?,
+        Backend::Session => g.session_backend(&whole)?,
         Backend::Decision => g.decision_backend()?,
     }
 
@@ -683,10 +724,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let (chosen, text) = pack(kept, request, &mut left_out);
     Ok(Answer {
         unread: g.index.unread_line(),
-        hinted: hinted
-            .into_iter()
-            .map(|(path, hint)| HintedFile { path, hint })
-            .collect(),
+        hinted,
         tokens: estimate_tokens(&text),
         items: chosen,
         left_out,

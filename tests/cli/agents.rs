@@ -303,7 +303,7 @@ fn gemini_hooks_extract_after_the_turn_and_give_reasoning_with_the_prompt_and_af
     next["session_id"] = "0b0e6c1e-0000-4000-8000-000000000002".into();
     // In headless runs Gemini CLI puts SessionStart's context into the prompt it gives
     // BeforeAgent; it is not the user's question.
-    next["prompt"] = "<hook_context>Notes from earlier sessions about Redis</hook_context>\n\nWhy is there no lru crate in the token cache?".into();
+    next["prompt"] = "<hook_context>Notes from earlier sessions about Redis</hook_context>\n\nWhy is there no lru crate in cache.rs?".into();
     let context = hook(&repo, "gemini-cli", "BeforeAgent", next.clone()).expect("reasoning");
     assert!(
         context.contains("I rejected the lru crate because"),

@@ -80,7 +80,13 @@ fn a_prompt_gets_its_reasoning_once_and_again_after_compaction() {
 fn a_prompt_nothing_bears_on_gets_nothing() {
     let s = scenario::build();
     let repo = &s.repo;
-    for prompt in ["Add a badge for the build to the README", "thanks!", ""] {
+    for prompt in [
+        "Add a badge for the build to the README",
+        "thanks!",
+        "",
+        // Prose words alone, however well they match, point at nothing.
+        "Why does the response cache expire entries by time rather than an LRU?",
+    ] {
         let ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
         assert_eq!(injected(repo, "UserPromptSubmit", &ask), None, "{prompt:?}");
     }
@@ -115,6 +121,61 @@ fn a_prompt_naming_a_file_as_an_editor_or_another_machine_does_gets_its_reasonin
             "{named}: {context}"
         );
     }
+}
+
+#[test]
+fn a_prompt_sharing_a_rare_identifier_with_a_note_gets_it() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let said = "MAX_RETRIES_PER_HOST stays at three: the upstream rate-limits a host after four";
+    repo.ok(&["record", "decision", said, "--files", "src/db/pool.rs"]);
+    let ask = |prompt: &str, session: &str| {
+        let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
+        ask["session_id"] = session.into();
+        injected(repo, "UserPromptSubmit", &ask)
+    };
+    eprintln!("{}", repo.log());
+    let context = ask("Should we raise MAX_RETRIES_PER_HOST?", "s-named").unwrap_or_default();
+    assert!(context.contains(said), "{context}");
+    assert_eq!(
+        ask("Should we raise the retries per host?", "s-prose"),
+        None
+    );
+}
+
+#[test]
+fn a_prompt_naming_lines_gets_the_reasoning_of_those_lines() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let cache = fs::read_to_string(repo.root.join("src/cache.rs")).unwrap();
+    let line_of = |text: &str| 1 + cache.lines().position(|l| l.contains(text)).unwrap();
+    let (cap, map) = (
+        line_of("const MAX_ENTRIES"),
+        line_of("pub struct ResponseCache"),
+    );
+    let ask = |lines: String, session: &str| {
+        let prompt = format!("What is this for? @src/cache.rs:{lines}");
+        let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
+        ask["session_id"] = session.into();
+        injected(repo, "UserPromptSubmit", &ask).unwrap_or_default()
+    };
+    let (capped, ttl) = ("Cap the response cache", "Use a TTL map");
+    let context = ask(format!("{cap}"), "s-cap");
+    assert!(
+        context.contains(capped) && !context.contains(ttl),
+        "{context}"
+    );
+    let context = ask(format!("{map}-{}", map + 1), "s-map");
+    assert!(
+        context.contains(ttl) && !context.contains(capped),
+        "{context}"
+    );
+    // Lines of both have both.
+    let context = ask(format!("{}-{}", cap.min(map), cap.max(map)), "s-both");
+    assert!(
+        context.contains(ttl) && context.contains(capped),
+        "{context}"
+    );
 }
 
 #[test]

@@ -128,7 +128,7 @@ fn what_reading_commands_print() {
             "UserPromptSubmit",
             &[(
                 "prompt",
-                "Why does the response cache expire entries by time?".into()
+                "Why does src/cache.rs expire entries by time?".into()
             )]
         )
     );

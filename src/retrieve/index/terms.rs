@@ -42,6 +42,15 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// The code identifiers of `text` (`parse_range`, `TtlCache`), as [`terms`] gives them whole:
+/// a prose word says little about which code it means, an identifier names it.
+pub fn identifiers(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| split_identifier(word).len() > 1)
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
 fn push(out: &mut Vec<String>, word: &str) {
     if word.len() < 2 || STOP.contains(&word) || word.bytes().all(|b| b.is_ascii_digit()) {
         return;
@@ -131,6 +140,10 @@ mod tests {
             ]
         );
         assert_eq!(terms("caches caching cached"), ["cach", "cach", "cach"]);
+        assert_eq!(
+            identifiers("Use a TTL cache for parse_range, not the HTTPServer or HTTP"),
+            ["parse_range", "httpserver"]
+        );
         assert_eq!(terms("the 42 of it"), Vec::<String>::new());
     }
 
