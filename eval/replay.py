@@ -5,30 +5,34 @@ reasoning bears on the task's first prompt: the relevance of what a prompt is gi
 Run by hand, not in CI (see docs/quality.md):
 
     python3 eval/replay.py run --corpus <checkpoints checkout> --repo <clone of the project> \\
-        --bin target/release/git-agent-context --out <scratch folder> [--tasks 40] [--skip 0]
-    # the judges label <out>/to-judge.jsonl into <out>/judged.jsonl (eval/RUBRIC.md, last part)
-    python3 eval/replay.py score --out <scratch folder>
+        --bin <a build> --out <run folder> [--tasks 40] [--skip 0]     # once per build
+    python3 eval/replay.py pool --out <judging folder> --runs <run folder>...
+    # the judges label <judging folder>/to-judge.jsonl into <judging folder>/judged.jsonl
+    # (eval/RUBRIC.md, last part): {"task": n, "labels": {"<item n>": "relevant", ...}} a line
+    python3 eval/replay.py score --out <judging folder> --runs <run folder>...
 
 `run` clones the project afresh into `<out>/clone`, then walks the sessions in the order they
 started (each session once, however many checkpoints it made; it starts with its transcript's
 first line). Before each chosen task (one in every few sessions of the later 60%, whose first
 prompt is a real request), it extracts every checkpoint made before the task's session started
 (earlier sessions as they stood then; none of the task's own), checks out the last commit of the
-default branch made before that moment, and gives the task's first prompt to the prompt hook (`hook UserPromptSubmit`, as Claude Code would), which answers as `query` does within
-its own rules; then it runs `query` with the files the task went on to change, to tell whether
-any reasoning was recorded on them. It writes
-`to-judge.jsonl`: per task, its prompt and files and the items, without their scores or why they
-were found, for judges who label each item `relevant`, `narration` or `unrelated`.
+default branch made before that moment, and gives the task's first prompt to the prompt hook
+(`hook UserPromptSubmit`, as Claude Code would), which answers as `query` does within its own
+rules; then it runs `query` with the files the task went on to change, to tell whether any
+reasoning was recorded on them. It writes `tasks.jsonl`.
 
-`score` reads `judged.jsonl` (one line per task: {"task": n, "labels": ["relevant", ...]}) and
-prints the share of items of each label and the share of tasks with recorded reasoning on their
-files that were given at least one relevant item.
+`pool` puts the items several runs gave each task (builds to compare, on the same tasks) into one
+list per task, each once and shuffled: the judges see the prompt, the files and the items, not
+which build gave which, their scores or why they were found. `score` prints, per run, the share
+of its items of each label and the share of the tasks with recorded reasoning on their files that
+were given at least one relevant item.
 """
 
 import argparse
 import glob
 import json
 import os
+import random
 import subprocess
 
 def checkpoints(corpus):
@@ -176,40 +180,73 @@ def run(args):
     with open(os.path.join(args.out, "tasks.jsonl"), "w") as f:
         for t in tasks:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
+
+
+def key(item):
+    return item["kind"], item["summary"]
+
+
+def pool(args):
+    """One list of items per task from every run (each once, in an order that says nothing of
+    which run gave it), for judges who do not know which runs there are."""
+    pooled = {}
+    for run_dir in args.runs:
+        with open(os.path.join(run_dir, "tasks.jsonl")) as f:
+            for t in map(json.loads, f):
+                p = pooled.setdefault(t["task"], {"task": t["task"], "prompt": t["prompt"],
+                                                  "files": t["files"], "items": {}})
+                if p["prompt"] != t["prompt"]:
+                    raise SystemExit(f"error: {run_dir}: task {t['task']} is another task")
+                for item in t["items"]:
+                    p["items"].setdefault(key(item), item)
+    shuffle = random.Random(7).shuffle
+    os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "to-judge.jsonl"), "w") as f:
-        for t in tasks:
-            blind = {k: t[k] for k in ("task", "prompt", "files", "items")}
-            f.write(json.dumps(blind, ensure_ascii=False) + "\n")
+        for n in sorted(pooled):
+            t = pooled[n]
+            items = list(t["items"].values())
+            shuffle(items)
+            t["items"] = [dict(item, n=i + 1) for i, item in enumerate(items)]
+            f.write(json.dumps(t, ensure_ascii=False) + "\n")
 
 
 def score(args):
-    with open(os.path.join(args.out, "tasks.jsonl")) as f:
-        tasks = {t["task"]: t for t in map(json.loads, f)}
+    """Each run's items by the judges' labels of the pool."""
+    labels = {}
+    with open(os.path.join(args.out, "to-judge.jsonl")) as f:
+        pooled = {t["task"]: t for t in map(json.loads, f)}
     with open(os.path.join(args.out, "judged.jsonl")) as f:
-        judged = {j["task"]: j["labels"] for j in map(json.loads, f)}
-    counts = {"relevant": 0, "narration": 0, "unrelated": 0}
-    with_reasoning = helped = given = 0
-    for n, t in tasks.items():
-        labels = judged.get(n, [])
-        if len(labels) != len(t["items"]):
-            raise SystemExit(f"error: task {n}: {len(t['items'])} items, {len(labels)} labels")
-        for label in labels:
-            counts[label] += 1
-        given += bool(labels)
-        if t["reasoning_on_files"]:
-            with_reasoning += 1
-            helped += "relevant" in labels
-    total = sum(counts.values())
-    print(f"{len(tasks)} tasks, {given} given something, {total} items")
-    for label, n in counts.items():
-        print(f"  {label}: {n} ({n / max(1, total):.0%})")
-    print(f"tasks with reasoning recorded on their files: {with_reasoning}, "
-          f"given a relevant item: {helped} ({helped / max(1, with_reasoning):.0%})")
+        for j in map(json.loads, f):
+            for item in pooled[j["task"]]["items"]:
+                label = j["labels"].get(str(item["n"]))
+                if label not in ("relevant", "narration", "unrelated"):
+                    raise SystemExit(f"error: task {j['task']}: item {item['n']} has no label")
+                labels[(j["task"], *key(item))] = label
+    for run_dir in args.runs:
+        with open(os.path.join(run_dir, "tasks.jsonl")) as f:
+            tasks = list(map(json.loads, f))
+        counts = {"relevant": 0, "narration": 0, "unrelated": 0}
+        with_reasoning = helped = given = 0
+        for t in tasks:
+            given_labels = [labels[(t["task"], *key(item))] for item in t["items"]]
+            for label in given_labels:
+                counts[label] += 1
+            given += bool(given_labels)
+            if t["reasoning_on_files"]:
+                with_reasoning += 1
+                helped += "relevant" in given_labels
+        total = sum(counts.values())
+        print(f"{run_dir}: {len(tasks)} tasks, {given} given something, {total} items")
+        for label, n in counts.items():
+            print(f"  {label}: {n} ({n / max(1, total):.0%})")
+        print(f"  tasks with reasoning recorded on their files: {with_reasoning}, "
+              f"given a relevant item: {helped} ({helped / max(1, with_reasoning):.0%})")
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["run", "score"])
+    ap.add_argument("what", choices=["run", "pool", "score"])
+    ap.add_argument("--runs", nargs="+", default=[], help="the runs' folders (pool, score)")
     ap.add_argument("--corpus")
     ap.add_argument("--repo")
     ap.add_argument("--bin")
@@ -218,7 +255,7 @@ def main():
     ap.add_argument("--skip", type=int, default=0,
                     help="start the choice this many requests in: another set of tasks")
     args = ap.parse_args()
-    run(args) if args.what == "run" else score(args)
+    {"run": run, "pool": pool, "score": score}[args.what](args)
 
 
 if __name__ == "__main__":
