@@ -259,6 +259,10 @@ impl<'r> Gather<'r> {
         query.sort();
         query.dedup();
         let identifiers: BTreeSet<String> = terms::identifiers(prompt).into_iter().collect();
+        // A hook's match needs an identifier: without one, no posting is read.
+        if strict && identifiers.is_empty() {
+            return;
+        }
         let docs = self.index.docs();
         let average = self.index.average_length();
         let texts: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
