@@ -29,6 +29,7 @@ were given at least one relevant item.
 """
 
 import argparse
+import datetime
 import glob
 import json
 import os
@@ -60,8 +61,16 @@ def checkpoints(corpus):
             "prompt": prompt,
             "files": m.get("files_touched") or [],
         })
-    out.sort(key=lambda c: c["at"])
+    out.sort(key=lambda c: instant(c["at"]))
     return out
+
+
+def instant(at):
+    """An ISO 8601 time as seconds, whatever its offset ("Z", "+01:00", a fraction or none)."""
+    try:
+        return datetime.datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def started(transcript, fallback):
@@ -90,7 +99,7 @@ def sessions(all_checkpoints):
                                             files=list(c["files"]))
         else:
             s["files"].extend(f for f in c["files"] if f not in s["files"])
-    return sorted(by_session.values(), key=lambda s: s["at"])
+    return sorted(by_session.values(), key=lambda s: instant(s["at"]))
 
 
 def a_request(prompt):
@@ -135,7 +144,8 @@ def injected(binary, clone, prompt, session):
 
 def run(args):
     binary = os.path.abspath(args.bin)
-    clone = os.path.join(args.out, "clone")
+    # The hook is given the clone's folder as Claude Code gives it: absolute.
+    clone = os.path.join(os.path.abspath(args.out), "clone")
     os.makedirs(args.out, exist_ok=True)
     subprocess.run(["rm", "-rf", clone], check=True)
     subprocess.run(["git", "clone", "-q", args.repo, clone], check=True)
@@ -154,7 +164,7 @@ def run(args):
     for s in chosen:
         # Every checkpoint made before this session started is in the store: earlier
         # sessions as they were then. None of this session's is.
-        while extracted < len(stream) and stream[extracted]["at"] < s["at"]:
+        while extracted < len(stream) and instant(stream[extracted]["at"]) < instant(s["at"]):
             tool(binary, clone, "extract", "--transcript", stream[extracted]["transcript"])
             extracted += 1
         commit = git(clone, "rev-list", "-1", f"--before={s['at']}", f"origin/{branch}")
@@ -217,6 +227,8 @@ def score(args):
         pooled = {t["task"]: t for t in map(json.loads, f)}
     with open(os.path.join(args.out, "judged.jsonl")) as f:
         for j in map(json.loads, f):
+            if j["task"] not in pooled:
+                raise SystemExit(f"error: judged.jsonl: task {j['task']} was not pooled")
             for item in pooled[j["task"]]["items"]:
                 label = j["labels"].get(str(item["n"]))
                 if label not in ("relevant", "narration", "unrelated"):
@@ -228,6 +240,10 @@ def score(args):
         counts = {"relevant": 0, "narration": 0, "unrelated": 0}
         with_reasoning = helped = given = 0
         for t in tasks:
+            unjudged = [i for i in t["items"] if (t["task"], *key(i)) not in labels]
+            if unjudged:
+                raise SystemExit(f"error: {run_dir}: task {t['task']}: {len(unjudged)} items "
+                                 "were not judged (was this run pooled?)")
             given_labels = [labels[(t["task"], *key(item))] for item in t["items"]]
             for label in given_labels:
                 counts[label] += 1

@@ -129,7 +129,8 @@ pub fn run(store: &Store, cwd: &Path, args: Args, out: &mut dyn Write) -> CmdRes
     };
     let (event, placed) = recorded::record(store, &recorded, place)?;
     // A record on a commit is a note: the hooks read the index as it is, so it is brought up
-    // now (as every command that writes notes does), not at the next command that reads.
+    // now (as every command that writes notes does), not at the next command that reads. (For
+    // a record waiting for its session's commit, nothing changed and this returns at once.)
     if let Err(e) = index::refresh(store) {
         eprintln!("warning: the retrieval index was not updated: {e}");
     }

@@ -9,7 +9,8 @@
 //!   session's own continuation ([`continuation`]). Compaction and `/clear` also forget what
 //!   the session was given, so that it can be given again.
 //! - `UserPromptSubmit`: the reasoning that bears on the prompt (the `query` machinery), when a
-//!   file, lines or a code identifier the prompt names points at it; nothing otherwise.
+//!   file, its lines, a symbol or a code identifier the prompt names points at it (directly or
+//!   through the graph); nothing otherwise.
 //! - `PreToolUse` on Read, Edit, MultiEdit and Write: the standing decisions, rejected
 //!   alternatives and trade-offs recorded for the file, in a few hundred tokens.
 //! - `PostToolUse` on Read, Grep and Glob: the read or search, as an event in the pending queue
@@ -442,7 +443,11 @@ fn inject(store: &Store, request: Request<'_>) -> Result<Response> {
     }
     Ok(Response {
         log: Some(log),
-        given: answer.items.iter().map(|i| i.id.clone()).collect(),
+        given: answer
+            .items
+            .iter()
+            .flat_map(|i| [i.id.clone(), query::words_key(&i.summary)])
+            .collect(),
         context: Some(answer.text),
     })
 }

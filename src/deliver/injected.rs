@@ -1,5 +1,6 @@
-//! What a session has been given already: the ids of the events its hooks injected, one a line
-//! in `injected/<session>.txt`, so that an item is not given twice. Compaction and `/clear`
+//! What a session has been given already: the ids of the events its hooks injected, and a key
+//! of each one's words (`retrieve::query::words_key`), one a line in `injected/<session>.txt`,
+//! so that an item is not given twice, nor its twin under another id. Compaction and `/clear`
 //! take the context away, and the record with it.
 
 use std::collections::BTreeSet;

@@ -49,33 +49,38 @@ fn mentions(prompt: &str) -> impl Iterator<Item = (&str, Option<Lines>)> {
 pub type Lines = (u32, u32);
 
 /// `setup.go:680-706` → `setup.go`, lines 680 to 706; `main.rs#L12` → `main.rs`, line 12: the
-/// lines an editor or a web page names after a path (a column after a line, `:12:4`, is
-/// dropped).
+/// lines an editor or GitHub names after a path (a column, `:12:4` or `#L12C4`, is dropped).
+/// The position is looked for after the path's last `/`, so that a drive letter (`C:/src/a.rs:4`)
+/// is not taken for one. A position that names no lines (`a.rs:0`, `a.rs:30-12`) leaves the
+/// path, without lines.
 fn position(word: &str) -> (&str, Option<Lines>) {
-    let (path, rest) = match word.split_once("#L") {
-        Some(split) => split,
-        None => match word.split_once(':') {
-            Some(split) => split,
-            None => return (word, None),
-        },
+    let name_at = word.rfind('/').map_or(0, |i| i + 1);
+    let name = &word[name_at..];
+    let Some((path_end, rest)) = name
+        .find("#L")
+        .map(|i| (i, &name[i + 2..]))
+        .or_else(|| name.find(':').map(|i| (i, &name[i + 1..])))
+    else {
+        return (word, None);
     };
+    let path = &word[..name_at + path_end];
+    if path.is_empty() || rest.is_empty() || !rest.bytes().all(|b| b"0123456789-:LC".contains(&b)) {
+        return (word, None);
+    }
+    // `12`, `L12`, `12:4`, `L12C4`: the line's digits.
     let number = |s: &str| {
-        s.trim_start_matches('L')
-            .split(':')
-            .next()?
-            .parse::<u32>()
-            .ok()
+        let s = s.trim_start_matches('L');
+        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+        s[..digits].parse::<u32>().ok()
     };
     let lines = match rest.split_once('-') {
         Some((first, last)) => number(first).zip(number(last)),
         None => number(rest).map(|n| (n, n)),
     };
-    match lines {
-        Some((first, last)) if !path.is_empty() && 0 < first && first <= last => {
-            (path, Some((first, last)))
-        }
-        _ => (word, None),
-    }
+    (
+        path,
+        lines.filter(|&(first, last)| 0 < first && first <= last),
+    )
 }
 
 /// Whether a word looks like a file name or path: a folder separator, or a short extension.
@@ -153,30 +158,8 @@ pub fn hinted(
         *span = span.zip(lines).map(|(a, b)| (a.0.min(b.0), a.1.max(b.1)));
     };
     for (word, lines) in mentions(prompt) {
-        if looks_like_path(word) {
-            if tracked(word) {
-                name(word, lines);
-                continue;
-            }
-            // A path on another machine (`/home/ann/src/project/src/main.rs`): the longest
-            // tail of it that is a file at HEAD.
-            if let Some(path) = word
-                .match_indices('/')
-                .map(|(i, _)| &word[i + 1..])
-                .find(|tail| tail.contains('/') && tracked(tail))
-            {
-                name(path, lines);
-                continue;
-            }
-            let tail = format!("/{word}");
-            let ending: Vec<&String> = known
-                .iter()
-                .filter(|p| p.ends_with(&tail) && tracked(p))
-                .take(MOST_PER_NAME)
-                .collect();
-            for path in ending {
-                name(path, lines);
-            }
+        for path in resolve(word, &mut tracked, &known) {
+            name(&path, lines);
         }
     }
     out.extend(named.into_iter().map(|(path, lines)| Hinted {
@@ -197,6 +180,41 @@ pub fn hinted(
     }
     out.extend(defined.into_iter().map(|p| Hinted::new(p, Hint::Symbol)));
     out
+}
+
+/// The files a word of a prompt names, if it looks like a path: itself; for a path on another
+/// machine (`/home/ann/src/project/src/main.rs`) or in a GitHub link (`…/blob/main/src/main.rs`),
+/// its longest tail that is a file at HEAD; else the files the index knows that end with it.
+fn resolve(word: &str, tracked: &mut impl FnMut(&str) -> bool, known: &[String]) -> Vec<String> {
+    let linked = ["/blob/", "/tree/"]
+        .iter()
+        .find_map(|at| word.split_once(at))
+        .filter(|_| word.contains("://"))
+        .map(|(_, rest)| rest);
+    let word = linked.unwrap_or(word);
+    if !looks_like_path(word) {
+        return Vec::new();
+    }
+    if tracked(word) {
+        return vec![word.to_owned()];
+    }
+    let elsewhere = linked.is_some()
+        || word.starts_with(['/', '~'])
+        || word.as_bytes().get(1..3) == Some(b":/".as_slice());
+    let tails = word.match_indices('/').map(|(i, _)| &word[i + 1..]);
+    if let Some(path) = tails
+        .filter(|tail| elsewhere || tail.contains('/'))
+        .find(|tail| tracked(tail))
+    {
+        return vec![path.to_owned()];
+    }
+    let tail = format!("/{word}");
+    known
+        .iter()
+        .filter(|p| p.ends_with(&tail) && tracked(p))
+        .take(MOST_PER_NAME)
+        .cloned()
+        .collect()
 }
 
 /// Files changed in the working tree or the index against HEAD, asked of git (`git diff
@@ -269,8 +287,14 @@ mod tests {
                 ("c.md", None)
             ]
         );
-        // Not lines: backwards, none, or not numbers.
-        for word in ["d.rs:9-2", "d.rs:0", "d.rs:x", "https://x.io/a.rs"] {
+        // A drive letter is no position; GitHub's columns are dropped.
+        assert_eq!(position("C:/src/a.rs:4"), ("C:/src/a.rs", Some((4, 4))));
+        assert_eq!(position("a.rs#L12C4-L20C1"), ("a.rs", Some((12, 20))));
+        // Lines that are none name the file alone; what is no position stays the word.
+        for word in ["d.rs:9-2", "d.rs:0", "d.rs:12-"] {
+            assert_eq!(position(word), ("d.rs", None), "{word}");
+        }
+        for word in ["d.rs:x", "https://x.io/a.rs", "notes:draft"] {
             assert_eq!(position(word), (word, None));
         }
         let symbols: Vec<&str> = words("Fix parse_range() and Cache::evictOld, not the cache")

@@ -14,7 +14,9 @@
 //! measures 4.3 characters a token, so the estimate counts high and a budget is not overrun.
 
 use std::collections::{BTreeSet, HashMap};
+use std::fs;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use serde::Serialize;
@@ -74,7 +76,8 @@ pub struct Request<'a> {
     pub budget: usize,
     pub backend: Backend,
     pub focus: Focus,
-    /// Events not to give again (a session has them already).
+    /// Events not to give again (a session has them already): their ids, and the
+    /// [`words_key`]s of their summaries.
     pub exclude: &'a BTreeSet<String>,
     /// Asked by a hook, which injects nothing rather than noise and must stay fast: only what
     /// the prompt itself points at counts — a keyword match must share a rare identifier with
@@ -207,6 +210,8 @@ struct Candidate {
 
 struct Gather<'r> {
     head: HeadTree<'r>,
+    /// The top of the working tree, if there is one.
+    workdir: Option<PathBuf>,
     index: Index,
     reader: notes::Reader<'r>,
     view: View<'r>,
@@ -342,18 +347,42 @@ impl<'r> Gather<'r> {
     }
 
     /// Line candidates: the reasoning of the annotated commits that own lines `first..=last` of
-    /// `path` at HEAD (those `why` names for them), weighed above a whole file's.
-    fn lines(&mut self, path: &str, first: u32, last: u32) -> store::Result<()> {
-        let paths = [path.to_owned()];
-        let Some(owned) = self.ownership(path) else {
-            return Ok(());
+    /// `path` (those `why` names for them), weighed above a whole file's. The lines are
+    /// numbered as the editor that named them does: in the working tree's file when it is
+    /// there, else at HEAD. Lines past the file's end (numbers from another version of it)
+    /// give nothing: the rest of the file is about other code (docs/quality.md). False when
+    /// the file's lines cannot be read at all: the caller takes the whole file instead.
+    fn lines(&mut self, path: &str, first: u32, last: u32) -> store::Result<bool> {
+        let counts = {
+            let worktree = self
+                .workdir
+                .as_ref()
+                .and_then(|w| fs::read(w.join(path)).ok());
+            let repo = self.head.repo();
+            let here = worktree.and_then(|data| {
+                Ownership::of(&self.index, path, &data, |e| repo.has_object(e.commit))
+            });
+            let owned = match &here {
+                Some(owned) => owned,
+                None => match self.ownership(path) {
+                    Some(owned) => owned,
+                    None => return Ok(false),
+                },
+            };
+            let (first, last) = (first as usize, last as usize);
+            if first > owned.owners.len() {
+                return Ok(true);
+            }
+            let mut counts: HashMap<ObjectId, u32> = HashMap::new();
+            for e in owned.owners[first - 1..last.min(owned.owners.len())]
+                .iter()
+                .flatten()
+            {
+                *counts.entry(owned.entries[*e].commit).or_default() += 1;
+            }
+            counts
         };
-        let mut counts: HashMap<ObjectId, u32> = HashMap::new();
-        let range =
-            (first as usize - 1).min(owned.owners.len())..(last as usize).min(owned.owners.len());
-        for e in owned.owners[range].iter().flatten() {
-            *counts.entry(owned.entries[*e].commit).or_default() += 1;
-        }
+        let paths = [path.to_owned()];
         let mut commits: Vec<(u32, ObjectId)> = counts.into_iter().map(|(c, n)| (n, c)).collect();
         commits.sort_by(|a, b| b.cmp(a));
         for (lines, commit) in commits.into_iter().take(FILE_COMMITS) {
@@ -369,7 +398,7 @@ impl<'r> Gather<'r> {
                 c.file = c.file.max(if concerns { score } else { score / 2.0 });
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// A decision node's event, on the first of its commits that carries it.
@@ -649,6 +678,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
     let mut g = Gather {
         head,
+        workdir: store.workdir().map(Path::to_path_buf),
         index,
         reader: notes::Reader::new(&repo)?,
         view: View::open(&repo)?,
@@ -662,9 +692,9 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     hinted.retain(|h| seen.insert(h.path.clone()));
     // The files the prompt names while git looks at the working tree, then those it changed.
     for h in &hinted {
-        match h.lines {
-            Some((first, last)) => g.lines(&h.path, first, last)?,
-            None => g.file(&h.path, if h.hint == Hint::Symbol { 0.8 } else { 1.0 })?,
+        let lines = h.lines.map(|(first, last)| g.lines(&h.path, first, last));
+        if !lines.transpose()?.unwrap_or(false) {
+            g.file(&h.path, if h.hint == Hint::Symbol { 0.8 } else { 1.0 })?;
         }
     }
     for path in changed.files().into_iter().take(hints::MOST_CHANGED) {
@@ -705,10 +735,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     // What was ruled out or decided about the files at hand stays, however it scores.
     kept.retain(|i| at_hand(i, &files).is_some() || i.score >= best * RELATIVE_FLOOR);
     left_out.weak += before - kept.len();
-    // What the session has already, it is not given again; nothing weaker takes its place.
-    let before = kept.len();
-    kept.retain(|i| !request.exclude.contains(&i.id));
-    left_out.given = before - kept.len();
+    once(&mut kept, request.exclude, &mut left_out);
     // What reads as an order to the agent is never given as one; people see it in `why`.
     let before = kept.len();
     kept.retain(|i| {
@@ -719,11 +746,6 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     left_out.instructions = before - kept.len();
     // What was ruled out about the files at hand first, then what was decided about them.
     kept.sort_by_key(|i| at_hand(i, &files).unwrap_or(2));
-    // Once each: the same words under two ids are one note.
-    let before = kept.len();
-    let mut said = BTreeSet::new();
-    kept.retain(|i| said.insert(i.summary.split_whitespace().collect::<Vec<_>>().join(" ")));
-    left_out.repeated = before - kept.len();
 
     let (chosen, text) = pack(kept, request, &mut left_out);
     Ok(Answer {
@@ -734,6 +756,29 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         left_out,
         text,
     })
+}
+
+/// What the session has already is not given again, nor its twin under another id (the same
+/// words: a plan pasted into two sessions); nothing weaker takes its place. Of twins not given
+/// yet, the best is given once.
+fn once(kept: &mut Vec<Item>, exclude: &BTreeSet<String>, left_out: &mut LeftOut) {
+    let before = kept.len();
+    kept.retain(|i| !exclude.contains(&i.id) && !exclude.contains(&words_key(&i.summary)));
+    left_out.given = before - kept.len();
+    let before = kept.len();
+    let mut said = BTreeSet::new();
+    kept.retain(|i| said.insert(words_key(&i.summary)));
+    left_out.repeated = before - kept.len();
+}
+
+/// What stands for an item's words among the ids a session was given, so that its twin under
+/// another id is not given after it: `words:` and a hash of the summary, white space folded.
+pub fn words_key(summary: &str) -> String {
+    let words = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "words:{:016x}",
+        xxhash_rust::xxh3::xxh3_64(words.as_bytes())
+    )
 }
 
 /// The candidates, best first by their raw score.

@@ -134,7 +134,6 @@ fn a_prompt_sharing_a_rare_identifier_with_a_note_gets_it() {
         ask["session_id"] = session.into();
         injected(repo, "UserPromptSubmit", &ask)
     };
-    eprintln!("{}", repo.log());
     let context = ask("Should we raise MAX_RETRIES_PER_HOST?", "s-named").unwrap_or_default();
     assert!(context.contains(said), "{context}");
     assert_eq!(
@@ -170,6 +169,17 @@ fn a_prompt_naming_lines_gets_the_reasoning_of_those_lines() {
         context.contains(ttl) && !context.contains(capped),
         "{context}"
     );
+    // Lines past the file's end (another version's numbers) point at nothing.
+    assert_eq!(ask("900-910".into(), "s-past"), "");
+    // The editor numbers the lines of the file as it is in the working tree.
+    let path = repo.root.join("src/cache.rs");
+    fs::write(&path, format!("{}{cache}", "// a new line\n".repeat(10))).unwrap();
+    let context = ask(format!("{}", cap + 10), "s-shifted");
+    assert!(
+        context.contains(capped) && !context.contains(ttl),
+        "{context}"
+    );
+    fs::write(&path, &cache).unwrap();
     // Lines of both have both.
     let context = ask(format!("{}-{}", cap.min(map), cap.max(map)), "s-both");
     assert!(

@@ -310,6 +310,43 @@ fn the_same_words_recorded_on_two_commits_are_given_once() {
     let given = items.iter().filter(|i| i["summary"] == said).count();
     assert_eq!(given, 1, "{answer:#}");
     assert_eq!(answer["left_out"]["repeated"], 1, "{answer:#}");
+    // A session given one is not given its twin later.
+    let ask = |prompt: &str| {
+        let payload = s.repo.hook_payload(
+            "UserPromptSubmit",
+            "s9-twice",
+            &s.repo.root.join("t.jsonl"),
+            &[("prompt", prompt.into())],
+        );
+        let out = s.repo.run_with_input(
+            &s.repo.root,
+            &["hook", "UserPromptSubmit"],
+            payload.to_string().as_bytes(),
+            &[],
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(ask("How does src/db/pool.rs hold connections?").contains(said));
+    assert!(!ask("And src/cache.rs?").contains(said));
+}
+
+#[test]
+fn a_path_on_another_machine_names_the_file_it_ends_with() {
+    let s = scenario::build();
+    for (said, path) in [
+        ("/home/ann/work/service/CHANGELOG.md", "CHANGELOG.md"),
+        ("C:/Users/ann/service/src/db/pool.rs:3", "src/db/pool.rs"),
+        (
+            "https://github.com/ann/service/blob/main/src/cache.rs#L2-L4",
+            "src/cache.rs",
+        ),
+    ] {
+        let answer = s.repo.json(&["query", &format!("What about {said}?")]);
+        assert_eq!(
+            answer["hinted_files"][0]["path"], path,
+            "{said}: {answer:#}"
+        );
+    }
 }
 
 #[test]
