@@ -39,6 +39,13 @@ fn injected(repo: &TestRepo, event: &str, payload: &Value) -> Option<String> {
     hook_answer(event, &out)
 }
 
+/// What the prompt hook gives `prompt` in `session`.
+fn ask_in(repo: &TestRepo, session: &str, prompt: &str) -> Option<String> {
+    let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
+    ask["session_id"] = session.into();
+    injected(repo, "UserPromptSubmit", &ask)
+}
+
 #[test]
 fn a_prompt_gets_its_reasoning_once_and_again_after_compaction() {
     let s = scenario::build();
@@ -96,11 +103,7 @@ fn a_prompt_nothing_bears_on_gets_nothing() {
 fn a_prompt_naming_a_file_as_an_editor_or_another_machine_does_gets_its_reasoning() {
     let s = scenario::build();
     let repo = &s.repo;
-    let ask = |prompt: &str, session: &str| {
-        let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
-        ask["session_id"] = session.into();
-        injected(repo, "UserPromptSubmit", &ask)
-    };
+    let ask = |prompt: &str, session: &str| ask_in(repo, session, prompt);
     // Without the file, the words alone bear on nothing.
     assert_eq!(
         ask("Add a few table tests for this function.", "s-none"),
@@ -129,11 +132,7 @@ fn a_prompt_sharing_a_rare_identifier_with_a_note_gets_it() {
     let repo = &s.repo;
     let said = "MAX_RETRIES_PER_HOST stays at three: the upstream rate-limits a host after four";
     repo.ok(&["record", "decision", said, "--files", "src/db/pool.rs"]);
-    let ask = |prompt: &str, session: &str| {
-        let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
-        ask["session_id"] = session.into();
-        injected(repo, "UserPromptSubmit", &ask)
-    };
+    let ask = |prompt: &str, session: &str| ask_in(repo, session, prompt);
     let context = ask("Should we raise MAX_RETRIES_PER_HOST?", "s-named").unwrap_or_default();
     assert!(context.contains(said), "{context}");
     assert_eq!(
@@ -154,9 +153,7 @@ fn a_prompt_naming_lines_gets_the_reasoning_of_those_lines() {
     );
     let ask = |lines: String, session: &str| {
         let prompt = format!("What is this for? @src/cache.rs:{lines}");
-        let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
-        ask["session_id"] = session.into();
-        injected(repo, "UserPromptSubmit", &ask).unwrap_or_default()
+        ask_in(repo, session, &prompt).unwrap_or_default()
     };
     let (capped, ttl) = ("Cap the response cache", "Use a TTL map");
     let context = ask(format!("{cap}"), "s-cap");
