@@ -260,14 +260,14 @@ impl<'r> Gather<'r> {
     /// Keyword candidates: BM25 over the index, scores scaled to at most 1; with `strict`,
     /// only strong matches (see [`Request::hook`]).
     fn keywords(&mut self, prompt: &str, strict: bool) {
-        let mut query: Vec<String> = terms::terms(prompt);
-        query.sort();
-        query.dedup();
         let identifiers: BTreeSet<String> = terms::identifiers(prompt).into_iter().collect();
         // A hook's match needs an identifier: without one, no posting is read.
         if strict && identifiers.is_empty() {
             return;
         }
+        let mut query: Vec<String> = terms::terms(prompt);
+        query.sort();
+        query.dedup();
         let docs = self.index.docs();
         let average = self.index.average_length();
         let texts: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
@@ -316,7 +316,6 @@ impl<'r> Gather<'r> {
     /// File candidates: the reasoning of the annotated commits of `path`, those that own most
     /// of it at HEAD first.
     fn file(&mut self, path: &str, weight: f64) -> store::Result<()> {
-        let paths = [path.to_owned()];
         let Some(owned) = self.ownership(path) else {
             return Ok(());
         };
@@ -329,18 +328,10 @@ impl<'r> Gather<'r> {
         commits.dedup_by_key(|c| c.2);
         for (lines, _, commit) in commits.into_iter().take(FILE_COMMITS) {
             let score = weight * (1.0 + 0.1 * f64::from(lines).ln_1p());
-            let events: Vec<(String, bool, String)> = self
-                .events(commit)?
-                .iter()
-                .filter(|e| e.kind.is_reason())
-                .map(|e| (e.id.clone(), e.concerns(&paths), e.session_id.clone()))
-                .collect();
-            for (id, concerns, session) in events {
+            for session in self.reasons_of(commit, path, score, "file")? {
                 if lines > 0 {
                     *self.file_sessions.entry(session).or_default() += score;
                 }
-                let c = self.candidate(&id, commit, "file");
-                c.file = c.file.max(if concerns { score } else { score / 2.0 });
             }
         }
         Ok(())
@@ -353,52 +344,49 @@ impl<'r> Gather<'r> {
     /// give nothing: the rest of the file is about other code (docs/quality.md). False when
     /// the file's lines cannot be read at all: the caller takes the whole file instead.
     fn lines(&mut self, path: &str, first: u32, last: u32) -> store::Result<bool> {
-        let counts = {
-            let worktree = self
-                .workdir
-                .as_ref()
-                .and_then(|w| fs::read(w.join(path)).ok());
-            let repo = self.head.repo();
-            let here = worktree.and_then(|data| {
-                Ownership::of(&self.index, path, &data, |e| repo.has_object(e.commit))
-            });
-            let owned = match &here {
-                Some(owned) => owned,
-                None => match self.ownership(path) {
-                    Some(owned) => owned,
-                    None => return Ok(false),
-                },
-            };
-            let (first, last) = (first as usize, last as usize);
-            if first > owned.owners.len() {
-                return Ok(true);
-            }
-            let mut counts: HashMap<ObjectId, u32> = HashMap::new();
-            for e in owned.owners[first - 1..last.min(owned.owners.len())]
-                .iter()
-                .flatten()
-            {
-                *counts.entry(owned.entries[*e].commit).or_default() += 1;
-            }
-            counts
+        let (first, last) = (first as usize, last as usize);
+        let worktree = (self.workdir.as_ref()).and_then(|w| fs::read(w.join(path)).ok());
+        let repo = self.head.repo();
+        let here = worktree.and_then(|data| {
+            Ownership::of(&self.index, path, &data, |e| repo.has_object(e.commit))
+        });
+        let commits = match here {
+            Some(owned) => owned.owners_of_lines(first, last),
+            None => match self.ownership(path) {
+                Some(owned) => owned.owners_of_lines(first, last),
+                None => return Ok(false),
+            },
         };
-        let paths = [path.to_owned()];
-        let mut commits: Vec<(u32, ObjectId)> = counts.into_iter().map(|(c, n)| (n, c)).collect();
-        commits.sort_by(|a, b| b.cmp(a));
         for (lines, commit) in commits.into_iter().take(FILE_COMMITS) {
             let score = LINES_WEIGHT * (1.0 + 0.1 * f64::from(lines).ln_1p());
-            let events: Vec<(String, bool)> = self
-                .events(commit)?
-                .iter()
-                .filter(|e| e.kind.is_reason())
-                .map(|e| (e.id.clone(), e.concerns(&paths)))
-                .collect();
-            for (id, concerns) in events {
-                let c = self.candidate(&id, commit, "lines");
-                c.file = c.file.max(if concerns { score } else { score / 2.0 });
-            }
+            self.reasons_of(commit, path, score, "lines")?;
         }
         Ok(true)
+    }
+
+    /// The reasoning events of `commit` as candidates found `by` a file: `score` for those
+    /// about `path`, half of it for the rest of the commit's. Their sessions, in turn.
+    fn reasons_of(
+        &mut self,
+        commit: ObjectId,
+        path: &str,
+        score: f64,
+        by: &'static str,
+    ) -> store::Result<Vec<String>> {
+        let paths = [path.to_owned()];
+        let events: Vec<(String, bool, String)> = self
+            .events(commit)?
+            .iter()
+            .filter(|e| e.kind.is_reason())
+            .map(|e| (e.id.clone(), e.concerns(&paths), e.session_id.clone()))
+            .collect();
+        let mut sessions = Vec::with_capacity(events.len());
+        for (id, concerns, session) in events {
+            let c = self.candidate(&id, commit, by);
+            c.file = c.file.max(if concerns { score } else { score / 2.0 });
+            sessions.push(session);
+        }
+        Ok(sessions)
     }
 
     /// A decision node's event, on the first of its commits that carries it.
@@ -692,8 +680,11 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     hinted.retain(|h| seen.insert(h.path.clone()));
     // The files the prompt names while git looks at the working tree, then those it changed.
     for h in &hinted {
-        let lines = h.lines.map(|(first, last)| g.lines(&h.path, first, last));
-        if !lines.transpose()?.unwrap_or(false) {
+        let by_lines = match h.lines {
+            Some((first, last)) => g.lines(&h.path, first, last)?,
+            None => false,
+        };
+        if !by_lines {
             g.file(&h.path, if h.hint == Hint::Symbol { 0.8 } else { 1.0 })?;
         }
     }

@@ -148,6 +148,7 @@ impl TestRepo {
             .root
             .canonicalize()
             .unwrap_or_else(|_| self.root.clone());
+        const FINISH: &[u8] = b"post-commit\0finish";
         let Ok(procs) = fs::read_dir("/proc") else {
             return Vec::new();
         };
@@ -156,7 +157,7 @@ impl TestRepo {
             .filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok())
             .filter(|pid| {
                 fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| c.windows(18).any(|w| w == b"post-commit\0finish"))
+                    .is_ok_and(|c| c.windows(FINISH.len()).any(|w| w == FINISH))
                     && fs::read_link(format!("/proc/{pid}/cwd"))
                         .is_ok_and(|cwd| cwd.starts_with(&root))
             })

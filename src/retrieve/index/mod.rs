@@ -827,4 +827,23 @@ impl Ownership {
     pub fn lines_of(&self, commit: ObjectId) -> u32 {
         self.counts.get(&commit).copied().unwrap_or(0)
     }
+
+    /// The commits that own lines `first..=last` (1-based; past the end, none), with how many
+    /// of them each owns, most first.
+    pub fn owners_of_lines(&self, first: usize, last: usize) -> Vec<(u32, ObjectId)> {
+        let end = last.min(self.owners.len());
+        let mut counts: HashMap<ObjectId, u32> = HashMap::new();
+        for e in self
+            .owners
+            .get(first.max(1) - 1..end)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            *counts.entry(self.entries[*e].commit).or_default() += 1;
+        }
+        let mut commits: Vec<(u32, ObjectId)> = counts.into_iter().map(|(c, n)| (n, c)).collect();
+        commits.sort_by(|a, b| b.cmp(a));
+        commits
+    }
 }

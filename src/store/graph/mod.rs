@@ -362,12 +362,16 @@ pub fn update(store: &Store, touched: &BTreeMap<String, BTreeSet<ObjectId>>) -> 
     if touched.is_empty() && owed.is_empty() {
         return Ok(Updated::default());
     }
+    let was_owed = !owed.is_empty();
     let mut all = owed;
     for (session, commits) in touched {
         all.entry(session.clone()).or_default().extend(commits);
     }
     let updated = write(store, Start::Tip, &all)?;
-    clear_owed(store)?;
+    // Nothing can have been owed since it was read: the caller holds the lock.
+    if was_owed {
+        clear_owed(store)?;
+    }
     Ok(updated)
 }
 
