@@ -102,6 +102,48 @@ def sessions(all_checkpoints):
     return sorted(by_session.values(), key=lambda s: instant(s["at"]))
 
 
+def branch_of(transcript):
+    """The branch a session started on, as Claude Code wrote it beside each line (`gitBranch`)."""
+    with open(transcript, errors="replace") as f:
+        for n, line in enumerate(f):
+            if n > 300:
+                break
+            try:
+                name = json.loads(line).get("gitBranch")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(name, str) and name:
+                return name
+    return None
+
+
+def branches(clone, default):
+    """Each branch's own commits, as (author time, commit): those a pull request's merge into
+    the default branch brought in ("Merge pull request #N from owner/<branch>"), and those of
+    the branches the remote still has."""
+    own = {}
+    log = git(clone, "log", "--merges", "--first-parent", f"origin/{default}",
+              "--format=%P%x09%s")
+    heads = []
+    for line in log.splitlines():
+        parents, _, subject = line.partition("\t")
+        parents = parents.split()
+        if len(parents) == 2 and " from " in subject:
+            name = subject.split(" from ", 1)[1].split()[0].split("/", 1)[-1]
+            heads.append((name, parents[1], parents[0]))
+    for ref in git(clone, "for-each-ref", "--format=%(refname:lstrip=3)",
+                   "refs/remotes/origin").splitlines():
+        if ref not in (default, "HEAD"):
+            heads.append((ref, f"origin/{ref}", f"origin/{default}"))
+    for name, tip, base in heads:
+        listed = git(clone, "log", "--format=%at %H", tip, f"^{base}")
+        commits = own.setdefault(name, set())
+        for line in listed.splitlines():
+            at, commit = line.split()
+            commits.add((int(at), commit))
+    return own
+
+
 def a_request(prompt):
     """A first prompt that asks for work, not a command, a one-word answer, pasted output or
     Claude Code's own marker ("[Request interrupted by user]")."""
@@ -121,12 +163,12 @@ def tool(binary, clone, *args):
     return done.stdout
 
 
-def injected(binary, clone, prompt, session):
-    """The items the prompt hook gives `prompt` in a new session: each note of its answer (a
-    line "- <kind>: ..." and the lines indented under it but its provenance)."""
-    payload = {"session_id": session, "cwd": clone, "hook_event_name": "UserPromptSubmit",
-               "prompt": prompt}
-    done = subprocess.run([binary, "hook", "UserPromptSubmit"], cwd=clone, input=json.dumps(payload),
+def injected(binary, clone, event, session, **fields):
+    """The items a hook (`UserPromptSubmit` with the prompt, `SessionStart` with its source)
+    gives a new session: each entry of its answer (a line "- <kind>: ..." and the lines indented
+    under it but its provenance)."""
+    payload = {"session_id": session, "cwd": clone, "hook_event_name": event, **fields}
+    done = subprocess.run([binary, "hook", event], cwd=clone, input=json.dumps(payload),
                           capture_output=True, text=True)
     out = done.stdout.strip()
     if not out:
@@ -142,6 +184,20 @@ def injected(binary, clone, prompt, session):
     return items
 
 
+def checkout(clone, default, own, s):
+    """The clone as the session found it: its branch as it stood when the session started (the
+    branch's own commits authored before then on top), or the default branch as it was then."""
+    name = branch_of(s["transcript"])
+    before = [c for c in own.get(name, ()) if c[0] <= instant(s["at"])]
+    if name and name != default and before:
+        commit = max(before)[1]
+        git(clone, "checkout", "-q", "-B", name, commit)
+        return name, commit
+    commit = git(clone, "rev-list", "-1", f"--before={s['at']}", f"origin/{default}")
+    git(clone, "checkout", "-q", "--detach", commit)
+    return default, commit
+
+
 def run(args):
     binary = os.path.abspath(args.bin)
     # The hook is given the clone's folder as Claude Code gives it: absolute.
@@ -150,6 +206,7 @@ def run(args):
     subprocess.run(["rm", "-rf", clone], check=True)
     subprocess.run(["git", "clone", "-q", args.repo, clone], check=True)
     branch = git(clone, "rev-parse", "--abbrev-ref", "HEAD")
+    own = branches(clone, branch)
     stream = checkpoints(args.corpus)
     all_sessions = sessions(stream)
     later = all_sessions[int(len(all_sessions) * 0.4):]
@@ -167,9 +224,10 @@ def run(args):
         while extracted < len(stream) and instant(stream[extracted]["at"]) < instant(s["at"]):
             tool(binary, clone, "extract", "--transcript", stream[extracted]["transcript"])
             extracted += 1
-        commit = git(clone, "rev-list", "-1", f"--before={s['at']}", f"origin/{branch}")
-        git(clone, "checkout", "-q", "--detach", commit)
-        items = injected(binary, clone, s["prompt"], f"replay-{len(tasks) + 1}")
+        on, commit = checkout(clone, branch, own, s)
+        session = f"replay-{len(tasks) + 1}"
+        start = injected(binary, clone, "SessionStart", session, source="startup")
+        items = injected(binary, clone, "UserPromptSubmit", session, prompt=s["prompt"])
         present = [f for f in s["files"] if os.path.exists(os.path.join(clone, f))]
         on_files = False
         if present:
@@ -180,13 +238,16 @@ def run(args):
             "task": len(tasks) + 1,
             "source": s["source"],
             "at": s["at"],
+            "branch": on,
             "commit": commit,
             "prompt": s["prompt"][:800],
             "files": s["files"][:15],
             "reasoning_on_files": on_files,
+            "start_items": start,
             "items": items,
         })
-        print(f"task {len(tasks)}: {len(items)} items, {extracted} checkpoints in")
+        print(f"task {len(tasks)}: {len(start)} items at start, {len(items)} at the prompt, "
+              f"{extracted} checkpoints in, on {on}")
     with open(os.path.join(args.out, "tasks.jsonl"), "w") as f:
         for t in tasks:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
@@ -207,7 +268,7 @@ def pool(args):
                                                   "files": t["files"], "items": {}})
                 if p["prompt"] != t["prompt"]:
                     raise SystemExit(f"error: {run_dir}: task {t['task']} is another task")
-                for item in t["items"]:
+                for item in t.get("start_items", []) + t["items"]:
                     p["items"].setdefault(key(item), item)
     shuffle = random.Random(7).shuffle
     os.makedirs(args.out, exist_ok=True)
@@ -237,26 +298,39 @@ def score(args):
     for run_dir in args.runs:
         with open(os.path.join(run_dir, "tasks.jsonl")) as f:
             tasks = list(map(json.loads, f))
-        counts = {"relevant": 0, "narration": 0, "unrelated": 0}
-        with_reasoning = helped = given = 0
         for t in tasks:
-            unjudged = [i for i in t["items"] if (t["task"], *key(i)) not in labels]
+            unjudged = [i for i in t.get("start_items", []) + t["items"]
+                        if (t["task"], *key(i)) not in labels]
             if unjudged:
                 raise SystemExit(f"error: {run_dir}: task {t['task']}: {len(unjudged)} items "
                                  "were not judged (was this run pooled?)")
-            given_labels = [labels[(t["task"], *key(item))] for item in t["items"]]
-            for label in given_labels:
-                counts[label] += 1
-            given += bool(given_labels)
-            if t["reasoning_on_files"]:
-                with_reasoning += 1
-                helped += "relevant" in given_labels
-        total = sum(counts.values())
-        print(f"{run_dir}: {len(tasks)} tasks, {given} given something, {total} items")
-        for label, n in counts.items():
-            print(f"  {label}: {n} ({n / max(1, total):.0%})")
-        print(f"  tasks with reasoning recorded on their files: {with_reasoning}, "
-              f"given a relevant item: {helped} ({helped / max(1, with_reasoning):.0%})")
+        print(f"{run_dir}: {len(tasks)} tasks")
+        for view, given_of in (
+                ("the prompt hook", lambda t: t["items"]),
+                ("the session's start and its prompt",
+                 lambda t: t.get("start_items", []) + t["items"])):
+            shown(view, tasks, given_of, labels)
+
+
+def shown(view, tasks, given_of, labels):
+    """The share of each label among what `given_of` a task, and of the tasks with reasoning on
+    their files given something relevant."""
+    counts = {"relevant": 0, "narration": 0, "unrelated": 0}
+    with_reasoning = helped = given = 0
+    for t in tasks:
+        given_labels = [labels[(t["task"], *key(item))] for item in given_of(t)]
+        for label in given_labels:
+            counts[label] += 1
+        given += bool(given_labels)
+        if t["reasoning_on_files"]:
+            with_reasoning += 1
+            helped += "relevant" in given_labels
+    total = sum(counts.values())
+    print(f"  {view}: {given} tasks given something, {total} items")
+    for label, n in counts.items():
+        print(f"    {label}: {n} ({n / max(1, total):.0%})")
+    print(f"    tasks with reasoning recorded on their files: {with_reasoning}, "
+          f"given a relevant item: {helped} ({helped / max(1, with_reasoning):.0%})")
 
 
 def main():
