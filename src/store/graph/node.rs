@@ -309,7 +309,8 @@ fn same_subject(a: &DecisionNode, b: &DecisionNode) -> bool {
 }
 
 /// Draw the edges of `new` decisions against `known` ones (and among themselves):
-/// - a decision *supersedes* the earlier ones its maker said it replaces;
+/// - a decision *supersedes* the ones its maker said it replaces, even recorded in the same
+///   second;
 /// - a later decision on the same subject *supersedes* an earlier one when the earlier one's
 ///   commit is an ancestor of the later one's (the later one was made knowing it), and
 ///   *conflicts with* it when neither commit descends from the other (parallel branches);
@@ -329,13 +330,15 @@ pub fn link_decisions(
         d.supersedes.clear();
         d.conflicts_with.clear();
         for other in known.iter().chain(&snapshot) {
-            if other.id == d.id
-                || (other.timestamp.as_str(), &other.id) >= (d.timestamp.as_str(), &d.id)
-            {
+            if other.id == d.id {
                 continue;
             }
+            // Said by its maker, whatever the times (two records in one second tie).
             if d.replaces.contains(&other.id) {
                 push_capped(&mut d.supersedes, &other.id, EDGES_MAX);
+                continue;
+            }
+            if (other.timestamp.as_str(), &other.id) >= (d.timestamp.as_str(), &d.id) {
                 continue;
             }
             let (Some(theirs), Some(ours)) = (other.commits.first(), d.commits.first()) else {
@@ -480,5 +483,11 @@ mod tests {
             (new[0].supersedes.as_slice(), new[0].conflicts_with.len()),
             (&["d1".to_owned()][..], 0)
         );
+        // Recorded in the same second as the one it replaces, its id sorting first.
+        let mut said = mk("d0", "s1", "t1", "Keep responses in Redis", "c1");
+        said.replaces = vec!["d1".to_owned()];
+        let mut new = [said];
+        link_decisions(&mut new, std::slice::from_ref(&old), &mut descends);
+        assert_eq!(new[0].supersedes, ["d1"]);
     }
 }
