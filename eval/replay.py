@@ -179,23 +179,29 @@ def injected(binary, clone, event, session, **fields):
         if line.startswith("- "):
             kind, _, summary = line[2:].partition(": ")
             items.append({"kind": kind, "summary": summary, "details": []})
-        elif line.startswith("  ") and items and not line.strip().startswith("[commit"):
+        elif line.startswith("  [") and items:
+            items[-1]["from"] = line.strip()
+        elif line.startswith("  ") and items:
             items[-1]["details"].append(line.strip()[:300])
     return items
 
 
 def checkout(clone, default, own, s):
     """The clone as the session found it: its branch as it stood when the session started (the
-    branch's own commits authored before then on top), or the default branch as it was then."""
+    latest of the branch's own commits authored before then that the default branch did not
+    have yet, else the default branch), or the default branch as it was then."""
     name = branch_of(s["transcript"])
-    before = [c for c in own.get(name, ()) if c[0] <= instant(s["at"])]
-    if name and name != default and before:
-        commit = max(before)[1]
-        git(clone, "checkout", "-q", "-B", name, commit)
-        return name, commit
-    commit = git(clone, "rev-list", "-1", f"--before={s['at']}", f"origin/{default}")
-    git(clone, "checkout", "-q", "--detach", commit)
-    return default, commit
+    # The remote's default branch as it was then.
+    then = git(clone, "rev-list", "-1", f"--before={s['at']}", f"replay/{default}")
+    git(clone, "update-ref", f"refs/remotes/origin/{default}", then)
+    if not name or name in (default, "HEAD"):
+        git(clone, "checkout", "-q", "--detach", then)
+        return default, then
+    merged = set(git(clone, "rev-list", then).split())
+    before = [c for c in own.get(name, ()) if c[0] <= instant(s["at"]) and c[1] not in merged]
+    commit = max(before)[1] if before else then
+    git(clone, "checkout", "-q", "-B", name, commit)
+    return name, commit
 
 
 def run(args):
@@ -207,6 +213,9 @@ def run(args):
     subprocess.run(["git", "clone", "-q", args.repo, clone], check=True)
     branch = git(clone, "rev-parse", "--abbrev-ref", "HEAD")
     own = branches(clone, branch)
+    # The default branch's final state, kept where linking finds every commit a session made
+    # (as the developer's own branch had it then) while origin/<default> is set back per task.
+    git(clone, "update-ref", f"refs/remotes/replay/{branch}", f"origin/{branch}")
     stream = checkpoints(args.corpus)
     all_sessions = sessions(stream)
     later = all_sessions[int(len(all_sessions) * 0.4):]
@@ -269,6 +278,8 @@ def pool(args):
                 if p["prompt"] != t["prompt"]:
                     raise SystemExit(f"error: {run_dir}: task {t['task']} is another task")
                 for item in t.get("start_items", []) + t["items"]:
+                    # Where it comes from says nothing of its relevance.
+                    item = {k: v for k, v in item.items() if k != "from"}
                     p["items"].setdefault(key(item), item)
     shuffle = random.Random(7).shuffle
     os.makedirs(args.out, exist_ok=True)
