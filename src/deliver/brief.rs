@@ -1,7 +1,13 @@
 //! The brief a session starts with (`SessionStart` on `startup` and `clear`; seed 004): the
-//! latest sessions on the current branch and what they did, the work they and the sessions not
-//! yet committed left open, and their standing decisions — read from the graph and the pending
-//! queue, never from the notes or the transcripts, so that it fits a prompt-time budget.
+//! latest sessions of the work at hand and what they did, the work they and the sessions not
+//! yet committed on this branch left open, and their standing decisions — read from the graph
+//! and the pending queue, never from the notes or the transcripts, so that it fits a
+//! prompt-time budget.
+//!
+//! The work at hand is the branch's own commits: those the default branch does not have,
+//! whoever made them (on the default branch, those not pushed yet). The latest sessions of
+//! merged work are seldom what a new task touches (docs/quality.md). Where HEAD is the default
+//! branch and there is no remote's to compare with, every commit of its history counts.
 
 use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 
@@ -11,10 +17,11 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::deliver::Result;
-use crate::event::Kind;
 use crate::event::summary::Summary;
+use crate::event::{Kind, Origin};
 use crate::render::templates::{self, BRIEF, within};
 use crate::store::graph::View;
+use crate::store::graph::node::DecisionNode;
 use crate::store::{Store, pending};
 
 /// Sessions shown, at most.
@@ -88,8 +95,8 @@ pub fn latest(store: &Store) -> Result<Vec<Session>> {
     Ok(sessions)
 }
 
-/// The latest sessions with commits on the current branch (newest first) and their standing
-/// decisions (those no later decision superseded).
+/// The latest sessions of the work at hand (newest first) and their standing decisions (those
+/// no later decision superseded).
 fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>, Vec<Decision>)> {
     let repo = store.repo();
     let Ok(head) = repo.head_id() else {
@@ -97,17 +104,76 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
     };
     let mut view = View::open(&repo)?;
     let pairs = view.commits()?;
-    let found = met_first(&repo, head.detach(), &pairs, current);
+    let whose = Whose::at(&repo, head.detach());
+    let found = met_first(&repo, head.detach(), &pairs, current, &whose);
     described(&mut view, found)
 }
 
-/// The sessions of the commits of `pairs` (commit, session) that HEAD's history meets first,
-/// newest first, `current` left out; at most [`SESSIONS`].
+/// Which commits are the work at hand.
+enum Whose {
+    /// HEAD's commits that the default branch does not have (at most [`COMMITS`]): a branch's
+    /// own work, whoever made it, or on the default branch what is not pushed yet.
+    Own(HashSet<ObjectId>),
+    /// Every commit: HEAD has nothing the default branch does not, and there is no remote's
+    /// to tell done work from work at hand by.
+    All,
+}
+
+impl Whose {
+    fn at(repo: &gix::Repository, head: ObjectId) -> Whose {
+        let Some((tip, remote)) = default_tip(repo) else {
+            return Whose::All;
+        };
+        let own: HashSet<ObjectId> = match tip == head {
+            true => HashSet::new(),
+            false => (repo.rev_walk([head]).with_hidden([tip]).all()).map_or_else(
+                |_| HashSet::new(),
+                |walk| {
+                    walk.filter_map(|c| c.ok())
+                        .map(|c| c.id)
+                        .take(COMMITS)
+                        .collect()
+                },
+            ),
+        };
+        match own.is_empty() && !remote {
+            true => Whose::All,
+            false => Whose::Own(own),
+        }
+    }
+
+    fn counts(&self, id: &ObjectId) -> bool {
+        match self {
+            Whose::Own(own) => own.contains(id),
+            Whose::All => true,
+        }
+    }
+}
+
+/// The tip of the default branch, and whether it is a remote's: `origin/HEAD`, else the
+/// remote's or the local branch that `init.defaultBranch` names, `main` or `master`.
+fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
+    let configured = repo.config_snapshot().string("init.defaultBranch");
+    let names = (configured.iter().map(|n| n.to_string()))
+        .chain(["main".to_owned(), "master".to_owned()])
+        .collect::<Vec<_>>();
+    let remote = std::iter::once("HEAD").chain(names.iter().map(String::as_str));
+    let remote = remote.map(|n| (format!("refs/remotes/origin/{n}"), true));
+    let local = names.iter().map(|n| (format!("refs/heads/{n}"), false));
+    remote.chain(local).find_map(|(name, remote)| {
+        let mut reference = repo.find_reference(name.as_str()).ok()?;
+        Some((reference.peel_to_id().ok()?.detach(), remote))
+    })
+}
+
+/// The sessions of the commits of `pairs` (commit, session) that HEAD's history meets first
+/// among the work at hand, newest first, `current` left out; at most [`SESSIONS`].
 fn met_first(
     repo: &gix::Repository,
     head: ObjectId,
     pairs: &[(String, String)],
     current: &str,
+    whose: &Whose,
 ) -> Vec<String> {
     // Each annotated commit's sessions, looked up as the walk meets it.
     let mut sessions_of: HashMap<ObjectId, Vec<&str>> = HashMap::new();
@@ -139,19 +205,21 @@ fn met_first(
     // taken.
     let mut found: Vec<String> = Vec::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
-    let mut queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)> = BinaryHeap::new();
-    let mut push = |id: ObjectId, queue: &mut BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>| {
+    type Queued = (i64, ObjectId, Vec<ObjectId>, bool);
+    let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
+    let mut push = |id: ObjectId, queue: &mut BinaryHeap<Queued>| {
         if seen.insert(id)
             && let Ok(commit) = repo.find_commit(id)
         {
             let time = commit.committer().map_or(0, |c| c.seconds());
             let parents = commit.parent_ids().map(|p| p.detach()).collect();
-            queue.push((time, id, parents));
+            let counts = whose.counts(&id);
+            queue.push((time, id, parents, counts));
         }
     };
     push(head, &mut queue);
     for step in 0..COMMITS {
-        let Some((time, id, parents)) = queue.pop() else {
+        let Some((time, id, parents, counts)) = queue.pop() else {
             break;
         };
         if step == FAR {
@@ -160,7 +228,12 @@ fn met_first(
         if oldest.is_some_and(|oldest| time < oldest) {
             break;
         }
-        for s in sessions_of.get(&id).into_iter().flatten() {
+        for s in sessions_of
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter(|_| counts)
+        {
             if *s != current && !found.iter().any(|f| f == s) {
                 found.push((*s).to_owned());
             }
@@ -194,7 +267,7 @@ fn described(
             let Some(decision) = view.decision(d)? else {
                 continue;
             };
-            if view.superseded_by(d)?.is_none() {
+            if briefed(&decision) && view.superseded_by(d)?.is_none() {
                 decisions.push(Decision {
                     commit: decision.commits.first().cloned().unwrap_or_default(),
                     when: decision.timestamp,
@@ -221,9 +294,27 @@ fn described(
     Ok((sessions, decisions))
 }
 
-/// The latest sessions whose events wait for a commit (the newest first), other than `current`
-/// and those `shown` already: what they were asked, changed and left open.
+/// Whether a standing decision is told before the task is known: what was ruled out, and
+/// what was decided on purpose (recorded by the agent or a person). A decision read out of a
+/// transcript comes when the session reads or changes its files, or names it: given to every
+/// session that starts, it was seldom about the task (docs/quality.md).
+fn briefed(decision: &DecisionNode) -> bool {
+    decision.kind == "rejection" || matches!(decision.origin, Some(Origin::Agent | Origin::Human))
+}
+
+/// The latest sessions whose events wait for a commit (the newest first), other than `current`,
+/// those `shown` already and those that ran on another branch: what they were asked, changed
+/// and left open.
 fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Session>> {
+    // A session that ran on another branch is other work.
+    let branch = (store.repo().head_name().ok().flatten()).map(|name| name.shorten().to_string());
+    let elsewhere = |events: &[crate::event::Event]| {
+        let ran_on = events
+            .iter()
+            .map(|e| e.session.branch.as_str())
+            .find(|b| !b.is_empty());
+        matches!((ran_on, &branch), (Some(ran_on), Some(branch)) if ran_on != branch)
+    };
     let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = store
         .files_in(pending::DIR, "jsonl")?
         .into_iter()
@@ -242,7 +333,10 @@ fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Sessi
         let Some(session) = events.first().map(|e| e.session_id.clone()) else {
             continue;
         };
-        if session == current || shown.contains(&session.as_str()) || !seen.insert(session.clone())
+        if session == current
+            || shown.contains(&session.as_str())
+            || !seen.insert(session.clone())
+            || elsewhere(&events)
         {
             continue;
         }

@@ -440,17 +440,9 @@ fn a_new_session_is_briefed_on_recent_work() {
     );
     assert!(logs.is_some() && logs < pool && pool < auth, "{brief}");
     assert!(!brief.contains("s1-cache"), "{brief}");
-    // Their standing decisions, with what they rejected; not the one a later one replaced.
-    assert!(
-        brief.contains("- decided: \"Derive the connection pool size from the CPU count"),
-        "{brief}"
-    );
-    assert!(brief.contains("  not taken: \"a fixed size\""), "{brief}");
+    // A decision read out of a transcript is given with its files, not to every session.
+    assert!(!brief.contains("decided:"), "{brief}");
     assert!(!brief.to_lowercase().contains("keep to"), "{brief}");
-    assert!(
-        !brief.contains("Fix the connection pool size at ten"),
-        "{brief}"
-    );
     // Startup gives it once: /clear gives it again, and the session starting is not in it.
     let mut clear = payload(repo, "SessionStart-startup", &[("source", "clear".into())]);
     clear["session_id"] = "s6-logs".into();
@@ -470,6 +462,39 @@ fn a_new_session_is_briefed_on_recent_work() {
         back.contains("- rejected: \"Retrying POST requests was rejected: they are not idempotent and a retry could charge a customer twice; retrying every method\" (src/http/client.rs)"),
         "{back}"
     );
+    // A decision recorded on purpose is in it, with what it ruled out; not once a later one
+    // replaced it.
+    repo.git(&["checkout", "-q", "main"]);
+    let said = repo.json(&[
+        "record",
+        "decision",
+        "Size the pool from the CPU count",
+        "--rejected",
+        "a fixed size: it starves big machines",
+        "--files",
+        "src/db/pool.rs",
+    ]);
+    let brief = injected(repo, "SessionStart", &start).expect("a brief");
+    assert!(
+        brief.contains("- decided: \"Size the pool from the CPU count\" (src/db/pool.rs)\n  not taken: \"a fixed size: it starves big machines\""),
+        "{brief}"
+    );
+    let id = said["event"]["id"].as_str().unwrap();
+    repo.commit(
+        "src/db/pool.rs",
+        "pub const SIZE: usize = 8;\n",
+        "pool: size",
+    );
+    repo.ok(&[
+        "record",
+        "decision",
+        "Size the pool by the config",
+        "--supersedes",
+        id,
+    ]);
+    let brief = injected(repo, "SessionStart", &start).expect("a brief");
+    assert!(brief.contains("Size the pool by the config"), "{brief}");
+    assert!(!brief.contains("from the CPU count"), "{brief}");
     // A repository with nothing recorded gives nothing.
     let empty = TestRepo::new();
     empty.commit("a.txt", "a\n", "first");
@@ -565,13 +590,16 @@ fn after_compaction_a_session_is_told_where_its_work_stands() {
         resumed.split_once('\n').unwrap().1,
         context.split_once('\n').unwrap().1
     );
-    // Another session starting is told the work is not committed yet.
-    let brief = injected(
-        &repo,
-        "SessionStart",
-        &payload(&repo, "SessionStart-startup", &[]),
-    )
-    .expect("a brief");
+    // Another session starting on its branch is told the work is not committed yet; on
+    // another branch, it is other work.
+    let start = payload(&repo, "SessionStart-startup", &[]);
+    assert_eq!(
+        injected(&repo, "SessionStart", &start),
+        None,
+        "it ran on master"
+    );
+    repo.git(&["checkout", "-q", "-b", "master"]);
+    let brief = injected(&repo, "SessionStart", &start).expect("a brief");
     assert!(brief.contains("Work not committed yet:"), "{brief}");
     assert!(brief.contains("session 3d06a160"), "{brief}");
     assert!(brief.contains("changed: cache.py"), "{brief}");
@@ -830,6 +858,53 @@ fn every_hook_answers_within_its_budget_whatever_its_input_does() {
             format!("git-agent-context: hook {event}: bad input: more than 32 MiB\n")
         );
     }
+}
+
+#[test]
+fn the_brief_tells_the_work_at_hand_not_the_teams_merged_work() {
+    let repo = TestRepo::new();
+    // Each commit made by a session that asked `request`.
+    let made_by = |path: &str, session: &str, request: &str| {
+        let commit = repo.commit(path, &format!("{session}\n"), request);
+        let at = "2026-03-01T09:00:00Z";
+        let e = scenario::event(
+            (session, "session", "session"),
+            request,
+            at,
+            "",
+            &[path],
+            &[],
+        );
+        scenario::add_note(&repo, &commit, &e.to_string());
+        repo.ok(&["rebuild"]);
+    };
+    let brief = || {
+        let start = payload(&repo, "SessionStart-startup", &[]);
+        injected(&repo, "SessionStart", &start).unwrap_or_default()
+    };
+    made_by("a.rs", "merged-1", "Add the retry queue");
+    // Alone, with no remote: every session of the branch's history is work at hand.
+    assert!(brief().contains("Add the retry queue"), "{}", brief());
+    // Pushed to the team's remote, it is done work.
+    let remote = repo.home.parent().unwrap().join("remote.git");
+    repo.git(&["init", "-q", "--bare", remote.to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    repo.git(&["push", "-q", "-u", "origin", "main"]);
+    repo.git(&["remote", "set-head", "origin", "main"]);
+    assert_eq!(brief(), "");
+    // What is not pushed yet is at hand.
+    made_by("b.rs", "local-1", "Rename the queue");
+    assert!(brief().contains("Rename the queue"), "{}", brief());
+    assert!(!brief().contains("Add the retry queue"), "{}", brief());
+    // On a branch: its own commits, not the default branch's.
+    repo.git(&["checkout", "-q", "-b", "feature", "origin/main"]);
+    made_by("c.rs", "feature-1", "Let the queue drain on shutdown");
+    let told = brief();
+    assert!(told.contains("Let the queue drain on shutdown"), "{told}");
+    assert!(
+        !told.contains("retry") && !told.contains("Rename"),
+        "{told}"
+    );
 }
 
 #[test]

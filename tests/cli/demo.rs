@@ -48,9 +48,9 @@ fn the_demo_shows_why_query_the_brief_and_review_and_leaves_nothing_behind() {
         "decision: Since neither approach actually solves the hard stash scenario, I should go \
          with the simpler single-branch design.",
         // query
-        "- decided: \"The fix (Option 1 in the ISSUE file) is to add a reachability check",
+        "- decided: \"This prevents the bug where we'd incorrectly continue on the old session's shadow branch",
         // the brief
-        "Decisions recorded in those sessions, quoted with where they come from:",
+        "- session a318ad73, 2026-01-31: Can you read docs/architecture/shadow-branch-suffixes.md",
         // review
         "2 commits, 2 sessions,",
         "MIT licence",

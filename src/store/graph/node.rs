@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::event::summary::Summary;
-use crate::event::{Event, Kind, SCHEMA_VERSION, Task, summarize, truncate_words};
+use crate::event::{Event, Kind, Origin, SCHEMA_VERSION, Task, summarize, truncate_words};
 
 /// Prompts kept per session.
 const PROMPTS_MAX: usize = 20;
@@ -83,6 +83,10 @@ pub struct DecisionNode {
     /// it supersedes them whatever their subject or branch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replaces: Vec<String>,
+    /// Where the event came from (`agent`, `human`, `text`, …); absent in nodes written before
+    /// it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 impl DecisionNode {
@@ -261,6 +265,7 @@ fn node(e: &Event, commits: &[&str], kind: &str) -> DecisionNode {
         timestamp: e.timestamp.clone(),
         files: e.files_affected.clone(),
         replaces: e.supersedes.clone(),
+        origin: Some(e.origin),
         commits: {
             let mut commits: Vec<String> = commits.iter().map(|c| c.to_string()).collect();
             commits.sort();
