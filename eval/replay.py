@@ -15,17 +15,26 @@ Run by hand, not in CI (see docs/quality.md):
 started (each session once, however many checkpoints it made; it starts with its transcript's
 first line). Before each chosen task (one in every few sessions of the later 60%, whose first
 prompt is a real request), it extracts every checkpoint made before the task's session started
-(earlier sessions as they stood then; none of the task's own), checks out the last commit of the
-default branch made before that moment, and gives the task's first prompt to the prompt hook
-(`hook UserPromptSubmit`, as Claude Code would), which answers as `query` does within its own
-rules; then it runs `query` with the files the task went on to change, to tell whether any
+(earlier sessions as they stood then; none of the task's own), checks out what the session found
+— the branch it started on (`gitBranch`) as it stood then, else the default branch as it was
+then, with `origin/<default>` set back to that moment — and starts a session there as Claude
+Code would: `hook SessionStart` (the brief), then `hook UserPromptSubmit` with the task's first
+prompt. Then it runs `query` with the files the task went on to change, to tell whether any
 reasoning was recorded on them. It writes `tasks.jsonl`.
+
+A branch's commits are those a pull request's merge brought into the default branch ("Merge
+pull request #N from owner/<branch>") and those of the branches the remote still has; its state
+when a session started is the latest of them authored before then that the default branch did
+not have yet. Every session of the corpus is extracted into the one clone, so the sessions no
+commit was found for wait as uncommitted work there, whoever ran them: a developer's own clone
+holds only theirs.
 
 `pool` puts the items several runs gave each task (builds to compare, on the same tasks) into one
 list per task, each once and shuffled: the judges see the prompt, the files and the items, not
 which build gave which, their scores or why they were found. `score` prints, per run, the share
 of its items of each label and the share of the tasks with recorded reasoning on their files that
-were given at least one relevant item.
+were given at least one relevant item: for the prompt hook alone, and for the session's start
+and its prompt together.
 """
 
 import argparse

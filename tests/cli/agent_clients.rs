@@ -36,7 +36,9 @@ const CACHE: &str = "use std::collections::HashMap;\nuse std::time::{Duration, I
 const THOUGHT: &str = "The lookups repeat within a minute, so a cache pays off. I rejected the lru crate because entries must expire after a fixed time, not when the cache is full, and it would add a dependency for one map.";
 const CHOICE: &str = "I went with a plain HashMap holding the time each entry was stored instead of the lru crate, because tokens expire after a fixed TTL and the lru crate evicts by size, not by age.";
 const COMMIT: &str = "git add -A && git commit -q -m 'Cache token lookups for a fixed time'";
-const NEXT: &str = "Should the token cache use the lru crate after all?";
+/// The next request names the file: a decision read out of a transcript is given with what
+/// points at it, not in the brief of every session (docs/hooks.md).
+const NEXT: &str = "Should cache.rs use the lru crate after all?";
 
 /// Run a client in `dir` with the tests' hermetic environment (HOME, no global git config, an
 /// author for its commits), our binary first on PATH for its hooks; its stderr when it
