@@ -104,50 +104,56 @@ fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>
     };
     let mut view = View::open(&repo)?;
     let pairs = view.commits()?;
-    let whose = Whose::at(&repo, head.detach());
-    let found = met_first(&repo, head.detach(), &pairs, current, &whose);
+    let head = head.detach();
+    let found = match own_commits(&repo, head) {
+        Some(own) => sessions_of(own, &pairs, current),
+        None => met_first(&repo, head, &pairs, current),
+    };
     described(&mut view, found)
 }
 
-/// Which commits are the work at hand.
-enum Whose {
-    /// HEAD's commits that the default branch does not have (at most [`COMMITS`]): a branch's
-    /// own work, whoever made it, or on the default branch what is not pushed yet.
-    Own(HashSet<ObjectId>),
-    /// Every commit: HEAD has nothing the default branch does not, and there is no remote's
-    /// to tell done work from work at hand by.
-    All,
+/// HEAD's commits that the default branch does not have, newest first: a branch's own work,
+/// whoever made it, or on the default branch what is not pushed yet. `None` when every commit
+/// of HEAD's history counts: HEAD has nothing the default branch does not, and there is no
+/// remote's to tell done work from work at hand by.
+fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> {
+    use gix::revision::walk::Sorting;
+    use gix::traverse::commit::simple::CommitTimeOrder;
+    let (tip, remote) = default_tip(repo)?;
+    let own: Vec<ObjectId> = match tip == head {
+        true => Vec::new(),
+        false => (repo.rev_walk([head]))
+            .sorting(Sorting::ByCommitTime(CommitTimeOrder::NewestFirst))
+            .with_hidden([tip])
+            .all()
+            .map(|walk| {
+                walk.map_while(|c| c.ok())
+                    .map(|c| c.id)
+                    .take(COMMITS)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    (remote || !own.is_empty()).then_some(own)
 }
 
-impl Whose {
-    fn at(repo: &gix::Repository, head: ObjectId) -> Whose {
-        let Some((tip, remote)) = default_tip(repo) else {
-            return Whose::All;
-        };
-        let own: HashSet<ObjectId> = match tip == head {
-            true => HashSet::new(),
-            false => (repo.rev_walk([head]).with_hidden([tip]).all()).map_or_else(
-                |_| HashSet::new(),
-                |walk| {
-                    walk.filter_map(|c| c.ok())
-                        .map(|c| c.id)
-                        .take(COMMITS)
-                        .collect()
-                },
-            ),
-        };
-        match own.is_empty() && !remote {
-            true => Whose::All,
-            false => Whose::Own(own),
+/// The sessions of `commits` (newest first) by `pairs` (commit, session), `current` left out;
+/// at most [`SESSIONS`].
+fn sessions_of(commits: Vec<ObjectId>, pairs: &[(String, String)], current: &str) -> Vec<String> {
+    let mut by_commit: HashMap<ObjectId, Vec<&str>> = HashMap::new();
+    for (commit, session) in pairs {
+        if let Ok(id) = ObjectId::from_hex(commit.as_bytes()) {
+            by_commit.entry(id).or_default().push(session);
         }
     }
-
-    fn counts(&self, id: &ObjectId) -> bool {
-        match self {
-            Whose::Own(own) => own.contains(id),
-            Whose::All => true,
+    let mut found: Vec<String> = Vec::new();
+    for s in commits.iter().filter_map(|c| by_commit.get(c)).flatten() {
+        if *s != current && !found.iter().any(|f| f == s) {
+            found.push((*s).to_owned());
         }
     }
+    found.truncate(SESSIONS);
+    found
 }
 
 /// The tip of the default branch, and whether it is a remote's: `origin/HEAD`, else the
@@ -166,14 +172,13 @@ fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
     })
 }
 
-/// The sessions of the commits of `pairs` (commit, session) that HEAD's history meets first
-/// among the work at hand, newest first, `current` left out; at most [`SESSIONS`].
+/// The sessions of the commits of `pairs` (commit, session) that HEAD's history meets first,
+/// newest first, `current` left out; at most [`SESSIONS`].
 fn met_first(
     repo: &gix::Repository,
     head: ObjectId,
     pairs: &[(String, String)],
     current: &str,
-    whose: &Whose,
 ) -> Vec<String> {
     // Each annotated commit's sessions, looked up as the walk meets it.
     let mut sessions_of: HashMap<ObjectId, Vec<&str>> = HashMap::new();
@@ -205,21 +210,19 @@ fn met_first(
     // taken.
     let mut found: Vec<String> = Vec::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
-    type Queued = (i64, ObjectId, Vec<ObjectId>, bool);
-    let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
-    let mut push = |id: ObjectId, queue: &mut BinaryHeap<Queued>| {
+    let mut queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)> = BinaryHeap::new();
+    let mut push = |id: ObjectId, queue: &mut BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>| {
         if seen.insert(id)
             && let Ok(commit) = repo.find_commit(id)
         {
             let time = commit.committer().map_or(0, |c| c.seconds());
             let parents = commit.parent_ids().map(|p| p.detach()).collect();
-            let counts = whose.counts(&id);
-            queue.push((time, id, parents, counts));
+            queue.push((time, id, parents));
         }
     };
     push(head, &mut queue);
     for step in 0..COMMITS {
-        let Some((time, id, parents, counts)) = queue.pop() else {
+        let Some((time, id, parents)) = queue.pop() else {
             break;
         };
         if step == FAR {
@@ -228,12 +231,7 @@ fn met_first(
         if oldest.is_some_and(|oldest| time < oldest) {
             break;
         }
-        for s in sessions_of
-            .get(&id)
-            .into_iter()
-            .flatten()
-            .filter(|_| counts)
-        {
+        for s in sessions_of.get(&id).into_iter().flatten() {
             if *s != current && !found.iter().any(|f| f == s) {
                 found.push((*s).to_owned());
             }
