@@ -204,7 +204,7 @@ def checkout(clone, default, own, s):
     then = git(clone, "rev-list", "-1", f"--before={s['at']}", f"replay/{default}")
     git(clone, "update-ref", f"refs/remotes/origin/{default}", then)
     if not name or name in (default, "HEAD"):
-        git(clone, "checkout", "-q", "--detach", then)
+        git(clone, "checkout", "-q", "-B", default, then)
         return default, then
     merged = set(git(clone, "rev-list", then).split())
     before = [c for c in own.get(name, ()) if c[0] <= instant(s["at"]) and c[1] not in merged]

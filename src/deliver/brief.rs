@@ -19,6 +19,7 @@ use serde_json::json;
 use crate::deliver::Result;
 use crate::event::summary::Summary;
 use crate::event::{Kind, Origin};
+use crate::ingest::recorded::PEOPLE;
 use crate::render::templates::{self, BRIEF, within};
 use crate::store::graph::View;
 use crate::store::graph::node::DecisionNode;
@@ -71,10 +72,10 @@ struct Decision {
 /// The brief for `current` (the session starting, left out of it), or nothing when there is
 /// nothing recorded.
 pub fn brief(store: &Store, current: &str) -> Result<Option<String>> {
-    let (sessions, decisions) = committed(store, current)?;
+    let (sessions, decisions) = committed(store, current, true)?;
     let shown: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     let open = uncommitted(store, current, &shown)?;
-    if sessions.is_empty() && open.is_empty() {
+    if sessions.is_empty() && open.is_empty() && decisions.is_empty() {
         return Ok(None);
     }
     let text = templates::render(
@@ -85,86 +86,178 @@ pub fn brief(store: &Store, current: &str) -> Result<Option<String>> {
     Ok(Some(within(text, TOKENS)))
 }
 
-/// The latest sessions with commits on the current branch (newest first), then the latest
-/// sessions whose events wait for a commit: the sessions a brief shows, without the decisions.
+/// The latest sessions with commits in HEAD's history (newest first), whether or not the
+/// default branch has them, then the latest sessions whose events wait for a commit: what
+/// `session_summary` lists.
 pub fn latest(store: &Store) -> Result<Vec<Session>> {
-    let (mut sessions, _) = committed(store, "")?;
+    let (mut sessions, _) = committed(store, "", false)?;
     let shown: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
     let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
     sessions.extend(uncommitted(store, "", &shown)?);
     Ok(sessions)
 }
 
-/// The latest sessions of the work at hand (newest first) and their standing decisions (those
-/// no later decision superseded).
-fn committed(store: &Store, current: &str) -> crate::store::Result<(Vec<Session>, Vec<Decision>)> {
+/// The latest sessions (newest first) and their standing decisions (those no later decision
+/// superseded): of the work at hand when `at_hand`, else of HEAD's history.
+fn committed(
+    store: &Store,
+    current: &str,
+    at_hand: bool,
+) -> crate::store::Result<(Vec<Session>, Vec<Decision>)> {
     let repo = store.repo();
     let Ok(head) = repo.head_id() else {
         return Ok((Vec::new(), Vec::new()));
     };
     let mut view = View::open(&repo)?;
     let pairs = view.commits()?;
+    if pairs.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let by_commit = sessions_by_commit(&pairs);
     let head = head.detach();
-    let found = match own_commits(&repo, head) {
-        Some(own) => sessions_of(own, &pairs, current),
-        None => met_first(&repo, head, &pairs, current),
+    let own = at_hand.then(|| own_commits(&repo, head)).flatten();
+    let found = match &own {
+        Some(own) => {
+            let mut found = Vec::new();
+            for s in own.iter().filter_map(|c| by_commit.get(c)).flatten() {
+                take(&mut found, s, current);
+            }
+            found.truncate(SESSIONS);
+            found
+        }
+        None => met_first(&repo, head, &by_commit, current),
     };
-    described(&mut view, found)
+    let own: Option<HashSet<ObjectId>> = own.map(HashSet::from_iter);
+    described(&mut view, found, own.as_ref())
 }
 
-/// HEAD's commits that the default branch does not have, newest first: a branch's own work,
-/// whoever made it, or on the default branch what is not pushed yet. `None` when every commit
-/// of HEAD's history counts: HEAD has nothing the default branch does not, and there is no
-/// remote's to tell done work from work at hand by.
-fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> {
-    use gix::revision::walk::Sorting;
-    use gix::traverse::commit::simple::CommitTimeOrder;
-    let (tip, remote) = default_tip(repo)?;
-    let own: Vec<ObjectId> = match tip == head {
-        true => Vec::new(),
-        false => (repo.rev_walk([head]))
-            .sorting(Sorting::ByCommitTime(CommitTimeOrder::NewestFirst))
-            .with_hidden([tip])
-            .all()
-            .map(|walk| {
-                walk.map_while(|c| c.ok())
-                    .map(|c| c.id)
-                    .take(COMMITS)
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
-    (remote || !own.is_empty()).then_some(own)
-}
-
-/// The sessions of `commits` (newest first) by `pairs` (commit, session), `current` left out;
-/// at most [`SESSIONS`].
-fn sessions_of(commits: Vec<ObjectId>, pairs: &[(String, String)], current: &str) -> Vec<String> {
+/// Each annotated commit's sessions (a person's records are one, `recorded-by-people`).
+fn sessions_by_commit(pairs: &[(String, String)]) -> HashMap<ObjectId, Vec<&str>> {
     let mut by_commit: HashMap<ObjectId, Vec<&str>> = HashMap::new();
     for (commit, session) in pairs {
         if let Ok(id) = ObjectId::from_hex(commit.as_bytes()) {
             by_commit.entry(id).or_default().push(session);
         }
     }
-    let mut found: Vec<String> = Vec::new();
-    for s in commits.iter().filter_map(|c| by_commit.get(c)).flatten() {
-        if *s != current && !found.iter().any(|f| f == s) {
-            found.push((*s).to_owned());
-        }
-    }
-    found.truncate(SESSIONS);
-    found
+    by_commit
 }
 
-/// The tip of the default branch, and whether it is a remote's: `origin/HEAD`, else the
-/// remote's or the local branch that `init.defaultBranch` names, `main` or `master`.
+/// Add session `s` to `found` unless it is there or is the `current` one.
+fn take(found: &mut Vec<String>, s: &str, current: &str) {
+    if s != current && !found.iter().any(|f| f == s) {
+        found.push(s.to_owned());
+    }
+}
+
+/// HEAD's commits that the default branch does not have, newest first: a branch's own work,
+/// whoever made it, or on the default branch what is not pushed yet. `None` when HEAD's latest
+/// sessions are told instead: there is no remote's default branch and HEAD has nothing the
+/// local one does not (one person's repository), there is no default branch, or HEAD is too
+/// far apart from it to tell ([`OWN_WALK`]).
+fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> {
+    let (tip, remote) = default_tip(repo)?;
+    let own = if tip == head {
+        Vec::new()
+    } else {
+        apart(repo, head, tip)?
+    };
+    (remote || !own.is_empty()).then_some(own)
+}
+
+/// Commits walked to tell HEAD's own commits from the default branch's, at most.
+const OWN_WALK: usize = 1_000;
+
+/// The commits of `head`'s history that `tip`'s does not have, newest first. Both histories
+/// are walked together, newest first, until what is left to walk is reached from `tip` (as git
+/// finds a merge base); `None` past [`OWN_WALK`] commits: a checkout far behind the default
+/// branch (an old tag, a bisection) or apart from it (an orphan branch).
+fn apart(repo: &gix::Repository, head: ObjectId, tip: ObjectId) -> Option<Vec<ObjectId>> {
+    let mut walk = Apart {
+        repo,
+        color: HashMap::new(),
+        queue: BinaryHeap::new(),
+        ours_left: 0,
+    };
+    walk.paint(head, Apart::OURS);
+    walk.paint(tip, Apart::THEIRS);
+    let mut own = Vec::new();
+    for _ in 0..OWN_WALK {
+        if walk.ours_left == 0 {
+            return Some(own);
+        }
+        let (_, id, parents) = walk.queue.pop()?;
+        let c = walk.color[&id];
+        if c == Apart::OURS {
+            own.push(id);
+            walk.ours_left -= 1;
+            walk.color.insert(id, Apart::OURS | Apart::TAKEN);
+        }
+        for parent in parents {
+            walk.paint(parent, c);
+        }
+    }
+    (walk.ours_left == 0).then_some(own)
+}
+
+/// The state of [`apart`]'s walk.
+struct Apart<'r> {
+    repo: &'r gix::Repository,
+    /// Whence each commit met was reached.
+    color: HashMap<ObjectId, u8>,
+    /// The commits to walk, newest first, with their parents.
+    queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>,
+    /// Queued commits reached from HEAD alone: the walk is over when there are none.
+    ours_left: usize,
+}
+
+impl Apart<'_> {
+    const OURS: u8 = 1;
+    const THEIRS: u8 = 2;
+    /// Reached from HEAD alone and taken as its own: a later path from the default branch
+    /// (clocks that disagree) leaves it so.
+    const TAKEN: u8 = 4;
+
+    /// Mark `id` as reached from where `c` says, and queue it the first time.
+    fn paint(&mut self, id: ObjectId, c: u8) {
+        let old = self.color.get(&id).copied().unwrap_or(0);
+        let new = old | c;
+        if new == old {
+            return;
+        }
+        self.color.insert(id, new);
+        if old == 0 {
+            // A commit that is not here (past a shallow clone's edge) is not walked.
+            let Ok(commit) = self.repo.find_commit(id) else {
+                return;
+            };
+            let time = commit.committer().map_or(0, |s| s.seconds());
+            let parents = commit.parent_ids().map(|p| p.detach()).collect();
+            self.queue.push((time, id, parents));
+        } else if old == Apart::OURS {
+            self.ours_left -= 1;
+        }
+        if new == Apart::OURS {
+            self.ours_left += 1;
+        }
+    }
+}
+
+/// The tip of the default branch, and whether it is a remote's: a remote's `HEAD`, else its
+/// branch that `init.defaultBranch` names, `main` or `master` (`origin` first, then the other
+/// remotes by name), else the local branch of that name.
 fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
     let configured = repo.config_snapshot().string("init.defaultBranch");
     let names = (configured.iter().map(|n| n.to_string()))
         .chain(["main".to_owned(), "master".to_owned()])
         .collect::<Vec<_>>();
-    let remote = std::iter::once("HEAD").chain(names.iter().map(String::as_str));
-    let remote = remote.map(|n| (format!("refs/remotes/origin/{n}"), true));
+    let others = repo.remote_names().into_iter().map(|r| r.to_string());
+    let remotes: Vec<String> = std::iter::once("origin".to_owned())
+        .chain(others.filter(|r| r != "origin"))
+        .collect();
+    let remote = remotes.iter().flat_map(|r| {
+        let branches = std::iter::once("HEAD").chain(names.iter().map(String::as_str));
+        branches.map(move |n| (format!("refs/remotes/{r}/{n}"), true))
+    });
     let local = names.iter().map(|n| (format!("refs/heads/{n}"), false));
     remote.chain(local).find_map(|(name, remote)| {
         let mut reference = repo.find_reference(name.as_str()).ok()?;
@@ -172,28 +265,18 @@ fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
     })
 }
 
-/// The sessions of the commits of `pairs` (commit, session) that HEAD's history meets first,
+/// The sessions of the annotated commits (`sessions_of`) that HEAD's history meets first,
 /// newest first, `current` left out; at most [`SESSIONS`].
 fn met_first(
     repo: &gix::Repository,
     head: ObjectId,
-    pairs: &[(String, String)],
+    sessions_of: &HashMap<ObjectId, Vec<&str>>,
     current: &str,
 ) -> Vec<String> {
-    // Each annotated commit's sessions, looked up as the walk meets it.
-    let mut sessions_of: HashMap<ObjectId, Vec<&str>> = HashMap::new();
-    for (commit, session) in pairs {
-        if let Ok(id) = ObjectId::from_hex(commit.as_bytes()) {
-            sessions_of.entry(id).or_default().push(session);
-        }
-    }
-    if sessions_of.is_empty() {
-        return Vec::new();
-    }
     // The walk is over once every session it could find is found, and nothing older than the
     // oldest annotated commit can be one (their times read when there are few enough).
-    let findable = (pairs.iter().map(|(_, s)| s.as_str()))
-        .filter(|s| *s != current)
+    let findable = (sessions_of.values().flatten())
+        .filter(|s| **s != current)
         .collect::<BTreeSet<_>>()
         .len()
         .min(SESSIONS);
@@ -232,9 +315,7 @@ fn met_first(
             break;
         }
         for s in sessions_of.get(&id).into_iter().flatten() {
-            if *s != current && !found.iter().any(|f| f == s) {
-                found.push((*s).to_owned());
-            }
+            take(&mut found, s, current);
         }
         if found.len() >= findable {
             break;
@@ -248,12 +329,21 @@ fn met_first(
 }
 
 /// The sessions `found`, as the graph has them, and their standing decisions (those no later
-/// decision superseded), what was ruled out first.
+/// decision superseded), what was ruled out first; a person's records give their decisions,
+/// not a session. Of the decisions, only those made on the `own` commits when there are some
+/// to tell.
 fn described(
     view: &mut View<'_>,
     found: Vec<String>,
+    own: Option<&HashSet<ObjectId>>,
 ) -> crate::store::Result<(Vec<Session>, Vec<Decision>)> {
     let (mut sessions, mut decisions) = (Vec::new(), Vec::new());
+    let on_own = |commits: &[String]| {
+        own.is_none_or(|own| {
+            (commits.iter())
+                .any(|c| ObjectId::from_hex(c.as_bytes()).is_ok_and(|id| own.contains(&id)))
+        })
+    };
     for id in found {
         let Some(node) = view.session(&id)? else {
             continue;
@@ -265,7 +355,7 @@ fn described(
             let Some(decision) = view.decision(d)? else {
                 continue;
             };
-            if briefed(&decision) && view.superseded_by(d)?.is_none() {
+            if briefed(&decision) && on_own(&decision.commits) && view.superseded_by(d)?.is_none() {
                 decisions.push(Decision {
                     commit: decision.commits.first().cloned().unwrap_or_default(),
                     when: decision.timestamp,
@@ -276,6 +366,9 @@ fn described(
                     session: id.clone(),
                 });
             }
+        }
+        if id == PEOPLE {
+            continue;
         }
         let summary = node.summary;
         sessions.push(Session {
@@ -304,11 +397,11 @@ fn briefed(decision: &DecisionNode) -> bool {
 /// those `shown` already and those that ran on another branch: what they were asked, changed
 /// and left open.
 fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Session>> {
-    // A session that ran on another branch is other work.
+    // A session that ran on another branch (as of its latest event) is other work; on a
+    // detached HEAD none is.
     let branch = (store.repo().head_name().ok().flatten()).map(|name| name.shorten().to_string());
     let elsewhere = |events: &[crate::event::Event]| {
-        let ran_on = events
-            .iter()
+        let ran_on = (events.iter().rev())
             .map(|e| e.session.branch.as_str())
             .find(|b| !b.is_empty());
         matches!((ran_on, &branch), (Some(ran_on), Some(branch)) if ran_on != branch)

@@ -863,41 +863,43 @@ fn every_hook_answers_within_its_budget_whatever_its_input_does() {
 #[test]
 fn the_brief_tells_the_work_at_hand_not_the_teams_merged_work() {
     let repo = TestRepo::new();
-    // Each commit made by a session that asked `request`.
-    let made_by = |path: &str, session: &str, request: &str| {
-        let commit = repo.commit(path, &format!("{session}\n"), request);
-        let at = "2026-03-01T09:00:00Z";
-        let e = scenario::event(
-            (session, "session", "session"),
-            request,
-            at,
-            "",
-            &[path],
-            &[],
-        );
-        scenario::add_note(&repo, &commit, &e.to_string());
-        repo.ok(&["rebuild"]);
-    };
-    let brief = || {
-        let start = payload(&repo, "SessionStart-startup", &[]);
-        injected(&repo, "SessionStart", &start).unwrap_or_default()
-    };
+    let made_by = |path: &str, session: &str, request: &str| made_by(&repo, path, session, request);
+    let brief = || brief_of(&repo);
     made_by("a.rs", "merged-1", "Add the retry queue");
     // Alone, with no remote: every session of the branch's history is work at hand.
     assert!(brief().contains("Add the retry queue"), "{}", brief());
-    // Pushed to the team's remote, it is done work.
+    // A branch of it: its own commits, against the local default branch.
+    repo.git(&["checkout", "-q", "-b", "spike"]);
+    made_by("s.rs", "spike-1", "Try a ring buffer");
+    let told = brief();
+    assert!(told.contains("Try a ring buffer"), "{told}");
+    assert!(!told.contains("retry"), "{told}");
+    repo.git(&["checkout", "-q", "main"]);
+    // Pushed to the team's remote (not named origin, no HEAD of its own: upstream/main), it
+    // is done work; so is what a person recorded on it, though it would be told on a commit
+    // not pushed.
     let remote = repo.home.parent().unwrap().join("remote.git");
     repo.git(&["init", "-q", "--bare", remote.to_str().unwrap()]);
-    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
-    repo.git(&["push", "-q", "-u", "origin", "main"]);
-    repo.git(&["remote", "set-head", "origin", "main"]);
+    repo.git(&["remote", "add", "upstream", remote.to_str().unwrap()]);
+    repo.git(&["push", "-q", "-u", "upstream", "main"]);
+    repo.ok(&["record", "rejection", "A global lock: every worker waits"]);
     assert_eq!(brief(), "");
-    // What is not pushed yet is at hand.
+    // What is not pushed yet is at hand, and what a person recorded on it, as no session.
     made_by("b.rs", "local-1", "Rename the queue");
-    assert!(brief().contains("Rename the queue"), "{}", brief());
-    assert!(!brief().contains("Add the retry queue"), "{}", brief());
+    repo.ok(&["record", "rejection", "A queue per worker: they starve"]);
+    let told = brief();
+    assert!(told.contains("Rename the queue"), "{told}");
+    assert!(
+        told.contains("- rejected: \"A queue per worker: they starve\""),
+        "{told}"
+    );
+    assert!(
+        !told.contains("retry") && !told.contains("global lock"),
+        "{told}"
+    );
+    assert!(!told.contains("- session recorded"), "{told}");
     // On a branch: its own commits, not the default branch's.
-    repo.git(&["checkout", "-q", "-b", "feature", "origin/main"]);
+    repo.git(&["checkout", "-q", "-b", "feature", "upstream/main"]);
     made_by("c.rs", "feature-1", "Let the queue drain on shutdown");
     let told = brief();
     assert!(told.contains("Let the queue drain on shutdown"), "{told}");
@@ -905,6 +907,75 @@ fn the_brief_tells_the_work_at_hand_not_the_teams_merged_work() {
         !told.contains("retry") && !told.contains("Rename"),
         "{told}"
     );
+    // An orphan branch (its history apart from the default branch's) is all its own.
+    repo.git(&["checkout", "-q", "--orphan", "pages"]);
+    made_by("index.html", "pages-1", "Publish the docs");
+    let told = brief();
+    assert!(told.contains("Publish the docs"), "{told}");
+    assert!(!told.contains("drain") && !told.contains("retry"), "{told}");
+}
+
+#[test]
+fn a_checkout_far_behind_the_default_branch_is_told_its_latest_sessions() {
+    let repo = TestRepo::new();
+    made_by(&repo, "a.rs", "old-1", "Parse the config once");
+    let old = repo.git(&["rev-parse", "HEAD"]);
+    // 1,100 commits on top, pushed.
+    commits_on_top(&repo, 1_100);
+    let remote = repo.home.parent().unwrap().join("remote.git");
+    repo.git(&["init", "-q", "--bare", remote.to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    repo.git(&["push", "-q", "-u", "origin", "main"]);
+    // A few commits behind: nothing of its own.
+    repo.git(&["checkout", "-q", "--detach", "main~3"]);
+    assert_eq!(brief_of(&repo), "");
+    // Too far behind to tell what is its own at a hook's cost: its latest sessions, as a
+    // repository with no remote is told.
+    repo.git(&["checkout", "-q", "--detach", &old]);
+    let told = brief_of(&repo);
+    assert!(told.contains("Parse the config once"), "{told}");
+}
+
+/// A commit of `path` made by `session`, which asked `request` (its note written by git, the
+/// graph rebuilt).
+fn made_by(repo: &TestRepo, path: &str, session: &str, request: &str) {
+    let commit = repo.commit(path, &format!("{session}\n"), request);
+    let at = "2026-03-01T09:00:00Z";
+    let e = scenario::event(
+        (session, "session", "session"),
+        request,
+        at,
+        "",
+        &[path],
+        &[],
+    );
+    scenario::add_note(repo, &commit, &e.to_string());
+    repo.ok(&["rebuild"]);
+}
+
+/// `n` empty commits on top of HEAD on `main`, by `git fast-import`.
+fn commits_on_top(repo: &TestRepo, n: u32) {
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let mut stream = String::new();
+    for i in 0..n {
+        let message = format!("commit {i}\n");
+        stream += &format!(
+            "commit refs/heads/main\ncommitter C <c@example.com> {} +0000\ndata {}\n{message}",
+            1_893_456_000 + i,
+            message.len()
+        );
+        if i == 0 {
+            stream += &format!("from {head}\n");
+        }
+        stream += "\n";
+    }
+    repo.git_with_input(&["fast-import", "--quiet"], stream.as_bytes());
+}
+
+/// What a session starting in `repo` is told, or nothing.
+fn brief_of(repo: &TestRepo) -> String {
+    let start = payload(repo, "SessionStart-startup", &[]);
+    injected(repo, "SessionStart", &start).unwrap_or_default()
 }
 
 #[test]
@@ -927,21 +998,7 @@ fn the_brief_finds_sessions_hundreds_of_commits_back_and_on_merged_branches() {
     repo.commit("c.txt", "c\n", "on main");
     repo.git(&["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
     // 400 commits on top.
-    let head = repo.git(&["rev-parse", "HEAD"]);
-    let mut stream = String::new();
-    for n in 0..400 {
-        let message = format!("commit {n}\n");
-        stream += &format!(
-            "commit refs/heads/main\ncommitter C <c@example.com> {} +0000\ndata {}\n{message}",
-            1_893_456_000 + n,
-            message.len()
-        );
-        if n == 0 {
-            stream += &format!("from {head}\n");
-        }
-        stream += "\n";
-    }
-    repo.git_with_input(&["fast-import", "--quiet"], stream.as_bytes());
+    commits_on_top(&repo, 400);
     let start = payload(&repo, "SessionStart-startup", &[]);
     let brief = injected(&repo, "SessionStart", &start).expect("a brief");
     assert!(brief.contains("Keep the cache in memory"), "{brief}");
