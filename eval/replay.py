@@ -82,19 +82,24 @@ def instant(at):
         return 0.0
 
 
-def started(transcript, fallback):
-    """When a session started: the first timestamp of its transcript."""
+def first_value(transcript, key):
+    """The first string `key` holds in the first 300 lines of `transcript`, or None."""
     with open(transcript, errors="replace") as f:
         for n, line in enumerate(f):
-            if n > 200:
+            if n > 300:
                 break
             try:
-                at = json.loads(line).get("timestamp")
+                value = json.loads(line).get(key)
             except (ValueError, AttributeError):
                 continue
-            if isinstance(at, str) and at:
-                return at
-    return fallback
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def started(transcript, fallback):
+    """When a session started: the first timestamp of its transcript."""
+    return first_value(transcript, "timestamp") or fallback
 
 
 def sessions(all_checkpoints):
@@ -113,17 +118,7 @@ def sessions(all_checkpoints):
 
 def branch_of(transcript):
     """The branch a session started on, as Claude Code wrote it beside each line (`gitBranch`)."""
-    with open(transcript, errors="replace") as f:
-        for n, line in enumerate(f):
-            if n > 300:
-                break
-            try:
-                name = json.loads(line).get("gitBranch")
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(name, str) and name:
-                return name
-    return None
+    return first_value(transcript, "gitBranch")
 
 
 def branches(clone, default):
