@@ -72,7 +72,9 @@ struct Decision {
 /// The brief for `current` (the session starting, left out of it), or nothing when there is
 /// nothing recorded.
 pub fn brief(store: &Store, current: &str) -> Result<Option<String>> {
-    let (sessions, decisions) = committed(store, current, true)?;
+    let (mut sessions, decisions) = committed(store, current, true)?;
+    // A person's records give their decisions; they are no session to tell of.
+    sessions.retain(|s| s.id != PEOPLE);
     let shown: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     let open = uncommitted(store, current, &shown)?;
     if sessions.is_empty() && open.is_empty() && decisions.is_empty() {
@@ -329,9 +331,8 @@ fn met_first(
 }
 
 /// The sessions `found`, as the graph has them, and their standing decisions (those no later
-/// decision superseded), what was ruled out first; a person's records give their decisions,
-/// not a session. Of the decisions, only those made on the `own` commits when there are some
-/// to tell.
+/// decision superseded), what was ruled out first. Of the decisions, only those made on the
+/// `own` commits when there are some to tell.
 fn described(
     view: &mut View<'_>,
     found: Vec<String>,
@@ -366,9 +367,6 @@ fn described(
                     session: id.clone(),
                 });
             }
-        }
-        if id == PEOPLE {
-            continue;
         }
         let summary = node.summary;
         sessions.push(Session {
