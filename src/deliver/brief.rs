@@ -23,7 +23,7 @@ use crate::ingest::recorded::PEOPLE;
 use crate::render::templates::{self, BRIEF, within};
 use crate::store::graph::View;
 use crate::store::graph::node::DecisionNode;
-use crate::store::{Store, pending};
+use crate::store::{Store, history, pending};
 
 /// Sessions shown, at most.
 const SESSIONS: usize = 3;
@@ -161,88 +161,15 @@ fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> 
     let own = if tip == head {
         Vec::new()
     } else {
-        apart(repo, head, tip)?
+        history::apart(repo, head, tip, OWN_WALK)?
     };
     (remote || !own.is_empty()).then_some(own)
 }
 
-/// Commits walked to tell HEAD's own commits from the default branch's, at most.
+/// Commits walked to tell HEAD's own commits from the default branch's, at most: past them, a
+/// checkout far behind the default branch (an old tag, a bisection) or apart from it (an orphan
+/// branch).
 const OWN_WALK: usize = 1_000;
-
-/// The commits of `head`'s history that `tip`'s does not have, newest first. Both histories
-/// are walked together, newest first, until what is left to walk is reached from `tip` (as git
-/// finds a merge base); `None` past [`OWN_WALK`] commits: a checkout far behind the default
-/// branch (an old tag, a bisection) or apart from it (an orphan branch).
-fn apart(repo: &gix::Repository, head: ObjectId, tip: ObjectId) -> Option<Vec<ObjectId>> {
-    let mut walk = Apart {
-        repo,
-        color: HashMap::new(),
-        queue: BinaryHeap::new(),
-        ours_left: 0,
-    };
-    walk.paint(head, Apart::OURS);
-    walk.paint(tip, Apart::THEIRS);
-    let mut own = Vec::new();
-    for _ in 0..OWN_WALK {
-        if walk.ours_left == 0 {
-            return Some(own);
-        }
-        let (_, id, parents) = walk.queue.pop()?;
-        let c = walk.color[&id];
-        if c == Apart::OURS {
-            own.push(id);
-            walk.ours_left -= 1;
-            walk.color.insert(id, Apart::OURS | Apart::TAKEN);
-        }
-        for parent in parents {
-            walk.paint(parent, c);
-        }
-    }
-    (walk.ours_left == 0).then_some(own)
-}
-
-/// The state of [`apart`]'s walk.
-struct Apart<'r> {
-    repo: &'r gix::Repository,
-    /// Whence each commit met was reached.
-    color: HashMap<ObjectId, u8>,
-    /// The commits to walk, newest first, with their parents.
-    queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>,
-    /// Queued commits reached from HEAD alone: the walk is over when there are none.
-    ours_left: usize,
-}
-
-impl Apart<'_> {
-    const OURS: u8 = 1;
-    const THEIRS: u8 = 2;
-    /// Reached from HEAD alone and taken as its own: a later path from the default branch
-    /// (clocks that disagree) leaves it so.
-    const TAKEN: u8 = 4;
-
-    /// Mark `id` as reached from where `c` says, and queue it the first time.
-    fn paint(&mut self, id: ObjectId, c: u8) {
-        let old = self.color.get(&id).copied().unwrap_or(0);
-        let new = old | c;
-        if new == old {
-            return;
-        }
-        self.color.insert(id, new);
-        if old == 0 {
-            // A commit that is not here (past a shallow clone's edge) is not walked.
-            let Ok(commit) = self.repo.find_commit(id) else {
-                return;
-            };
-            let time = commit.committer().map_or(0, |s| s.seconds());
-            let parents = commit.parent_ids().map(|p| p.detach()).collect();
-            self.queue.push((time, id, parents));
-        } else if old == Apart::OURS {
-            self.ours_left -= 1;
-        }
-        if new == Apart::OURS {
-            self.ours_left += 1;
-        }
-    }
-}
 
 /// The tip of the default branch, and whether it is a remote's: a remote's `HEAD`, else its
 /// branch that `init.defaultBranch` names, `main` or `master` (`origin` first, then the other

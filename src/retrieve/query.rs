@@ -753,13 +753,19 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
 /// words: a plan pasted into two sessions); nothing weaker takes its place. Of twins not given
 /// yet, the best is given once.
 fn once(kept: &mut Vec<Item>, exclude: &BTreeSet<String>, left_out: &mut LeftOut) {
-    let before = kept.len();
-    kept.retain(|i| !exclude.contains(&i.id) && !exclude.contains(&words_key(&i.summary)));
-    left_out.given = before - kept.len();
-    let before = kept.len();
     let mut said = BTreeSet::new();
-    kept.retain(|i| said.insert(words_key(&i.summary)));
-    left_out.repeated = before - kept.len();
+    kept.retain(|i| {
+        let words = words_key(&i.summary);
+        if exclude.contains(&i.id) || exclude.contains(&words) {
+            left_out.given += 1;
+            false
+        } else if !said.insert(words) {
+            left_out.repeated += 1;
+            false
+        } else {
+            true
+        }
+    });
 }
 
 /// What stands for an item's words among the ids a session was given, so that its twin under

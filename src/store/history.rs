@@ -2,7 +2,7 @@
 //! a session) and the graph (which work built on which) need. A commit whose parents are not
 //! here (a shallow clone's boundary) ends the walk along its line, as in git.
 
-use std::collections::HashSet;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
 
@@ -49,6 +49,83 @@ pub(crate) fn since(
         queue.extend(commit.parent_ids().map(|p| p.detach()));
     }
     out
+}
+
+/// The commits of `head`'s history that `tip`'s does not have, newest first. Both histories
+/// are walked together, newest first, until what is left to walk is reached from `tip` (as git
+/// finds a merge base); `None` past `most` commits.
+pub(crate) fn apart(
+    repo: &gix::Repository,
+    head: ObjectId,
+    tip: ObjectId,
+    most: usize,
+) -> Option<Vec<ObjectId>> {
+    let mut walk = Apart {
+        repo,
+        color: HashMap::new(),
+        queue: BinaryHeap::new(),
+        ours_left: 0,
+    };
+    walk.paint(head, Apart::OURS);
+    walk.paint(tip, Apart::THEIRS);
+    let mut own = Vec::new();
+    for _ in 0..most {
+        if walk.ours_left == 0 {
+            return Some(own);
+        }
+        let (_, id, parents) = walk.queue.pop()?;
+        let c = walk.color[&id];
+        if c == Apart::OURS {
+            own.push(id);
+            walk.ours_left -= 1;
+            walk.color.insert(id, Apart::OURS | Apart::TAKEN);
+        }
+        for parent in parents {
+            walk.paint(parent, c);
+        }
+    }
+    (walk.ours_left == 0).then_some(own)
+}
+
+/// The state of [`apart`]'s walk.
+struct Apart<'r> {
+    repo: &'r gix::Repository,
+    /// Whence each commit met was reached.
+    color: HashMap<ObjectId, u8>,
+    /// The commits to walk, newest first, with their parents.
+    queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>,
+    /// Queued commits reached from `head` alone: the walk is over when there are none.
+    ours_left: usize,
+}
+
+impl Apart<'_> {
+    const OURS: u8 = 1;
+    const THEIRS: u8 = 2;
+    /// Reached from `head` alone and taken as its own: a later path from `tip` (clocks that
+    /// disagree) leaves it so.
+    const TAKEN: u8 = 4;
+
+    /// Mark `id` as reached from where `c` says, and queue it the first time.
+    fn paint(&mut self, id: ObjectId, c: u8) {
+        let old = self.color.get(&id).copied().unwrap_or(0);
+        let new = old | c;
+        if new == old {
+            return;
+        }
+        self.color.insert(id, new);
+        if old == 0 {
+            let Ok(commit) = self.repo.find_commit(id) else {
+                return;
+            };
+            let time = commit.committer().map_or(0, |s| s.seconds());
+            self.queue.push((time, id, parents(self.repo, &commit)));
+        } else if old == Apart::OURS {
+            self.ours_left -= 1;
+        }
+        if new == Apart::OURS {
+            self.ours_left += 1;
+        }
+    }
 }
 
 /// A commit [`recent`] found.
