@@ -40,7 +40,7 @@ fn injected(repo: &TestRepo, event: &str, payload: &Value) -> Option<String> {
 }
 
 /// What the prompt hook gives `prompt` in `session`.
-fn ask_in(repo: &TestRepo, session: &str, prompt: &str) -> Option<String> {
+pub fn ask_in(repo: &TestRepo, session: &str, prompt: &str) -> Option<String> {
     let mut ask = payload(repo, "UserPromptSubmit", &[("prompt", prompt.into())]);
     ask["session_id"] = session.into();
     injected(repo, "UserPromptSubmit", &ask)

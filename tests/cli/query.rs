@@ -7,6 +7,7 @@ use std::fs;
 
 use serde_json::Value;
 
+use crate::claude_hooks::ask_in;
 use crate::repo::{self, TestRepo};
 use crate::scenario::{self, Scenario};
 
@@ -311,21 +312,7 @@ fn the_same_words_recorded_on_two_commits_are_given_once() {
     assert_eq!(given, 1, "{answer:#}");
     assert_eq!(answer["left_out"]["repeated"], 1, "{answer:#}");
     // A session given one is not given its twin later.
-    let ask = |prompt: &str| {
-        let payload = s.repo.hook_payload(
-            "UserPromptSubmit",
-            "s9-twice",
-            &s.repo.root.join("t.jsonl"),
-            &[("prompt", prompt.into())],
-        );
-        let out = s.repo.run_with_input(
-            &s.repo.root,
-            &["hook", "UserPromptSubmit"],
-            payload.to_string().as_bytes(),
-            &[],
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let ask = |prompt: &str| ask_in(&s.repo, "s9-twice", prompt).unwrap_or_default();
     assert!(ask("How does src/db/pool.rs hold connections?").contains(said));
     assert!(!ask("And src/cache.rs?").contains(said));
 }
