@@ -4,13 +4,14 @@
 Run by hand, not in CI (see eval/README.md):
 
     python3 eval/sample.py --corpus <checkpoints checkout> --bin target/release/git-agent-context \
-        --out <scratch folder> [--transcripts 72] [--per-transcript 8] [--seed 17]
+        --out <scratch folder> [--transcripts 72] [--per-transcript 8] [--not-stored 2] \
+        [--seed 17] [--skip <labelled set>] [--half tune|test|...]
 
 The corpus is a checkout of entireio/cli's branch `entire/checkpoints/v1`, whose sessions lie at
 `<xx>/<id>/<n>/full.jsonl` beside a `metadata.json` with `created_at`. The transcripts are taken
 evenly spread over time; each is extracted by the binary into a fresh repository, and from it are
 drawn the sentences the extractor stores as reasoning (decision, rejection, trade-off, finding) and as many
-assistant sentences (thinking or text) it does not store. The items are shuffled and written
+assistant sentences (thinking or text) it does not store (at least `--not-stored` of them). The items are shuffled and written
 without saying which is which, so that whoever labels them is blind to the extractor's choice:
 
 - `items.jsonl`: id, text, the paragraph it stands in, the paragraphs before and after, origin
@@ -173,6 +174,8 @@ def main():
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--skip", help="a labelled set whose transcripts are not drawn again")
     ap.add_argument("--half", help="put every item in this half instead of alternating")
+    ap.add_argument("--not-stored", type=int, default=2,
+                    help="at least this many sentences not stored, per transcript")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     binary = os.path.abspath(args.bin)
@@ -220,7 +223,7 @@ def main():
                     if s not in seen and len(s) <= 600:
                         candidates.append(("none", origin, s, paragraphs, i))
         rng.shuffle(candidates)
-        want = max(len(taken), 2)
+        want = max(len(taken), args.not_stored)
         for c in candidates:
             if want == 0:
                 break
