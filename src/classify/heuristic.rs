@@ -138,7 +138,9 @@ const NOT_REASONING: &[&str] = &[
     r"^(feat|fix|chore|docs|test|tests|refactor|style|perf|build|ci|revert)(\([^)]*\))?!?:",
     // What the user asked or chose, said back.
     r"^(the )?user('s)? (wants|asked|asks|chose|is asking|said|says|requested|prefers|mentioned|wants me|approved|confirmed|selected|picked)\b",
-    r"^(you'?re right|good (question|point|catch))",
+    r"^(you'?re right|good (question|point|catch)|got it|understood)\b",
+    // What a tool asks for, said back: the linter's or the reviewer's wish, not a choice.
+    r"\b(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains)\b",
     // The agent's own tooling, and second thoughts.
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",
@@ -455,6 +457,8 @@ mod tests {
             "The user chose option 1, the TTL map instead of the LRU because of expiry.",
             "❌ NOT tested: the cache won't work on Windows",
             "Maybe the fix is to reset the cursor instead of re-reading the file.",
+            "The linter wants us to use `slices.Sort` instead of `sort.Slice`.",
+            "Got it — I'll skip the commit and write the plan to a file instead.",
         ] {
             assert!(!keeps(s), "{s}");
         }
