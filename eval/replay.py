@@ -17,9 +17,9 @@ first line). Before each chosen task (one in every few sessions of the later 60%
 prompt is a real request), it extracts every checkpoint made before the task's session started
 (earlier sessions as they stood then; none of the task's own), checks out what the session found
 — the branch it started on (`gitBranch`) as it stood then, else the default branch as it was
-then, with `origin/<default>` set back to that moment — and starts a session there as Claude
-Code would: `hook SessionStart` (the brief), then `hook UserPromptSubmit` with the task's first
-prompt. Then it runs `query` with the files the task went on to change, to tell whether any
+then, with `origin/<default>` set back to that moment (its tip of the time, along its first
+parents) — and starts a session there as Claude Code would: `hook SessionStart` (the brief),
+then `hook UserPromptSubmit` with the task's first prompt. Then it runs `query` with the files the task went on to change, to tell whether any
 reasoning was recorded on them. It writes `tasks.jsonl`.
 
 A branch's commits are those a pull request's merge brought into the default branch ("Merge
@@ -195,8 +195,10 @@ def checkout(clone, default, own, s):
     latest of the branch's own commits authored before then that the default branch did not
     have yet, else the default branch), or the default branch as it was then."""
     name = branch_of(s["transcript"])
-    # The remote's default branch as it was then.
-    then = git(clone, "rev-list", "-1", f"--before={s['at']}", f"replay/{default}")
+    # The remote's default branch as it was then: its tip of the time, along its first parents
+    # (a merged branch's own commits were made before their merge, and were not on it yet).
+    then = git(clone, "rev-list", "-1", "--first-parent", f"--before={s['at']}",
+               f"replay/{default}")
     git(clone, "update-ref", f"refs/remotes/origin/{default}", then)
     if not name or name in (default, "HEAD"):
         git(clone, "checkout", "-q", "-B", default, then)
