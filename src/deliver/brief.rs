@@ -313,9 +313,14 @@ fn described(
 /// Whether a standing decision is told before the task is known: what was ruled out, and
 /// what was decided on purpose (recorded by the agent or a person). A decision read out of a
 /// transcript comes when the session reads or changes its files, or names it: given to every
-/// session that starts, it was seldom about the task (docs/quality.md).
+/// session that starts, it was seldom about the task (docs/quality.md). So does an edit undone
+/// after a command failed: it tells that the command failed, not what was wrong with the edit.
 fn briefed(decision: &DecisionNode) -> bool {
-    decision.kind == "rejection" || matches!(decision.origin, Some(Origin::Agent | Origin::Human))
+    match decision.origin {
+        Some(Origin::Agent | Origin::Human) => true,
+        Some(Origin::ToolSequence) => false,
+        _ => decision.kind == "rejection",
+    }
 }
 
 /// The latest sessions whose events wait for a commit (the newest first), other than `current`,
@@ -372,4 +377,31 @@ fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Sessi
         });
     }
     Ok(open)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(kind: &str, origin: Option<Origin>) -> DecisionNode {
+        DecisionNode {
+            kind: kind.to_owned(),
+            origin,
+            ..DecisionNode::default()
+        }
+    }
+
+    #[test]
+    fn the_brief_tells_rejections_and_what_was_decided_on_purpose() {
+        assert!(briefed(&node("rejection", Some(Origin::Thinking))));
+        assert!(
+            briefed(&node("rejection", None)),
+            "a node written before origins"
+        );
+        assert!(briefed(&node("decision", Some(Origin::Agent))));
+        assert!(briefed(&node("decision", Some(Origin::Human))));
+        assert!(!briefed(&node("decision", Some(Origin::Text))));
+        // "Reverted the change to x.go after `make test` failed": a command failed, no reason.
+        assert!(!briefed(&node("rejection", Some(Origin::ToolSequence))));
+    }
 }
