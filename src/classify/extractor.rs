@@ -682,7 +682,10 @@ impl<'w> Extractor<'w> {
         };
         let prompt = self.clean(&prompt).into_owned();
         self.end_turn(chain);
-        if chain == Chain::Main && self.state.request.is_empty() {
+        // A slash command on its own ("/clear", "/ide") asks for nothing: the request is the
+        // first prompt that does.
+        let bare_command = prompt.starts_with('/') && !prompt.contains(char::is_whitespace);
+        if chain == Chain::Main && self.state.request.is_empty() && !bare_command {
             self.state.request = truncate_words(&prompt, PROMPT_MAX);
         }
         let thread = self.thread(chain);

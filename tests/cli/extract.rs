@@ -388,6 +388,42 @@ fn a_truncated_last_line_waits_until_it_is_complete() {
     assert_eq!(of("session")["summary"], "Fix the backlog");
 }
 
+#[test]
+fn a_slash_command_on_its_own_is_not_the_sessions_request() {
+    let repo = TestRepo::new();
+    let path = repo.home.join("clear.jsonl");
+    let clear = "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n\
+                 <command-args></command-args>";
+    let text = [
+        user("p1", clear),
+        user("p2", "/ide"),
+        user("p3", "Cap the cache at 100 entries"),
+        assistant(
+            "m1",
+            "I'll use an LRU rather than a TTL map because entries never expire.",
+        ),
+    ]
+    .concat();
+    fs::write(&path, text).unwrap();
+    repo.extract(&path);
+    let events = repo.pending();
+    let session = events.iter().find(|e| e["kind"] == "session").unwrap();
+    assert_eq!(session["summary"], "Cap the cache at 100 entries");
+    // A command with its arguments asks for something.
+    let path = repo.home.join("review.jsonl");
+    fs::write(&path, user("p1", "/review 227")).unwrap();
+    repo.extract(&path);
+    let events = repo.pending();
+    let requests: Vec<&serde_json::Value> = (events.iter())
+        .filter(|e| e["kind"] == "session")
+        .map(|e| &e["summary"])
+        .collect();
+    assert!(
+        requests.contains(&&serde_json::json!("/review 227")),
+        "{requests:?}"
+    );
+}
+
 /// The kinds of `events`, sorted.
 fn kinds(events: &[serde_json::Value]) -> Vec<&str> {
     let mut kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
