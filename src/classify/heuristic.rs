@@ -154,7 +154,7 @@ const NOT_REASONING: &[&str] = &[
 
 /// Guesses, open questions and options still weighed: not settled, so not kept.
 const HEDGE: &[&str] = &[
-    r"\b(might|maybe|perhaps|possibly|i wonder|not sure|could be|i suspect|wait|the question is|whether|i think|would be|must be|should be fine)\b",
+    r"\b(might|maybe|perhaps|possibly|i wonder|wondering|not sure|could be|i suspect|wait|the question is|whether|i think|would be|must be|should be fine)\b",
     r", or \w+|\bor to \w+| OR ",
 ];
 
@@ -459,6 +459,7 @@ mod tests {
             "Maybe the fix is to reset the cursor instead of re-reading the file.",
             "The linter wants us to use `slices.Sort` instead of `sort.Slice`.",
             "Got it — I'll skip the commit and write the plan to a file instead.",
+            "But I'm wondering if that's over-engineering for a rare edge case.",
         ] {
             assert!(!keeps(s), "{s}");
         }
