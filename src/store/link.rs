@@ -769,9 +769,11 @@ fn written(events: &[Event]) -> BTreeSet<&str> {
         .collect()
 }
 
-/// How far before a session's first event a commit that carries its work may be committed:
-/// clocks of two machines differ.
-const CLOCK_SKEW_SECONDS: i64 = 3600;
+/// How far before a session's first event (or a write of it) a commit that carries its work may
+/// be committed: clocks of two machines differ, by seconds when they keep time. An hour let a
+/// commit made half an hour before a session take it for the one that made it, when the
+/// session wrote the same lines again (docs/quality.md, "Which commit gets which session").
+const CLOCK_SKEW_SECONDS: i64 = 600;
 
 /// How many of a write's sampled lines a commit must add for the write to be in it (all of
 /// them when fewer are sampled).
@@ -784,8 +786,8 @@ const SHARE_MIN: f32 = 0.5;
 /// A line that more commits than this add, in one file, within the window tells nothing.
 const COMMON_LINE_COMMITS: usize = 5;
 
-/// The commits on any branch that may hold the work of `events` — committed since an hour
-/// before the first of them, merges left out — when a signal needs them: `events` wrote a
+/// The commits on any branch that may hold the work of `events` — committed since
+/// [`CLOCK_SKEW_SECONDS`] before the first of them, merges left out — when a signal needs them: `events` wrote a
 /// file, or name a commit that is not here (not among the `cuts`).
 fn recent_for(
     repo: &gix::Repository,
@@ -814,7 +816,7 @@ fn span(events: &[Event]) -> Option<(i64, i64)> {
 
 /// The commit events of `events` (not at the positions `named`, whose commit is here) whose
 /// commit is gone — rebased or amended since — each with the one commit on any branch,
-/// committed since an hour before it and not `known`, whose subject is the one the session
+/// committed since [`CLOCK_SKEW_SECONDS`] before it and not `known`, whose subject is the one the session
 /// wrote. A subject that several such commits share names none.
 fn by_subject(
     repo: &gix::Repository,

@@ -518,6 +518,34 @@ fn a_commit_holding_the_sessions_lines_is_its_own_whatever_its_dates() {
 }
 
 #[test]
+fn a_commit_made_before_the_session_wrote_its_lines_is_not_its_own() {
+    // The session writes src/ttl.rs at 10:01. A commit holding the same lines, committed half
+    // an hour before, was made by someone else (or another session that wrote them first);
+    // one committed minutes before is this session's, under a clock a little off.
+    for (committed, its_own) in [
+        ("2026-01-01T09:30:00Z", false),
+        ("2026-01-01T09:55:00Z", true),
+    ] {
+        let repo = TestRepo::new();
+        repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+        let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", committed);
+        let transcript = repo.home.join("s-link.jsonl");
+        std::fs::write(&transcript, ttl_session(&repo.root)).unwrap();
+        let report = repo.extract(&transcript);
+        assert_eq!(
+            report["transcripts"][0]["commits_linked"],
+            u32::from(its_own),
+            "{committed}: {report:#}"
+        );
+        assert_eq!(
+            notes::read(&store(&repo), &commit).unwrap().is_empty(),
+            !its_own,
+            "{committed}"
+        );
+    }
+}
+
+#[test]
 fn a_session_in_a_linked_worktree_is_read_and_linked_from_the_main_one() {
     let repo = TestRepo::new();
     repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
