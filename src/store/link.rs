@@ -492,10 +492,14 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let mut batch: Vec<Event> = cuts.flat.split_off(taken);
     match rest {
         Rest::ByTimeAndFiles if !batch.is_empty() => {
+            // A commit that carries another session's work already is that session's: the
+            // time it was made in tells less than what linked it.
+            let annotated = notes::annotated(&repo).unwrap_or_default();
             let known: HashSet<ObjectId> = batches
                 .iter()
                 .map(|(c, _)| *c)
                 .chain(index.values().copied())
+                .chain(annotated)
                 .collect();
             let grace = store.config().link_grace_seconds();
             let found = by_time_and_files(&repo, &recent, &mut batch, &known, grace);
