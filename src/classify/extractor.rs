@@ -683,8 +683,9 @@ impl<'w> Extractor<'w> {
         let prompt = self.clean(&prompt).into_owned();
         self.end_turn(chain);
         // A slash command on its own ("/clear", "/ide") asks for nothing: the request is the
-        // first prompt that does.
-        let bare_command = prompt.starts_with('/') && !prompt.contains(char::is_whitespace);
+        // first prompt that does. A path pasted alone ("/src/cache.rs") is no command.
+        let bare_command = (prompt.strip_prefix('/'))
+            .is_some_and(|name| !name.contains(|c: char| c.is_whitespace() || c == '/'));
         if chain == Chain::Main && self.state.request.is_empty() && !bare_command {
             self.state.request = truncate_words(&prompt, PROMPT_MAX);
         }

@@ -409,19 +409,21 @@ fn a_slash_command_on_its_own_is_not_the_sessions_request() {
     let events = repo.pending();
     let session = events.iter().find(|e| e["kind"] == "session").unwrap();
     assert_eq!(session["summary"], "Cap the cache at 100 entries");
-    // A command with its arguments asks for something.
-    let path = repo.home.join("review.jsonl");
-    fs::write(&path, user("p1", "/review 227")).unwrap();
-    repo.extract(&path);
-    let events = repo.pending();
-    let requests: Vec<&serde_json::Value> = (events.iter())
-        .filter(|e| e["kind"] == "session")
-        .map(|e| &e["summary"])
-        .collect();
-    assert!(
-        requests.contains(&&serde_json::json!("/review 227")),
-        "{requests:?}"
-    );
+    // A command with its arguments asks for something; a path pasted alone is no command.
+    for asked in ["/review 227", "/src/cache.rs"] {
+        let path = repo.home.join("asked.jsonl");
+        fs::write(&path, user("p1", asked)).unwrap();
+        repo.extract(&path);
+        let events = repo.pending();
+        let requests: Vec<&serde_json::Value> = (events.iter())
+            .filter(|e| e["kind"] == "session")
+            .map(|e| &e["summary"])
+            .collect();
+        assert!(
+            requests.contains(&&serde_json::json!(asked)),
+            "{requests:?}"
+        );
+    }
 }
 
 /// The kinds of `events`, sorted.
