@@ -869,8 +869,8 @@ fn by_subject(
 /// The last resort: commits on any branch made between the first of `events` and `grace`
 /// seconds after the last (`link.grace_minutes`: the user commits what the session left in
 /// the working tree), by author or committer date, that change a file the events before them
-/// changed and carry no session yet. Takes the events each such commit led to out of
-/// `events`; with each commit, the share of the files those events changed that it changes.
+/// changed. Takes the events each such commit led to out of `events`; with each commit, the
+/// share of the files those events changed that it changes.
 fn by_time_and_files(
     repo: &gix::Repository,
     recent: &[history::Recent],
@@ -894,21 +894,8 @@ fn by_time_and_files(
         })
         .collect();
     by_time.sort();
-    // A commit that carries another session's work already is that session's: the time it was
-    // made in tells less than what linked it. Notes are read only for commits in the window.
-    let mut notes = None;
-    let mut carries = |commit: ObjectId| {
-        let reader = match &mut notes {
-            Some(reader) => reader,
-            None => notes.insert(notes::Reader::new(repo).ok()),
-        };
-        (reader.as_mut()).is_some_and(|r| r.events(commit).is_ok_and(|e| !e.is_empty()))
-    };
     let mut out = Vec::new();
     for (time, commit) in by_time {
-        if carries(commit) {
-            continue;
-        }
         // Events with no readable time stay with their neighbours.
         let led_to = events
             .iter()

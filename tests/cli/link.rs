@@ -546,39 +546,6 @@ fn a_commit_made_before_the_session_wrote_its_lines_is_not_its_own() {
 }
 
 #[test]
-fn a_commit_that_carries_a_session_is_not_another_ones_by_time() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
-    let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
-    let first = repo.home.join("s-link.jsonl");
-    std::fs::write(&first, ttl_session(&repo.root)).unwrap();
-    // Another session, at the same time, wrote other lines to the same file: by its time and
-    // its files alone the commit could be its own.
-    let other: String = ttl_session(&repo.root)
-        .lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["sessionId"] = "s-other".into();
-            if let Some(content) = v.pointer_mut("/message/content/1/input/content") {
-                *content = "pub struct Other;\n".into();
-            }
-            format!("{v}\n")
-        })
-        .collect();
-    let second = repo.home.join("s-other.jsonl");
-    std::fs::write(&second, other).unwrap();
-    repo.extract(&first);
-    let report = repo.extract(&second);
-    assert_eq!(report["transcripts"][0]["commits_linked"], 0, "{report:#}");
-    let sessions: std::collections::BTreeSet<String> = notes::read(&store(&repo), &commit)
-        .unwrap()
-        .into_iter()
-        .map(|e| e.session_id)
-        .collect();
-    assert_eq!(sessions.into_iter().collect::<Vec<_>>(), ["s-link"]);
-}
-
-#[test]
 fn a_session_in_a_linked_worktree_is_read_and_linked_from_the_main_one() {
     let repo = TestRepo::new();
     repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
