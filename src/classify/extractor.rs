@@ -682,11 +682,7 @@ impl<'w> Extractor<'w> {
         };
         let prompt = self.clean(&prompt).into_owned();
         self.end_turn(chain);
-        // A slash command on its own ("/clear", "/ide") asks for nothing: the request is the
-        // first prompt that does. A path pasted alone ("/src/cache.rs") is no command.
-        let bare_command = (prompt.strip_prefix('/'))
-            .is_some_and(|name| !name.contains(|c: char| c.is_whitespace() || c == '/'));
-        if chain == Chain::Main && self.state.request.is_empty() && !bare_command {
+        if chain == Chain::Main && self.state.request.is_empty() && asks_for_work(&prompt) {
             self.state.request = truncate_words(&prompt, PROMPT_MAX);
         }
         let thread = self.thread(chain);
@@ -1548,6 +1544,22 @@ pub(crate) fn prompt_text(raw: &str) -> Option<String> {
         return None;
     }
     Some(t.to_owned())
+}
+
+/// Claude Code's own commands that take arguments and still ask for no work on the code.
+const SETTINGS_COMMANDS: &[&str] = &["/model", "/compact", "/add-dir", "/config", "/mcp"];
+
+/// Whether a prompt asks for work: a slash command on its own (`/clear`, `/ide`) or one of
+/// [`SETTINGS_COMMANDS`] does not, so that a session's request is the first prompt that does.
+/// A path pasted alone (`/src/cache.rs`) is no command.
+fn asks_for_work(prompt: &str) -> bool {
+    let name = prompt.split_whitespace().next().unwrap_or("");
+    let command = (name.strip_prefix('/')).is_some_and(|n| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ':'))
+    });
+    !(command && (name.len() == prompt.trim().len() || SETTINGS_COMMANDS.contains(&name)))
 }
 
 /// The text of a tool result's content, whether a string or text blocks.

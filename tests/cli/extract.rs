@@ -397,7 +397,8 @@ fn a_slash_command_on_its_own_is_not_the_sessions_request() {
     let text = [
         user("p1", clear),
         user("p2", "/ide"),
-        user("p3", "Cap the cache at 100 entries"),
+        user("p3", "/model opus"),
+        user("p4", "Cap the cache at 100 entries"),
         assistant(
             "m1",
             "I'll use an LRU rather than a TTL map because entries never expire.",
@@ -410,7 +411,7 @@ fn a_slash_command_on_its_own_is_not_the_sessions_request() {
     let session = events.iter().find(|e| e["kind"] == "session").unwrap();
     assert_eq!(session["summary"], "Cap the cache at 100 entries");
     // A command with its arguments asks for something; a path pasted alone is no command.
-    for asked in ["/review 227", "/src/cache.rs"] {
+    for asked in ["/review 227", "/src/cache.rs", "/cache.rs"] {
         let path = repo.home.join("asked.jsonl");
         fs::write(&path, user("p1", asked)).unwrap();
         repo.extract(&path);
