@@ -140,7 +140,7 @@ const NOT_REASONING: &[&str] = &[
     r"^(the )?user('s)? (wants|asked|asks|chose|is asking|said|says|requested|prefers|mentioned|wants me|approved|confirmed|selected|picked)\b",
     r"^(you'?re right|good (question|point|catch)|got it|understood)\b",
     // What a tool asks for, said back: the linter's or the reviewer's wish, not a choice.
-    r"\b(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains)\b",
+    r"^(the )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains)\b",
     // The agent's own tooling, and second thoughts.
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",
