@@ -19,8 +19,9 @@ prompt is a real request), it extracts every checkpoint made before the task's s
 — the branch it started on (`gitBranch`) as it stood then, else the default branch as it was
 then, with `origin/<default>` set back to that moment (its tip of the time, along its first
 parents) — and starts a session there as Claude Code would: `hook SessionStart` (the brief),
-then `hook UserPromptSubmit` with the task's first prompt. Then it runs `query` with the files the task went on to change, to tell whether any
-reasoning was recorded on them. It writes `tasks.jsonl`.
+then `hook UserPromptSubmit` with the task's first prompt. Then it runs `query` with the files
+the task went on to change, to tell whether any reasoning was recorded on them. It writes
+`tasks.jsonl`.
 
 A branch's commits are those a pull request's merge brought into the default branch ("Merge
 pull request #N from owner/<branch>") and those of the branches the remote still has; its state

@@ -10,7 +10,8 @@
 //!    linked by [`session`]), or one made while it was running, in its worktree
 //!    ([`session_to`]);
 //! 3. commits on any branch that add the lines the session's writes added, whatever their
-//!    dates ([`session`]);
+//!    dates but for a clock's error: not committed more than ten minutes before a write they
+//!    hold ([`session`]);
 //! 4. last, for what is left, commits whose author or committer time falls inside the session
 //!    and that change a file the session changed before them.
 //!
@@ -787,8 +788,8 @@ const SHARE_MIN: f32 = 0.5;
 const COMMON_LINE_COMMITS: usize = 5;
 
 /// The commits on any branch that may hold the work of `events` — committed since
-/// [`CLOCK_SKEW_SECONDS`] before the first of them, merges left out — when a signal needs them: `events` wrote a
-/// file, or name a commit that is not here (not among the `cuts`).
+/// [`CLOCK_SKEW_SECONDS`] before the first of them, merges left out — when a signal needs them:
+/// `events` wrote a file, or name a commit that is not here (not among the `cuts`).
 fn recent_for(
     repo: &gix::Repository,
     events: &[Event],
@@ -816,8 +817,8 @@ fn span(events: &[Event]) -> Option<(i64, i64)> {
 
 /// The commit events of `events` (not at the positions `named`, whose commit is here) whose
 /// commit is gone — rebased or amended since — each with the one commit on any branch,
-/// committed since [`CLOCK_SKEW_SECONDS`] before it and not `known`, whose subject is the one the session
-/// wrote. A subject that several such commits share names none.
+/// committed since [`CLOCK_SKEW_SECONDS`] before it and not `known`, whose subject is the one
+/// the session wrote. A subject that several such commits share names none.
 fn by_subject(
     repo: &gix::Repository,
     recent: &[history::Recent],
