@@ -1225,7 +1225,7 @@ impl<'w> Extractor<'w> {
             [one] => one.to_string(),
             many => format!("{} files", many.len()),
         };
-        let summary = format!("Reverted the change to {what} after `{failed}` failed");
+        let summary = format!("{REVERTED}{what} after `{failed}` failed");
         let mut event = self.event(
             Kind::Rejection,
             &summary,
@@ -1545,6 +1545,9 @@ pub(crate) fn prompt_text(raw: &str) -> Option<String> {
     }
     Some(t.to_owned())
 }
+
+/// How the rejection of an edit undone after a command failed starts.
+pub(crate) const REVERTED: &str = "Reverted the change to ";
 
 /// Claude Code's own commands that take arguments and still ask for no work on the code.
 const SETTINGS_COMMANDS: &[&str] = &["/model", "/compact", "/add-dir", "/config", "/mcp"];

@@ -16,6 +16,7 @@ use gix::ObjectId;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::classify::extractor::REVERTED;
 use crate::deliver::Result;
 use crate::event::summary::Summary;
 use crate::event::{Kind, Origin};
@@ -319,6 +320,12 @@ fn briefed(decision: &DecisionNode) -> bool {
     match decision.origin {
         Some(Origin::Agent | Origin::Human) => true,
         Some(Origin::ToolSequence) => false,
+        // A node written before nodes kept their origin tells an undone edit by its words.
+        None if (std::iter::once(&decision.choice).chain(&decision.rejected))
+            .any(|t| t.starts_with(REVERTED)) =>
+        {
+            false
+        }
         _ => decision.kind == "rejection",
     }
 }
@@ -403,5 +410,10 @@ mod tests {
         assert!(!briefed(&node("decision", Some(Origin::Text))));
         // "Reverted the change to x.go after `make test` failed": a command failed, no reason.
         assert!(!briefed(&node("rejection", Some(Origin::ToolSequence))));
+        let before_origins = DecisionNode {
+            rejected: vec!["Reverted the change to x.go after `make test` failed".to_owned()],
+            ..node("rejection", None)
+        };
+        assert!(!briefed(&before_origins));
     }
 }
