@@ -223,14 +223,12 @@ fn met_first(
     // taken.
     let mut found: Vec<String> = Vec::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
-    let mut queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)> = BinaryHeap::new();
-    let mut push = |id: ObjectId, queue: &mut BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>| {
+    let mut queue: BinaryHeap<history::Queued> = BinaryHeap::new();
+    let mut push = |id: ObjectId, queue: &mut BinaryHeap<history::Queued>| {
         if seen.insert(id)
-            && let Ok(commit) = repo.find_commit(id)
+            && let Some(queued) = history::queued(repo, id)
         {
-            let time = commit.committer().map_or(0, |c| c.seconds());
-            let parents = commit.parent_ids().map(|p| p.detach()).collect();
-            queue.push((time, id, parents));
+            queue.push(queued);
         }
     };
     push(head, &mut queue);

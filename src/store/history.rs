@@ -51,6 +51,17 @@ pub(crate) fn since(
     out
 }
 
+/// A commit as a newest-first walk queues it: its commit time, its id and its parents as git
+/// sees them ([`parents`]); `None` when it cannot be read.
+pub(crate) fn queued(repo: &gix::Repository, id: ObjectId) -> Option<Queued> {
+    let commit = repo.find_commit(id).ok()?;
+    let time = commit.committer().map_or(0, |s| s.seconds());
+    Some((time, id, parents(repo, &commit)))
+}
+
+/// What [`queued`] gives.
+pub(crate) type Queued = (i64, ObjectId, Vec<ObjectId>);
+
 /// The commits of `head`'s history that `tip`'s does not have, newest first. Both histories
 /// are walked together, newest first, until what is left to walk is reached from `tip` (as git
 /// finds a merge base); `None` past `most` commits.
@@ -93,7 +104,7 @@ struct Apart<'r> {
     /// Whence each commit met was reached.
     color: HashMap<ObjectId, u8>,
     /// The commits to walk, newest first, with their parents.
-    queue: BinaryHeap<(i64, ObjectId, Vec<ObjectId>)>,
+    queue: BinaryHeap<Queued>,
     /// Queued commits reached from `head` alone: the walk is over when there are none.
     ours_left: usize,
 }
@@ -114,11 +125,10 @@ impl Apart<'_> {
         }
         self.color.insert(id, new);
         if old == 0 {
-            let Ok(commit) = self.repo.find_commit(id) else {
+            let Some(queued) = queued(self.repo, id) else {
                 return;
             };
-            let time = commit.committer().map_or(0, |s| s.seconds());
-            self.queue.push((time, id, parents(self.repo, &commit)));
+            self.queue.push(queued);
         } else if old == Apart::OURS {
             self.ours_left -= 1;
         }

@@ -411,8 +411,11 @@ fn a_slash_command_on_its_own_is_not_the_sessions_request() {
     let session = events.iter().find(|e| e["kind"] == "session").unwrap();
     assert_eq!(session["summary"], "Cap the cache at 100 entries");
     // A command with its arguments asks for something; a path pasted alone is no command.
-    for asked in ["/review 227", "/src/cache.rs", "/cache.rs"] {
-        let path = repo.home.join("asked.jsonl");
+    for (n, asked) in ["/review 227", "/src/cache.rs", "/cache.rs"]
+        .iter()
+        .enumerate()
+    {
+        let path = repo.home.join(format!("asked-{n}.jsonl"));
         fs::write(&path, user("p1", asked)).unwrap();
         repo.extract(&path);
         let events = repo.pending();
