@@ -224,9 +224,10 @@ fn met_first(
     let mut found: Vec<String> = Vec::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut queue: BinaryHeap<history::Queued> = BinaryHeap::new();
+    let commits = history::Commits::new(repo);
     let mut push = |id: ObjectId, queue: &mut BinaryHeap<history::Queued>| {
         if seen.insert(id)
-            && let Some(queued) = history::queued(repo, id)
+            && let Some(queued) = commits.queued(id)
         {
             queue.push(queued);
         }

@@ -31,6 +31,7 @@ pub(crate) fn since(
     since: i64,
     max: usize,
 ) -> Vec<(i64, ObjectId)> {
+    let commits = Commits::new(repo);
     let mut out = Vec::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut queue = vec![from];
@@ -38,28 +39,71 @@ pub(crate) fn since(
         if seen.len() >= max || !seen.insert(id) {
             continue;
         }
-        let Ok(commit) = repo.find_commit(id) else {
+        let Some((time, _, parents)) = commits.queued(id) else {
             continue;
         };
-        let Ok(time) = commit.time() else { continue };
-        if time.seconds < since {
+        if time < since {
             continue;
         }
-        out.push((time.seconds, id));
-        queue.extend(commit.parent_ids().map(|p| p.detach()));
+        out.push((time, id));
+        queue.extend(parents);
     }
     out
 }
 
-/// A commit as a newest-first walk queues it: its commit time, its id and its parents as git
-/// sees them ([`parents`]); `None` when it cannot be read.
-pub(crate) fn queued(repo: &gix::Repository, id: ObjectId) -> Option<Queued> {
-    let commit = repo.find_commit(id).ok()?;
-    let time = commit.committer().map_or(0, |s| s.seconds());
-    Some((time, id, parents(repo, &commit)))
+/// The commits of the repository as history walks read them: each one's commit time and
+/// parents from git's commit-graph file (`objects/info/commit-graph`, which `git gc` and `git
+/// commit-graph write` keep) when it holds the commit, with nothing to decode, else from the
+/// commit's object; its parents as git sees them ([`parents`]).
+pub(crate) struct Commits<'r> {
+    repo: &'r gix::Repository,
+    graph: Option<gix::commitgraph::Graph>,
+    /// A shallow clone's boundary, read once.
+    boundary: Vec<ObjectId>,
 }
 
-/// What [`queued`] gives.
+impl<'r> Commits<'r> {
+    pub(crate) fn new(repo: &'r gix::Repository) -> Commits<'r> {
+        let boundary: Vec<ObjectId> = (repo.shallow_commits().ok().flatten())
+            .map(|shallow| shallow.iter().copied().collect())
+            .unwrap_or_default();
+        // As git, none in a shallow clone: a commit's parents there may not be here.
+        let graph = match boundary.is_empty() {
+            true => repo.commit_graph_if_enabled().ok().flatten(),
+            false => None,
+        };
+        Commits {
+            repo,
+            graph,
+            boundary,
+        }
+    }
+
+    /// `id` as a newest-first walk queues it: its commit time, its id and its parents; `None`
+    /// when it cannot be read.
+    pub(crate) fn queued(&self, id: ObjectId) -> Option<Queued> {
+        if let Some(graph) = &self.graph
+            && let Some(commit) = graph.commit_by_id(id)
+        {
+            let parents = (commit.iter_parents())
+                .map(|p| p.ok().map(|p| graph.id_at(p).to_owned()))
+                .collect::<Option<Vec<ObjectId>>>();
+            // A damaged file is read no further for this commit: its object says.
+            if let Some(parents) = parents {
+                return Some((commit.committer_timestamp() as i64, id, parents));
+            }
+        }
+        let commit = self.repo.find_commit(id).ok()?;
+        let time = commit.committer().map_or(0, |s| s.seconds());
+        let parents = match self.boundary.contains(&id) {
+            true => Vec::new(),
+            false => commit.parent_ids().map(|p| p.detach()).collect(),
+        };
+        Some((time, id, parents))
+    }
+}
+
+/// What [`Commits::queued`] gives.
 pub(crate) type Queued = (i64, ObjectId, Vec<ObjectId>);
 
 /// The commits of `head`'s history that `tip`'s does not have, newest first. Both histories
@@ -72,7 +116,7 @@ pub(crate) fn apart(
     most: usize,
 ) -> Option<Vec<ObjectId>> {
     let mut walk = Apart {
-        repo,
+        commits: Commits::new(repo),
         color: HashMap::new(),
         queue: BinaryHeap::new(),
         ours_left: 0,
@@ -100,7 +144,7 @@ pub(crate) fn apart(
 
 /// The state of [`apart`]'s walk.
 struct Apart<'r> {
-    repo: &'r gix::Repository,
+    commits: Commits<'r>,
     /// Whence each commit met was reached.
     color: HashMap<ObjectId, u8>,
     /// The commits to walk, newest first, with their parents.
@@ -125,7 +169,7 @@ impl Apart<'_> {
         }
         self.color.insert(id, new);
         if old == 0 {
-            let Some(queued) = queued(self.repo, id) else {
+            let Some(queued) = self.commits.queued(id) else {
                 return;
             };
             self.queue.push(queued);
@@ -204,34 +248,35 @@ fn walk_refs(repo: &gix::Repository, since: i64, most: usize) -> (Vec<Recent>, b
             }
         }
     }
+    // Queued by commit time (from the commit-graph where it has them); a commit's object is
+    // decoded once, for its author's time, when it is taken.
+    let commits = Commits::new(repo);
     let mut seen: HashSet<ObjectId> = HashSet::new();
-    let mut queue: std::collections::BinaryHeap<(i64, ObjectId)> = Default::default();
-    let mut push = |id: ObjectId, queue: &mut std::collections::BinaryHeap<(i64, ObjectId)>| {
+    let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
+    let mut push = |id: ObjectId, queue: &mut BinaryHeap<Queued>| {
         if seen.insert(id)
-            && let Ok(commit) = repo.find_commit(id)
-            && let Ok(time) = commit.committer().map(|c| c.seconds())
+            && let Some(queued) = commits.queued(id)
         {
-            queue.push((time, id));
+            queue.push(queued);
         }
     };
     for tip in tips {
         push(tip, &mut queue);
     }
     let mut out = Vec::new();
-    while let Some((committer, id)) = queue.pop() {
+    while let Some((committer, id, parents)) = queue.pop() {
         if committer < since {
             break;
         }
         if out.len() >= most {
             return (out, false);
         }
-        let Ok(commit) = repo.find_commit(id) else {
-            continue;
-        };
-        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        let author = (repo.find_commit(id).ok())
+            .and_then(|c| c.author().ok().map(|a| a.seconds()))
+            .unwrap_or(committer);
         out.push(Recent {
             id,
-            author: commit.author().map_or(committer, |a| a.seconds()),
+            author,
             committer,
             parents: parents.len(),
         });
@@ -301,5 +346,123 @@ impl gix::objs::Find for Grafted<'_> {
 impl gix::objs::FindHeader for Grafted<'_> {
     fn try_header(&self, id: &gix::oid) -> gix::Result<Option<gix::objs::Header>> {
         self.objects.try_header(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+    use std::process::Command;
+
+    /// A time git takes as seconds since the epoch.
+    const T: i64 = 1_700_000_000;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A commit on the current branch, committed at `at`.
+    fn commit(dir: &Path, message: &str, at: i64) {
+        let date = format!("{at} +0000");
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["commit", "-q", "--allow-empty", "-m", message])
+            .env("GIT_COMMITTER_DATE", &date)
+            .env("GIT_AUTHOR_DATE", &date)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    /// What git says of each commit of the repository: its commit time and parents.
+    fn as_git_says(dir: &Path) -> Vec<Queued> {
+        let log = git(dir, &["log", "--all", "--format=%ct %H %P"]);
+        log.lines()
+            .map(|line| {
+                let mut words = line.split(' ');
+                let time = words.next().unwrap().parse().unwrap();
+                let id = ObjectId::from_hex(words.next().unwrap().as_bytes()).unwrap();
+                let parents = (words.filter(|p| !p.is_empty()))
+                    .map(|p| ObjectId::from_hex(p.as_bytes()).unwrap());
+                (time, id, parents.collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_walk_reads_the_commit_graph_where_it_holds_a_commit_and_the_objects_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        commit(dir, "root", T + 1_000);
+        git(dir, &["checkout", "-q", "-b", "side"]);
+        commit(dir, "side", T + 3_000);
+        git(dir, &["checkout", "-q", "main"]);
+        // Committed before its parent's time, as a wrong clock does.
+        commit(dir, "main", T + 2_000);
+        git(dir, &["merge", "-q", "--no-ff", "-m", "merge", "side"]);
+        git(dir, &["commit-graph", "write", "--reachable"]);
+        // Made after the commit-graph was written: not in it.
+        commit(dir, "later", T + 5_000);
+        let repo = gix::open(dir).unwrap();
+        let commits = Commits::new(&repo);
+        let graph = commits.graph.as_ref().expect("the commit-graph is read");
+        let truth = as_git_says(dir);
+        assert_eq!(truth.len(), 5);
+        let in_graph = truth.iter().filter(|c| graph.commit_by_id(c.1).is_some());
+        assert_eq!(in_graph.count(), 4);
+        for expected in &truth {
+            assert_eq!(commits.queued(expected.1).as_ref(), Some(expected));
+        }
+        let walked = since(&repo, truth[0].1, 0, 100);
+        assert_eq!(walked.len(), 5);
+        // Without the file, the objects say the same.
+        std::fs::remove_file(dir.join(".git/objects/info/commit-graph")).unwrap();
+        let repo = gix::open(dir).unwrap();
+        let commits = Commits::new(&repo);
+        assert!(commits.graph.is_none());
+        for expected in &truth {
+            assert_eq!(commits.queued(expected.1).as_ref(), Some(expected));
+        }
+        assert_eq!(since(&repo, truth[0].1, 0, 100), walked);
+    }
+
+    #[test]
+    fn a_shallow_clones_boundary_commit_has_no_parents_whatever_its_commit_graph_says() {
+        let origin = tempfile::tempdir().unwrap();
+        let origin = origin.path();
+        git(origin, &["init", "-q", "-b", "main"]);
+        for (n, at) in [T + 1_000, T + 2_000, T + 3_000].into_iter().enumerate() {
+            commit(origin, &format!("c{n}"), at);
+        }
+        git(origin, &["commit-graph", "write", "--reachable"]);
+        let clone = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", origin.display());
+        let into = clone.path().join("c");
+        git(clone.path(), &["clone", "-q", "--depth", "2", &url, "c"]);
+        // A commit-graph written before the clone was made shallow would name the parent.
+        std::fs::create_dir_all(into.join(".git/objects/info")).unwrap();
+        std::fs::copy(
+            origin.join(".git/objects/info/commit-graph"),
+            into.join(".git/objects/info/commit-graph"),
+        )
+        .unwrap();
+        let repo = gix::open(&into).unwrap();
+        let commits = Commits::new(&repo);
+        assert!(commits.graph.is_none());
+        let boundary = git(&into, &["rev-parse", "HEAD~1"]);
+        let boundary = ObjectId::from_hex(boundary.trim().as_bytes()).unwrap();
+        let (time, _, parents) = commits.queued(boundary).unwrap();
+        assert_eq!((time, parents), (T + 2_000, Vec::new()));
     }
 }
