@@ -22,7 +22,7 @@ use regex::{Captures, Regex};
 
 use exclude::Exclude;
 pub use exclude::check_glob;
-use rules::{ANY, RULES, each};
+use rules::{RULES, any, each};
 pub use taint::Taint;
 pub use user::{DEFAULT_EXCLUDE, Invalid, Settings};
 
@@ -186,8 +186,9 @@ impl Redactor {
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
         // Most text holds no secret: a plain search says so faster than an overlapping one.
-        if ANY.is_match(text.as_bytes()) {
-            for i in ANY.matches(text.as_bytes()) {
+        let any = any(text);
+        if any.is_match(text.as_bytes()) {
+            for i in any.matches(text.as_bytes()) {
                 let rule = &RULES[i];
                 self.apply(&mut out, each(i), rule.name, rule.secret);
             }
