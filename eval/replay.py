@@ -15,20 +15,24 @@ Run by hand, not in CI (see docs/quality.md):
 started (each session once, however many checkpoints it made; it starts with its transcript's
 first line). Before each chosen task (one in every few sessions of the later 60%, whose first
 prompt is a real request), it extracts every checkpoint made before the task's session started
-(earlier sessions as they stood then; none of the task's own), checks out what the session found
-— the branch it started on (`gitBranch`) as it stood then, else the default branch as it was
-then, with `origin/<default>` set back to that moment (its tip of the time, along its first
-parents) — and starts a session there as Claude Code would: `hook SessionStart` (the brief),
-then `hook UserPromptSubmit` with the task's first prompt. Then it runs `query` with the files
-the task went on to change, to tell whether any reasoning was recorded on them. It writes
-`tasks.jsonl`.
+(earlier sessions as they stood then; none of the task's own), and the sessions of the same
+developer (their home folder) still running then as far as they had got, linked to the commits
+of then — what the `Stop` hook of each of their turns stored — for this task only; it checks out
+what the session found — the branch it started on (`gitBranch`) as it stood then, else the
+default branch as it was then, with `origin/<default>` set back to that moment (its tip of the
+time, along its first parents) — and starts a session there as Claude Code would: `hook
+SessionStart` (the brief), then `hook UserPromptSubmit` with the task's first prompt. Then it
+runs `query` with the files the task went on to change, to tell whether any reasoning was
+recorded on them. It writes `tasks.jsonl`.
 
 A branch's commits are those a pull request's merge brought into the default branch ("Merge
 pull request #N from owner/<branch>") and those of the branches the remote still has; its state
 when a session started is the latest of them authored before then that the default branch did
 not have yet. Every session of the corpus is extracted into the one clone, so the sessions no
-commit was found for wait as uncommitted work there, whoever ran them: a developer's own clone
-holds only theirs.
+commit was found for wait as uncommitted work there, whoever ran them; a developer's own clone
+holds only theirs, and the team's commits' notes (shared through the remote). So while a task
+runs, the queues of the sessions of other developers are put aside, and the store is put back
+as it was after it.
 
 `pool` puts the items several runs gave each task (builds to compare, on the same tasks) into one
 list per task, each once and shuffled: the judges see the prompt, the files and the items, not
@@ -39,11 +43,13 @@ and its prompt together.
 """
 
 import argparse
+import contextlib
 import datetime
 import glob
 import json
 import os
 import random
+import re
 import subprocess
 
 def checkpoints(corpus):
@@ -191,6 +197,118 @@ def injected(binary, clone, event, session, **fields):
     return items
 
 
+def home(transcript):
+    """The developer's machine a session ran on, as its folder tells it: the home folder
+    (`/Users/<name>`, `/home/<name>`, `C:\\Users\\<name>`), else the whole folder."""
+    cwd = first_value(transcript, "cwd") or ""
+    parts = cwd.replace("\\", "/").split("/")
+    for at, part in enumerate(parts[:-1]):
+        if part in ("Users", "home"):
+            return "/".join(parts[: at + 2])
+    return cwd
+
+
+def running(stream, extracted, task, folder):
+    """The sessions of the task's developer still running when the task starts, as far as they
+    had got (what the `Stop` hook of each of their turns stored): each one's transcript up to
+    its first line written after the task started, in `folder` (a session's file there only
+    grows, as a live transcript does). Those with a checkpoint before then were extracted from
+    it already; the rest of the session comes with its next checkpoint."""
+    mine = home(task["transcript"])
+    seen = {first_value(task["transcript"], "sessionId")}
+    for c in stream[extracted:]:
+        session = first_value(c["transcript"], "sessionId") or c["session"]
+        if session in seen:
+            continue
+        seen.add(session)
+        if instant(started(c["transcript"], c["at"])) >= instant(task["at"]):
+            continue
+        if home(c["transcript"]) != mine:
+            continue
+        os.makedirs(folder, exist_ok=True)
+        partial = os.path.join(folder, os.path.basename(session) + ".jsonl")
+        with open(c["transcript"], errors="replace") as f, open(partial, "w") as out:
+            for line in f:
+                try:
+                    at = json.loads(line).get("timestamp")
+                except (ValueError, AttributeError):
+                    at = None
+                if isinstance(at, str) and instant(at) >= instant(task["at"]):
+                    break
+                out.write(line)
+        yield partial
+
+
+@contextlib.contextmanager
+def as_of(clone, at):
+    """The clone's branches, remote-tracking branches and tags as they stood at `at` (each at
+    its newest commit of then along first parents, or gone), for the time of the block."""
+    refs = git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads",
+               "refs/remotes", "refs/tags").splitlines()
+    then = []
+    for line in refs:
+        name, was = line.split()
+        if name.endswith("/HEAD"):
+            continue
+        commit = git(clone, "rev-list", "-1", "--first-parent", f"--before={at}", was)
+        then.append(f"update {name} {commit} {was}" if commit else f"delete {name} {was}")
+    update_refs(clone, then)
+    try:
+        yield
+    finally:
+        update_refs(clone, [f"update {line}" for line in refs
+                            if not line.split()[0].endswith("/HEAD")])
+
+
+def update_refs(clone, commands):
+    subprocess.run(["git", "-C", clone, "update-ref", "--no-deref", "--stdin"], check=True,
+                   input="".join(c + "\n" for c in commands), text=True)
+
+
+def given(binary, clone, s, session):
+    """What a session starting on the task is given (the brief, then its first prompt's items),
+    and whether reasoning is recorded on the files the task went on to change."""
+    start = injected(binary, clone, "SessionStart", session, source="startup")
+    items = injected(binary, clone, "UserPromptSubmit", session, prompt=s["prompt"])
+    present = [f for f in s["files"] if os.path.exists(os.path.join(clone, f))]
+    on_files = False
+    if present:
+        by_files = json.loads(tool(binary, clone, "query", s["prompt"][:2000], "--files",
+                                   *present[:20], "--json"))
+        on_files = any("file" in i["found_by"] for i in by_files["items"])
+    return start, items, on_files
+
+
+@contextlib.contextmanager
+def store_kept(clone, others):
+    """The store as it is now, put back after the block, without the events of `others`'
+    sessions that wait for a commit: a developer's clone has the notes of the team's commits
+    (shared through the remote), not what their sessions left uncommitted. What the sessions
+    still running store in the block is the task's alone; each is extracted whole from its next
+    checkpoint, as before."""
+    kept = os.path.join(clone, ".git", "agent-context.kept")
+    store = os.path.join(clone, ".git", "agent-context")
+    refs = git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/notes",
+               "refs/agent-context").splitlines()
+    subprocess.run(["rm", "-rf", kept], check=True)
+    subprocess.run(["cp", "-a", store, kept], check=True)
+    for other in others:
+        name = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in other)
+        queue = os.path.join(store, "pending", (name or "unknown") + ".jsonl")
+        if os.path.exists(queue):
+            os.remove(queue)
+    try:
+        yield
+    finally:
+        subprocess.run(["rm", "-rf", store], check=True)
+        os.rename(kept, store)
+        now = git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/notes",
+                  "refs/agent-context").splitlines()
+        was = {line.split()[0] for line in refs}
+        update_refs(clone, [f"update {line}" for line in refs]
+                    + [f"delete {line}" for line in now if line.split()[0] not in was])
+
+
 def checkout(clone, default, own, s):
     """The clone as the session found it: its branch as it stood when the session started (the
     latest of the branch's own commits authored before then that the default branch did not
@@ -225,6 +343,11 @@ def run(args):
     git(clone, "update-ref", f"refs/remotes/replay/{branch}", f"origin/{branch}")
     stream = checkpoints(args.corpus)
     all_sessions = sessions(stream)
+    # Each session's machine, by the id its agent gave it (which names its queue file): older
+    # checkpoints prefix it with its date ("2026-01-05-<uuid>").
+    homes = {first_value(c["transcript"], "sessionId")
+             or re.sub(r"^\d{4}-\d{2}-\d{2}-", "", c["session"]): home(c["transcript"])
+             for c in all_sessions}
     later = all_sessions[int(len(all_sessions) * 0.4):]
     requests = [i for i, s in enumerate(later) if a_request(s["prompt"])]
     step = max(1, len(requests) // args.tasks)
@@ -241,15 +364,15 @@ def run(args):
             tool(binary, clone, "extract", "--transcript", stream[extracted]["transcript"])
             extracted += 1
         on, commit = checkout(clone, branch, own, s)
-        session = f"replay-{len(tasks) + 1}"
-        start = injected(binary, clone, "SessionStart", session, source="startup")
-        items = injected(binary, clone, "UserPromptSubmit", session, prompt=s["prompt"])
-        present = [f for f in s["files"] if os.path.exists(os.path.join(clone, f))]
-        on_files = False
-        if present:
-            by_files = json.loads(tool(binary, clone, "query", s["prompt"][:2000], "--files",
-                                       *present[:20], "--json"))
-            on_files = any("file" in i["found_by"] for i in by_files["items"])
+        partials = list(running(stream, extracted, s, os.path.join(args.out, "running")))
+        others = [o for o, h in homes.items() if h != home(s["transcript"])]
+        with store_kept(clone, others):
+            if partials:
+                # Linked as they were then: to no commit made after the task started.
+                with as_of(clone, s["at"]):
+                    tool(binary, clone, "extract",
+                         *[a for p in partials for a in ("--transcript", p)])
+            start, items, on_files = given(binary, clone, s, f"replay-{len(tasks) + 1}")
         tasks.append({
             "task": len(tasks) + 1,
             "source": s["source"],
