@@ -213,8 +213,10 @@ struct Gather<'r> {
     /// The top of the working tree, if there is one.
     workdir: Option<PathBuf>,
     index: Index,
-    reader: notes::Reader<'r>,
-    view: View<'r>,
+    /// The notes and the graph, opened when first read: a hook's prompt that points at nothing
+    /// reads neither.
+    reader: Option<notes::Reader<'r>>,
+    view: Option<View<'r>>,
     notes: HashMap<ObjectId, Vec<Event>>,
     ownership: HashMap<String, Option<Ownership>>,
     candidates: HashMap<String, Candidate>,
@@ -227,9 +229,23 @@ struct Gather<'r> {
 }
 
 impl<'r> Gather<'r> {
+    fn reader(&mut self) -> store::Result<&mut notes::Reader<'r>> {
+        if self.reader.is_none() {
+            self.reader = Some(notes::Reader::new(self.head.repo())?);
+        }
+        Ok(self.reader.as_mut().expect("opened above"))
+    }
+
+    fn view(&mut self) -> store::Result<&mut View<'r>> {
+        if self.view.is_none() {
+            self.view = Some(View::open(self.head.repo())?);
+        }
+        Ok(self.view.as_mut().expect("opened above"))
+    }
+
     fn events(&mut self, commit: ObjectId) -> store::Result<&[Event]> {
         if !self.notes.contains_key(&commit) {
-            let events = self.reader.events(commit)?;
+            let events = self.reader()?.events(commit)?;
             self.notes.insert(commit, events);
         }
         Ok(&self.notes[&commit])
@@ -395,7 +411,7 @@ impl<'r> Gather<'r> {
 
     /// A decision node's event, on the first of its commits that carries it.
     fn decision_event(&mut self, id: &str) -> store::Result<Option<(ObjectId, Event)>> {
-        let Some(node) = self.view.decision(id)? else {
+        let Some(node) = self.view()?.decision(id)? else {
             return Ok(None);
         };
         for commit in node
@@ -422,7 +438,7 @@ impl<'r> Gather<'r> {
     /// The sessions of `path` that own most of it at HEAD, best first, at most `n`.
     fn owning_sessions(&mut self, path: &str, n: usize) -> store::Result<Vec<String>> {
         let mut ranked: Vec<(f64, String)> = self
-            .view
+            .view()?
             .of_file(path)?
             .into_iter()
             .filter(|(kind, _)| kind == "session")
@@ -438,7 +454,7 @@ impl<'r> Gather<'r> {
     fn file_backend(&mut self, files: &[String], strict: bool) -> store::Result<()> {
         for path in files {
             let mut decisions: Vec<String> = self
-                .view
+                .view()?
                 .of_file(path)?
                 .into_iter()
                 .filter(|(kind, _)| kind == "decision")
@@ -455,7 +471,7 @@ impl<'r> Gather<'r> {
             }
             for session in self.owning_sessions(path, SESSIONS_PER_FILE)? {
                 let decisions = self
-                    .view
+                    .view()?
                     .session(&session)?
                     .map(|s| s.decisions)
                     .unwrap_or_default();
@@ -488,7 +504,7 @@ impl<'r> Gather<'r> {
         }
         let mut nodes = Vec::new();
         for s in sessions {
-            if let Some(node) = self.view.session(&s)? {
+            if let Some(node) = self.view()?.session(&s)? {
                 nodes.push(node);
             }
         }
@@ -498,7 +514,7 @@ impl<'r> Gather<'r> {
             let weight = 0.5 / (rank as f64 + 1.0).sqrt();
             let mut layer = vec![(node, weight)];
             for built_on in layer[0].0.built_on.clone() {
-                if let Some(older) = self.view.session(&built_on)? {
+                if let Some(older) = self.view()?.session(&built_on)? {
                     layer.push((older, weight / 2.0));
                 }
             }
@@ -524,7 +540,7 @@ impl<'r> Gather<'r> {
         seeds.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         let mut frontier: Vec<String> = Vec::new();
         for (_, id) in seeds.into_iter().take(10) {
-            if self.view.decision(&id)?.is_some() {
+            if self.view()?.decision(&id)?.is_some() {
                 frontier.push(id);
             }
         }
@@ -532,7 +548,7 @@ impl<'r> Gather<'r> {
         for depth in 1..=2 {
             let mut next = Vec::new();
             for id in &frontier {
-                let Some(node) = self.view.decision(id)? else {
+                let Some(node) = self.view()?.decision(id)? else {
                     continue;
                 };
                 for (_, neighbour) in node.edges() {
@@ -584,7 +600,7 @@ impl<'r> Gather<'r> {
 
     /// The newest decision that supersedes decision `id`, if one does, with its commit.
     fn superseded_by(&mut self, id: &str) -> store::Result<Option<(String, String)>> {
-        Ok(self.view.superseded_by(id)?.map(|e| (e.later, e.commit)))
+        Ok(self.view()?.superseded_by(id)?.map(|e| (e.later, e.commit)))
     }
 
     /// The event of decision `id`, on `commit` as the edges index gives it or else where its
@@ -677,14 +693,20 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         head,
         workdir: store.workdir().map(Path::to_path_buf),
         index,
-        reader: notes::Reader::new(&repo)?,
-        view: View::open(&repo)?,
+        reader: None,
+        view: None,
         notes: HashMap::new(),
         ownership: HashMap::new(),
         candidates: HashMap::new(),
         file_sessions: HashMap::new(),
         count_lines: !request.hook,
     };
+    // A damaged notes ref or graph is an error that says how to mend it, whatever the prompt;
+    // a hook, which gives nothing on an error, opens them only when it reads them.
+    if !request.hook {
+        g.reader()?;
+        g.view()?;
+    }
     g.keywords(request.prompt, request.hook);
     let mut seen = BTreeSet::new();
     hinted.retain(|h| seen.insert(h.path.clone()));
