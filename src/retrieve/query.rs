@@ -222,10 +222,6 @@ struct Gather<'r> {
     candidates: HashMap<String, Candidate>,
     /// Sessions by the weight of their commits on the hinted files.
     file_sessions: HashMap<String, f64>,
-    /// Whether liveness counts a commit's lines in every file it concerns (`query` shows the
-    /// count), or is told by the first file that has some (a hook shows none, and the files
-    /// at hand are read already).
-    count_lines: bool,
 }
 
 impl<'r> Gather<'r> {
@@ -568,7 +564,7 @@ impl<'r> Gather<'r> {
     /// Whether the event on `commit` still has lines at HEAD, in the files it concerns.
     fn liveness(&mut self, commit: ObjectId, event: &Event) -> Liveness {
         let changed = self.index.paths_of(commit);
-        let mut concerned: Vec<String> = match changed
+        let concerned: Vec<String> = match changed
             .iter()
             .filter(|p| event.files_affected.contains(p))
             .cloned()
@@ -580,15 +576,10 @@ impl<'r> Gather<'r> {
         if concerned.is_empty() {
             return Liveness::Unknown;
         }
-        // The files whose lines are known already first.
-        concerned.sort_by_key(|p| !self.ownership.contains_key(p));
         let mut lines = 0;
         for path in &concerned {
             if let Some(owned) = self.ownership(path) {
                 lines += owned.lines_of(commit);
-            }
-            if lines > 0 && !self.count_lines {
-                break;
             }
         }
         if lines > 0 {
@@ -699,7 +690,6 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
         ownership: HashMap::new(),
         candidates: HashMap::new(),
         file_sessions: HashMap::new(),
-        count_lines: !request.hook,
     };
     // A damaged notes ref or graph is an error that says how to mend it, whatever the prompt;
     // a hook, which gives nothing on an error, opens them only when it reads them.
