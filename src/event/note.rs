@@ -30,9 +30,29 @@ pub fn encode(events: &[Event]) -> Vec<u8> {
 /// the same id, the one that sorts last wins (any fixed rule would do; this one needs no
 /// clock and gives every reader the same answer).
 pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
+    decode_lines(note, |_| true)
+}
+
+/// The reasoning events of a note (those [`super::Kind::is_reason`] holds), as [`decode`] gives
+/// them: the lines of operations and of the session event, which make up much of a note, are
+/// not parsed when they start as this program writes them (`{"kind":"read",…`).
+pub fn decode_reasons(note: &[u8]) -> Vec<Event> {
+    static OTHERS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        (super::Kind::ALL.into_iter())
+            .filter(|k| !k.is_reason())
+            .map(|k| format!("{{\"kind\":{},", serde_json::json!(k)))
+            .collect()
+    });
+    let reasoning = |line: &[u8]| !OTHERS.iter().any(|o| line.starts_with(o.as_bytes()));
+    let (events, _) = decode_lines(note, reasoning);
+    events.into_iter().filter(|e| e.kind.is_reason()).collect()
+}
+
+/// [`decode`] over the lines `keep` passes.
+fn decode_lines(note: &[u8], keep: impl Fn(&[u8]) -> bool) -> (Vec<Event>, usize) {
     let mut lines: Vec<&[u8]> = note
         .split(|&b| b == b'\n')
-        .filter(|l| !l.trim_ascii().is_empty())
+        .filter(|l| !l.trim_ascii().is_empty() && keep(l))
         .collect();
     lines.sort();
     let mut by_id: BTreeMap<String, Event> = BTreeMap::new();
@@ -158,6 +178,34 @@ mod tests {
         assert_eq!(unreadable, 0);
         assert_eq!(events.len(), 2);
         assert!(events.contains(&a) && events.contains(&b));
+    }
+
+    #[test]
+    fn the_reasoning_of_a_note_is_its_reasoning_events_whatever_the_order_of_their_fields() {
+        let events: Vec<Event> = (Kind::ALL.into_iter().enumerate())
+            .map(|(n, k)| event(&format!("m{n}"), k, &format!("the {k:?}")))
+            .collect();
+        let mut note = encode(&events);
+        // Another writer's lines, the kind not first: parsed, and told by their kind all the same.
+        for (n, kind) in [(90, Kind::Read), (91, Kind::Decision), (92, Kind::Session)] {
+            let e = event(&format!("m{n}"), kind, "moved");
+            let mut value = serde_json::to_value(&e).unwrap();
+            let kind = value.as_object_mut().unwrap().remove("kind").unwrap();
+            value
+                .as_object_mut()
+                .unwrap()
+                .insert("kind".to_owned(), kind);
+            let line = serde_json::to_string(&value).unwrap();
+            assert!(!line.starts_with(r#"{"kind""#), "{line}");
+            note.extend_from_slice(line.as_bytes());
+            note.push(b'\n');
+        }
+        let all = decode(&note).0;
+        assert_eq!(all.len(), Kind::ALL.len() + 3);
+        let reasons: Vec<Event> = all.into_iter().filter(|e| e.kind.is_reason()).collect();
+        assert_eq!(decode_reasons(&note), reasons);
+        assert!(reasons.iter().any(|e| e.summary == "moved"));
+        assert!(reasons.iter().all(|e| e.kind.is_reason()));
     }
 
     #[test]

@@ -217,6 +217,7 @@ struct Gather<'r> {
     /// reads neither.
     reader: Option<notes::Reader<'r>>,
     view: Option<View<'r>>,
+    /// The reasoning events of each commit read so far.
     notes: HashMap<ObjectId, Vec<Event>>,
     ownership: HashMap<String, Option<Ownership>>,
     candidates: HashMap<String, Candidate>,
@@ -241,7 +242,7 @@ impl<'r> Gather<'r> {
 
     fn events(&mut self, commit: ObjectId) -> store::Result<&[Event]> {
         if !self.notes.contains_key(&commit) {
-            let events = self.reader()?.events(commit)?;
+            let events = self.reader()?.reasons(commit)?;
             self.notes.insert(commit, events);
         }
         Ok(&self.notes[&commit])

@@ -12,7 +12,7 @@ pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, commit, expecting, git_error, ref_tip, signature};
-use crate::event::note::{decode, encode, union};
+use crate::event::note::{decode, decode_reasons, encode, union};
 use crate::event::{Event, Link, Merged, fingerprint, merge};
 
 /// The notes ref the events live on.
@@ -131,6 +131,14 @@ impl<'r> Reader<'r> {
 
     pub(crate) fn events(&mut self, id: ObjectId) -> Result<Vec<Event>> {
         note_of(self.repo, &mut self.state, &id)
+    }
+
+    /// The reasoning events attached to `id` ([`crate::event::note::decode_reasons`]).
+    pub(crate) fn reasons(&mut self, id: ObjectId) -> Result<Vec<Event>> {
+        let blob = (self.state)
+            .get(&id, &self.repo.objects)
+            .map_err(git_error(format!("look up the note of {id}")))?;
+        Ok(decode_reasons(&note_text(self.repo, id, blob)?))
     }
 }
 
