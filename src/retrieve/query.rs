@@ -226,6 +226,33 @@ struct Gather<'r> {
 }
 
 impl<'r> Gather<'r> {
+    /// A gathering over `head` and `index`. A damaged notes ref or graph is an error that says
+    /// how to mend it, whatever the prompt; a `hook`, which gives nothing on an error, opens
+    /// them only when it reads them.
+    fn new(
+        head: HeadTree<'r>,
+        workdir: Option<&Path>,
+        index: Index,
+        hook: bool,
+    ) -> store::Result<Gather<'r>> {
+        let mut g = Gather {
+            head,
+            workdir: workdir.map(Path::to_path_buf),
+            index,
+            reader: None,
+            view: None,
+            notes: HashMap::new(),
+            ownership: HashMap::new(),
+            candidates: HashMap::new(),
+            file_sessions: HashMap::new(),
+        };
+        if !hook {
+            g.reader()?;
+            g.view()?;
+        }
+        Ok(g)
+    }
+
     fn reader(&mut self) -> store::Result<&mut notes::Reader<'r>> {
         if self.reader.is_none() {
             self.reader = Some(notes::Reader::new(self.head.repo())?);
@@ -681,23 +708,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     };
     let mut head = HeadTree::new(&repo);
     let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
-    let mut g = Gather {
-        head,
-        workdir: store.workdir().map(Path::to_path_buf),
-        index,
-        reader: None,
-        view: None,
-        notes: HashMap::new(),
-        ownership: HashMap::new(),
-        candidates: HashMap::new(),
-        file_sessions: HashMap::new(),
-    };
-    // A damaged notes ref or graph is an error that says how to mend it, whatever the prompt;
-    // a hook, which gives nothing on an error, opens them only when it reads them.
-    if !request.hook {
-        g.reader()?;
-        g.view()?;
-    }
+    let mut g = Gather::new(head, store.workdir(), index, request.hook)?;
     g.keywords(request.prompt, request.hook);
     let mut seen = BTreeSet::new();
     hinted.retain(|h| seen.insert(h.path.clone()));
