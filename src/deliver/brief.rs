@@ -219,8 +219,8 @@ fn met_first(
         false => None,
     };
     let mut oldest = None;
-    // Newest first, each commit decoded once: its time to queue it, its parents when it is
-    // taken.
+    // Newest first, each commit read once, when it is queued: its time and its parents
+    // (history::Commits).
     let mut found: Vec<String> = Vec::new();
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut queue: BinaryHeap<history::Queued> = BinaryHeap::new();

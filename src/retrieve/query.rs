@@ -421,7 +421,6 @@ impl<'r> Gather<'r> {
         let events: Vec<(String, bool, String)> = self
             .events(commit)?
             .iter()
-            .filter(|e| e.kind.is_reason())
             .map(|e| (e.id.clone(), e.concerns(&paths), e.session_id.clone()))
             .collect();
         let mut sessions = Vec::with_capacity(events.len());

@@ -364,6 +364,7 @@ mod tests {
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
             .args(args)
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .output()
             .unwrap();
         assert!(out.status.success(), "git {args:?}: {out:?}");
@@ -377,6 +378,8 @@ mod tests {
             .current_dir(dir)
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
             .args(["commit", "-q", "--allow-empty", "-m", message])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_COMMITTER_DATE", &date)
             .env("GIT_AUTHOR_DATE", &date)
             .output()

@@ -77,10 +77,19 @@ fn note_of(
     state: &mut gix::note::plumbing::State,
     commit: &ObjectId,
 ) -> Result<Vec<Event>> {
+    Ok(decode(&note_bytes(repo, state, commit)?).0)
+}
+
+/// The text of `commit`'s note as `state` finds it (empty for none).
+fn note_bytes(
+    repo: &gix::Repository,
+    state: &mut gix::note::plumbing::State,
+    commit: &ObjectId,
+) -> Result<Vec<u8>> {
     let blob = state
         .get(commit, &repo.objects)
         .map_err(git_error(format!("look up the note of {commit}")))?;
-    Ok(decode(&note_text(repo, *commit, blob)?).0)
+    note_text(repo, *commit, blob)
 }
 
 /// Create the notes ref, empty, if it does not exist: with `notes.rewriteRef` set, git warns
@@ -135,10 +144,11 @@ impl<'r> Reader<'r> {
 
     /// The reasoning events attached to `id` ([`crate::event::note::decode_reasons`]).
     pub(crate) fn reasons(&mut self, id: ObjectId) -> Result<Vec<Event>> {
-        let blob = (self.state)
-            .get(&id, &self.repo.objects)
-            .map_err(git_error(format!("look up the note of {id}")))?;
-        Ok(decode_reasons(&note_text(self.repo, id, blob)?))
+        Ok(decode_reasons(&note_bytes(
+            self.repo,
+            &mut self.state,
+            &id,
+        )?))
     }
 }
 
