@@ -385,6 +385,41 @@ fn the_index_kept_up_incrementally_equals_a_rebuild() {
 }
 
 #[test]
+fn a_note_that_grows_is_appended_to_its_buckets_not_written_again() {
+    use std::os::unix::fs::MetadataExt;
+    let s = scenario::build();
+    let dir = s.repo.root.join(".git/agent-context/index");
+    let inodes = || -> BTreeMap<String, u64> {
+        repo::files_under(&dir.join("terms"))
+            .into_iter()
+            .map(|p| (p.display().to_string(), fs::metadata(&p).unwrap().ino()))
+            .collect()
+    };
+    let before = inodes();
+    // A later turn adds a decision to a commit that has its note already.
+    let grown = s
+        .repo
+        .git(&["notes", "--ref=agent-context", "show", &s.commits["c3"]]);
+    let added = r#"{"kind":"decision","summary":"Jitter the backoff by a tenth","id":"fedcba9876543210fedcba9876543210","schema_version":1,"session_id":"s7","timestamp":"2026-07-01T08:59:00Z","origin":"text","source":"m2","files_affected":["src/http/retry.rs"]}"#;
+    scenario::add_note(
+        &s.repo,
+        &s.commits["c3"],
+        &format!("{}\n{added}", grown.trim_end()),
+    );
+    let answer = s.repo.json(&["query", "jitter the backoff"]);
+    assert_eq!(answer["items"][0]["id"], "fedcba9876543210fedcba9876543210");
+    let after = inodes();
+    let rewritten: Vec<&String> = (before.iter())
+        .filter(|(path, ino)| after.get(*path).is_some_and(|now| now != *ino))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(rewritten.is_empty(), "buckets written again: {rewritten:?}");
+    let incremental = repo::index_files(&dir);
+    s.repo.ok(&["rebuild"]);
+    assert_eq!(incremental, repo::index_files(&dir));
+}
+
+#[test]
 fn why_by_the_index_agrees_with_blame() {
     let s = scenario::build();
     // The commits that carry reasoning: those of the sessions.

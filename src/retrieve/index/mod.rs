@@ -15,7 +15,8 @@
 //! commit first or second, so a commit's lines can be taken out when its note changes. The index is
 //! brought up to the notes ref's tip before it is read ([`open`]) and after writes: the notes
 //! that changed since (a diff of the two notes trees, which visits only the changed fan-out
-//! folders) have their old postings dropped and new ones added, and a newly annotated commit's
+//! folders) have the postings their old note had and their new one has not dropped, and the new
+//! ones added (a note that grows is appended to its buckets), and a newly annotated commit's
 //! diff is hashed once. Fetching notes from another clone is caught up
 //! the same way. The result is the same as building it from nothing ([`rebuild`]).
 //!
@@ -246,10 +247,11 @@ fn gone(removal: io::Result<()>, path: &Path) -> Result<()> {
     }
 }
 
-/// Lines to take out of (by commit) and put into one bucket file.
+/// Lines to take out of (by commit, or these very lines) and put into one bucket file.
 #[derive(Default)]
 struct BucketEdit {
     drop: HashSet<ObjectId>,
+    drop_lines: HashSet<String>,
     add: Vec<String>,
 }
 
@@ -264,6 +266,14 @@ impl Edits {
             .or_default()
             .drop
             .insert(commit);
+    }
+
+    fn drop_line(&mut self, kind: &str, key: &str, line: String) {
+        self.0
+            .entry(bucket(kind, key))
+            .or_default()
+            .drop_lines
+            .insert(line);
     }
 
     fn add(&mut self, kind: &str, key: &str, line: String) {
@@ -347,7 +357,7 @@ fn catch_up(
     for (commit, blob) in retried {
         if let Ok(events) = note_events(repo, blob) {
             state.unread.remove(&commit);
-            add_terms(state, edits, commit, &events);
+            NotePostings::of(commit, &events).replace(NotePostings::default(), state, edits);
         }
     }
     let arrived: Vec<ObjectId> = state
@@ -385,22 +395,17 @@ impl Change {
         let commit = self.commit;
         // A note left out put nothing in the index to take out.
         let left_out = state.unread.remove(&commit).map(|(blob, _)| blob);
+        let mut was = NotePostings::default();
         if let Some(blob) = self.old.filter(|b| left_out != Some(*b)) {
             let Ok(events) = note_events(repo, blob) else {
                 return Ok(false);
             };
-            for (terms, _) in documents(&events) {
-                let len: u32 = terms.values().sum();
-                state.docs = state.docs.saturating_sub(1);
-                state.length = state.length.saturating_sub(u64::from(len));
-                for term in terms.keys() {
-                    edits.drop("terms", term, commit);
-                }
-            }
+            was = NotePostings::of(commit, &events);
         }
+        let mut now = NotePostings::default();
         if let Some(blob) = self.new {
             match note_events(repo, blob) {
-                Ok(events) => add_terms(state, edits, commit, &events),
+                Ok(events) => now = NotePostings::of(commit, &events),
                 // Not indexed as empty: left out, and tried again by the next refresh.
                 Err(e) => {
                     let why = match e {
@@ -411,6 +416,7 @@ impl Change {
                 }
             }
         }
+        now.replace(was, state, edits);
         // What the commit added does not change with its note: hashed when it is first
         // annotated, taken out (as the index recorded it) when its note goes.
         let hex = commit.to_string();
@@ -447,12 +453,13 @@ impl Change {
 fn write_edits(dir: &Path, edits: Edits) -> Result<()> {
     for (file, edit) in edits.0 {
         let path = dir.join(&file);
-        if edit.drop.is_empty() {
+        if edit.drop.is_empty() && edit.drop_lines.is_empty() {
             append_lines(&path, &edit.add)?;
             continue;
         }
         let mut kept: Vec<String> = read_existing_lines(&path)?
             .into_iter()
+            .filter(|l| !edit.drop_lines.contains(l))
             .filter(|l| {
                 // The commit is the first column of `commits/`, the second of the others.
                 let column = usize::from(!file.starts_with("commits/"));
@@ -579,13 +586,48 @@ fn note_events(repo: &gix::Repository, blob: ObjectId) -> Result<Vec<Event>> {
 }
 
 /// Add the keyword postings of `commit`'s note, holding `events`.
-fn add_terms(state: &mut State, edits: &mut Edits, commit: ObjectId, events: &[Event]) {
-    for (terms, e) in documents(events) {
-        let len: u32 = terms.values().sum();
-        state.docs += 1;
-        state.length += u64::from(len);
-        for (term, tf) in terms {
-            let line = format!("{term}\t{commit}\t{}\t{tf}\t{len}", e.id);
+/// A note's keyword postings: each term's line in `terms/`, and the documents' count and
+/// length.
+#[derive(Default)]
+struct NotePostings {
+    lines: HashMap<String, String>,
+    docs: u64,
+    length: u64,
+}
+
+impl NotePostings {
+    fn of(commit: ObjectId, events: &[Event]) -> NotePostings {
+        let mut out = NotePostings::default();
+        for (terms, e) in documents(events) {
+            let len: u32 = terms.values().sum();
+            out.docs += 1;
+            out.length += u64::from(len);
+            for (term, tf) in terms {
+                let line = format!("{term}\t{commit}\t{}\t{tf}\t{len}", e.id);
+                out.lines.insert(line, term);
+            }
+        }
+        out
+    }
+
+    /// Put these postings in the place of `was`, the same commit's: only the lines that differ
+    /// are taken out or put in, so that a note that grows (the usual change) appends to its
+    /// buckets rather than writing them again.
+    fn replace(self, was: NotePostings, state: &mut State, edits: &mut Edits) {
+        state.docs = state.docs.saturating_sub(was.docs) + self.docs;
+        state.length = state.length.saturating_sub(was.length) + self.length;
+        // In a stable order, for the buckets' sake.
+        let mut added: Vec<(String, String)> = (self.lines.iter())
+            .filter(|(line, _)| !was.lines.contains_key(*line))
+            .map(|(line, term)| (line.clone(), term.clone()))
+            .collect();
+        for (line, term) in was.lines {
+            if !self.lines.contains_key(&line) {
+                edits.drop_line("terms", &term, line);
+            }
+        }
+        added.sort_unstable();
+        for (line, term) in added {
             edits.add("terms", &term, line);
         }
     }
