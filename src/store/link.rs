@@ -1084,22 +1084,16 @@ fn added_lines(
     wrote: &BTreeMap<String, HashSet<u32>>,
 ) -> BTreeMap<String, Added> {
     let mut out = BTreeMap::new();
-    let Some((tree, parent)) = trees(repo, commit) else {
+    let Some((tree, parent)) = tree_ids(repo, commit) else {
         return out;
     };
-    let blob = |tree: &gix::Tree<'_>, path: &str| {
-        tree.lookup_entry_by_path(path)
-            .ok()
-            .flatten()
-            .filter(|e| e.mode().is_blob())
-            .map(|e| e.object_id())
-    };
-    for (path, lines) in wrote {
-        let now = blob(&tree, path);
-        let before = parent.as_ref().and_then(|t| blob(t, path));
-        if now.is_none() || now == before {
+    let paths: Vec<&str> = wrote.keys().map(String::as_str).collect();
+    let mut changed = Vec::new();
+    changed_blobs(repo, Some(tree), parent, "", &paths, &mut changed);
+    for (path, now, before) in changed {
+        let Some(lines) = wrote.get(&path).filter(|_| now.is_some()) else {
             continue;
-        }
+        };
         let (now, before) = (blobs.hashes(now), blobs.hashes(before));
         let added = now.iter().filter(|h| !before.contains(h));
         let (count, wrote) = added.fold((0, HashSet::new()), |(n, mut wrote), h| {
@@ -1109,10 +1103,75 @@ fn added_lines(
             (n + 1, wrote)
         });
         if count > 0 {
-            out.insert(path.clone(), Added { count, wrote });
+            out.insert(path, Added { count, wrote });
         }
     }
     out
+}
+
+/// The tree of `commit` and that of its first parent (none for a root commit), by id.
+fn tree_ids(repo: &gix::Repository, commit: ObjectId) -> Option<(ObjectId, Option<ObjectId>)> {
+    let commit = repo.find_commit(commit).ok()?;
+    let parent = (commit.parent_ids().next())
+        .and_then(|p| repo.find_commit(p).ok())
+        .and_then(|p| p.tree_id().ok())
+        .map(gix::Id::detach);
+    Some((commit.tree_id().ok()?.detach(), parent))
+}
+
+/// Of `paths` (relative to `prefix`, the folder whose trees `now` and `before` are), those
+/// whose blob differs between the two trees, with both blobs (none where there is no blob): the
+/// trees are read together, and a folder whose tree is the same in both is not entered — a
+/// commit changes few of the folders a session wrote in.
+fn changed_blobs(
+    repo: &gix::Repository,
+    now: Option<ObjectId>,
+    before: Option<ObjectId>,
+    prefix: &str,
+    paths: &[&str],
+    out: &mut Vec<(String, Option<ObjectId>, Option<ObjectId>)>,
+) {
+    if now == before || paths.is_empty() {
+        return;
+    }
+    // Each name this folder holds that a path goes through or ends at: blob and subtree.
+    let wanted: BTreeSet<&str> = paths
+        .iter()
+        .map(|p| p.split_once('/').map_or(*p, |(first, _)| first))
+        .collect();
+    let entries = |tree: Option<ObjectId>| -> HashMap<String, (bool, ObjectId)> {
+        let Some(data) = tree.and_then(|t| repo.find_object(t).ok()) else {
+            return HashMap::new();
+        };
+        gix::objs::TreeRefIter::from_bytes(&data.data, repo.object_hash())
+            .filter_map(std::result::Result::ok)
+            .filter(|e| e.mode.is_blob() || e.mode.is_tree())
+            .filter_map(|e| {
+                let name = std::str::from_utf8(e.filename.as_ref()).ok()?;
+                wanted
+                    .contains(name)
+                    .then(|| (name.to_owned(), (e.mode.is_tree(), e.oid.to_owned())))
+            })
+            .collect()
+    };
+    let (now, before) = (entries(now), entries(before));
+    let of = |map: &HashMap<String, (bool, ObjectId)>, name: &str, tree: bool| {
+        map.get(name).filter(|(t, _)| *t == tree).map(|(_, id)| *id)
+    };
+    for name in wanted {
+        let (blob_now, blob_before) = (of(&now, name, false), of(&before, name, false));
+        if paths.contains(&name) && blob_now != blob_before {
+            out.push((format!("{prefix}{name}"), blob_now, blob_before));
+        }
+        let inside: Vec<&str> = (paths.iter())
+            .filter_map(|p| p.strip_prefix(name)?.strip_prefix('/'))
+            .collect();
+        let (tree_now, tree_before) = (of(&now, name, true), of(&before, name, true));
+        if !inside.is_empty() && (tree_now.is_some() || tree_before.is_some()) {
+            let prefix = format!("{prefix}{name}/");
+            changed_blobs(repo, tree_now, tree_before, &prefix, &inside, out);
+        }
+    }
 }
 
 /// The tree of `commit` and that of its first parent (none for a root commit).
@@ -1153,6 +1212,114 @@ pub(crate) fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> b
 mod tests {
     use super::*;
     use crate::store::error_chain;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn the_files_a_commit_changes_are_those_git_diff_tree_names_with_their_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        let write = |path: &str, text: &str| {
+            let path = dir.join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        };
+        let asked = [
+            "a.rs",
+            "src/b.rs",
+            "src/deep/c.rs",
+            "src/deep/d.rs",
+            "docs",
+            "docs/e.md",
+            "gone.rs",
+            "src/deep",
+            "f/g.rs",
+            "never.rs",
+        ];
+        write("a.rs", "a\n");
+        write("src/b.rs", "b\n");
+        write("src/deep/c.rs", "c\n");
+        write("src/deep/d.rs", "d\n");
+        write("src/other.rs", "o\n");
+        write("docs", "a file first\n");
+        write("gone.rs", "g\n");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "root"]);
+        // Each commit changes some of the asked files, in folders left alone or not, turns a
+        // file into a folder, removes one and adds one in a new folder.
+        let steps: [&[(&str, Option<&str>)]; 4] = [
+            &[
+                ("src/deep/c.rs", Some("c2\n")),
+                ("src/other.rs", Some("o2\n")),
+            ],
+            &[
+                ("a.rs", Some("a2\n")),
+                ("gone.rs", None),
+                ("f/g.rs", Some("g\n")),
+            ],
+            &[
+                ("docs", None),
+                ("docs/e.md", Some("e\n")),
+                ("src/b.rs", Some("b2\n")),
+            ],
+            &[("src/other.rs", Some("o3\n"))],
+        ];
+        let repo = gix::open(dir).unwrap();
+        let mut compared = 0;
+        for step in steps {
+            for (path, text) in step {
+                match text {
+                    Some(text) => write(path, text),
+                    None => fs::remove_file(dir.join(path)).unwrap(),
+                }
+            }
+            git(dir, &["add", "-A"]);
+            git(dir, &["commit", "-q", "-m", "step"]);
+            let head = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD"]).trim().as_bytes());
+            let (tree, parent) = tree_ids(&repo, head.unwrap()).unwrap();
+            let mut found = Vec::new();
+            changed_blobs(&repo, Some(tree), parent, "", &asked, &mut found);
+            found.sort();
+            // git's own account: the blobs on each side of every changed file asked about.
+            let raw = git(
+                dir,
+                &["diff-tree", "-r", "--no-renames", "--raw", "HEAD^", "HEAD"],
+            );
+            let mut expected: Vec<(String, Option<ObjectId>, Option<ObjectId>)> = raw
+                .lines()
+                .filter_map(|line| {
+                    let (meta, path) = line.split_once('\t')?;
+                    let fields: Vec<&str> = meta.split(' ').collect();
+                    let blob = |hex: &str| {
+                        let id = ObjectId::from_hex(hex.as_bytes()).unwrap();
+                        (!id.is_null()).then_some(id)
+                    };
+                    let (before, now) = (blob(fields[2]), blob(fields[3]));
+                    asked
+                        .contains(&path)
+                        .then(|| (path.to_owned(), now, before))
+                })
+                .collect();
+            expected.sort();
+            compared += expected.len();
+            assert_eq!(found, expected);
+        }
+        // c.rs; a.rs, gone.rs, f/g.rs; docs, docs/e.md, b.rs; none.
+        assert_eq!(compared, 7);
+    }
 
     #[test]
     fn a_deferred_line_written_as_the_file_is_claimed_reaches_the_next_claim() {
