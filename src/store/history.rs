@@ -350,7 +350,7 @@ impl gix::objs::FindHeader for Grafted<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::Path;
     use std::process::Command;
@@ -358,7 +358,8 @@ mod tests {
     /// A time git takes as seconds since the epoch.
     const T: i64 = 1_700_000_000;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
+    /// git in `dir`, as a user without configuration of their own runs it: its output.
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
             .current_dir(dir)
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])

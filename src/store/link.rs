@@ -1212,20 +1212,7 @@ pub(crate) fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> b
 mod tests {
     use super::*;
     use crate::store::error_chain;
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use crate::store::history::tests::git;
 
     #[test]
     fn the_files_a_commit_changes_are_those_git_diff_tree_names_with_their_blobs() {
