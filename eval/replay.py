@@ -26,7 +26,8 @@ runs `query` with the files the task went on to change, to tell whether any reas
 recorded on them. It writes `tasks.jsonl`.
 
 A branch's commits are those a pull request's merge brought into the default branch ("Merge
-pull request #N from owner/<branch>") and those of the branches the remote still has; its state
+pull request #N from owner/<branch>"), those of the branches the remote still has, and those up
+to a commit whose checkpoint (its `Entire-Checkpoint` trailer) was made on it; its state
 when a session started is the latest of them authored before then that the default branch did
 not have yet. Every session of the corpus is extracted into the one clone, so the sessions no
 commit was found for wait as uncommitted work there, whoever ran them; a developer's own clone
@@ -128,10 +129,23 @@ def branch_of(transcript):
     return first_value(transcript, "gitBranch")
 
 
-def branches(clone, default):
+def checkpoint_branches(corpus):
+    """The branch each checkpoint was made on, by its id (its own `metadata.json`)."""
+    named = {}
+    for meta in glob.glob(os.path.join(corpus, "*/*/metadata.json")):
+        with open(meta) as f:
+            m = json.load(f)
+        if m.get("checkpoint_id") and m.get("branch"):
+            named[m["checkpoint_id"]] = m["branch"]
+    return named
+
+
+def branches(clone, default, named):
     """Each branch's own commits, as (author time, commit): those a pull request's merge into
-    the default branch brought in ("Merge pull request #N from owner/<branch>"), and those of
-    the branches the remote still has."""
+    the default branch brought in ("Merge pull request #N from owner/<branch>"), those of the
+    branches the remote still has, and those up to a commit whose `Entire-Checkpoint` trailer
+    names a checkpoint made on the branch (`named`): a branch renamed before its pull request,
+    or rebased, kept its commits of then only there."""
     own = {}
     log = git(clone, "log", "--merges", "--first-parent", f"origin/{default}",
               "--format=%P%x09%s")
@@ -146,6 +160,16 @@ def branches(clone, default):
                    "refs/remotes/origin").splitlines():
         if ref not in (default, "HEAD"):
             heads.append((ref, f"origin/{ref}", f"origin/{default}"))
+    trailers = git(clone, "log", "--all", "--format=%H %at%x09%(trailers:key=Entire-Checkpoint,"
+                   "valueonly,separator=%x20)")
+    for line in trailers.splitlines():
+        commit_at, _, ids = line.partition("\t")
+        commit, at = commit_at.split()
+        for name in {named[i] for i in ids.split() if i in named} - {default, "HEAD"}:
+            # Its branch's commits then: those the default branch did not have yet.
+            base = git(clone, "rev-list", "-1", "--first-parent", f"--before={at}",
+                       f"origin/{default}")
+            heads.append((name, commit, base))
     for name, tip, base in heads:
         listed = git(clone, "log", "--format=%at %H", tip, f"^{base}")
         commits = own.setdefault(name, set())
@@ -337,7 +361,7 @@ def run(args):
     subprocess.run(["rm", "-rf", clone], check=True)
     subprocess.run(["git", "clone", "-q", args.repo, clone], check=True)
     branch = git(clone, "rev-parse", "--abbrev-ref", "HEAD")
-    own = branches(clone, branch)
+    own = branches(clone, branch, checkpoint_branches(args.corpus))
     # The default branch's final state, kept where linking finds every commit a session made
     # (as the developer's own branch had it then) while origin/<default> is set back per task.
     git(clone, "update-ref", f"refs/remotes/replay/{branch}", f"origin/{branch}")
