@@ -167,6 +167,8 @@ const NARRATION: &[&str] = &[
 const STEP: &[&str] = &[
     r"\b(i'?ll|i will|let me|let's|i need to|i should|i'?m going to|we need to|i must|i'?ll need to|i can) (now |also |first |then |just |need to )?(add|fix|update|create|write|run|check|look|read|remove|rename|move|make|implement|commit|push|start|try|verify|test|see|find|search|review|refactor|clean|change|modify|replace|edit|restore|revert|delete|put|wire|call|launch|set up|go through|examine|investigate|explore|document|stage|apply|debug|reply|respond|ask|mention|note|follow|selectively|do)\b",
     r"^now (update|add|fix|change|remove|run|let)\b",
+    // A plan's step as it is carried out: "Now step 4: update telemetry.go to use…".
+    r"^((now|next),? )?step \d+\b",
 ];
 
 /// What lifts narration or a list item above itself: a reason given.
@@ -460,6 +462,7 @@ mod tests {
             "The linter wants us to use `slices.Sort` instead of `sort.Slice`.",
             "Got it — I'll skip the commit and write the plan to a file instead.",
             "But I'm wondering if that's over-engineering for a rare edge case.",
+            "Now step 4: update telemetry.go to use the enabled parameter instead of env var.",
         ] {
             assert!(!keeps(s), "{s}");
         }
