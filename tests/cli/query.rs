@@ -420,6 +420,39 @@ fn a_note_that_grows_is_appended_to_its_buckets_not_written_again() {
 }
 
 #[test]
+fn an_index_that_does_not_hold_a_changed_notes_old_postings_is_made_again() {
+    let s = scenario::build();
+    let dir = s.repo.root.join(".git/agent-context/index");
+    let c3 = &s.commits["c3"];
+    // A posting of c3's note as another version of this program would have written it.
+    let (bucket, text) = repo::files_under(&dir.join("terms"))
+        .into_iter()
+        .map(|p| (p.clone(), fs::read_to_string(&p).unwrap()))
+        .find(|(_, text)| {
+            text.lines()
+                .any(|l| l.starts_with(&format!("exponential\t{c3}\t")))
+        })
+        .expect("the term has a posting");
+    let altered: Vec<String> = text
+        .lines()
+        .map(|l| match l.starts_with(&format!("exponential\t{c3}\t")) {
+            true => format!("{l}0"),
+            false => l.to_owned(),
+        })
+        .collect();
+    fs::write(&bucket, altered.join("\n") + "\n").unwrap();
+    let edited = s
+        .repo
+        .git(&["notes", "--ref=agent-context", "show", c3])
+        .replace("exponential backoff", "doubling backoff");
+    scenario::add_note(&s.repo, c3, &edited);
+    s.repo.ok(&["query", "doubling backoff"]);
+    let incremental = repo::index_files(&dir);
+    s.repo.ok(&["rebuild"]);
+    assert_eq!(incremental, repo::index_files(&dir));
+}
+
+#[test]
 fn why_by_the_index_agrees_with_blame() {
     let s = scenario::build();
     // The commits that carry reasoning: those of the sessions.

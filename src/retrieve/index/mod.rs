@@ -40,7 +40,9 @@ use crate::store::{self, Result, Store, git_error, io_error, notes, write_cache}
 use lines::{Entry, LineHash};
 
 const DIR: &str = "index";
-/// Format 2: a merge commit adds only the lines that differ from every parent.
+/// Format 2: a merge commit adds only the lines that differ from every parent. A change to
+/// what a note's postings are (its terms, their lines) changes the format: the lines of a
+/// changed note are taken out as its old note gives them again.
 const FORMAT: &str = "git-agent-context index 2";
 /// The most changed notes a hook takes into the index (a first build counts them all); more, as
 /// after a large fetch, are left to the next command, which need not stay within a hook's
@@ -329,7 +331,10 @@ fn update(store: &Store, dir: &Path, most: Option<usize>) -> Result<bool> {
         &dir.join("state"),
         format!("{}{DIRTY}\n", old_state.encode()).as_bytes(),
     )?;
-    write_edits(dir, edits)?;
+    if !write_edits(dir, edits)? {
+        remove_dir(dir)?;
+        return update(store, dir, most);
+    }
     if !paths.is_empty() {
         write_paths(dir, paths)?;
     }
@@ -450,14 +455,24 @@ impl Change {
 }
 
 /// Apply `edits` to the buckets: appended to when nothing is taken out, else written again.
-fn write_edits(dir: &Path, edits: Edits) -> Result<()> {
+/// `false` when a line to take out is not in its bucket: the index does not hold what the
+/// notes it was made from say, and is to be made again.
+fn write_edits(dir: &Path, edits: Edits) -> Result<bool> {
     for (file, edit) in edits.0 {
         let path = dir.join(&file);
         if edit.drop.is_empty() && edit.drop_lines.is_empty() {
             append_lines(&path, &edit.add)?;
             continue;
         }
-        let mut kept: Vec<String> = read_existing_lines(&path)?
+        let lines = read_existing_lines(&path)?;
+        let found = lines
+            .iter()
+            .filter(|l| edit.drop_lines.contains(*l))
+            .count();
+        if found < edit.drop_lines.len() {
+            return Ok(false);
+        }
+        let mut kept: Vec<String> = lines
             .into_iter()
             .filter(|l| !edit.drop_lines.contains(l))
             .filter(|l| {
@@ -472,7 +487,7 @@ fn write_edits(dir: &Path, edits: Edits) -> Result<()> {
         kept.extend(edit.add);
         write_lines(&path, kept)?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Add `deltas` to the count of annotated commits per path (`paths.tsv`).
@@ -585,7 +600,6 @@ fn note_events(repo: &gix::Repository, blob: ObjectId) -> Result<Vec<Event>> {
     Ok(decode(&data.data).0)
 }
 
-/// Add the keyword postings of `commit`'s note, holding `events`.
 /// A note's keyword postings: each term's line in `terms/`, and the documents' count and
 /// length.
 #[derive(Default)]
