@@ -1119,9 +1119,10 @@ fn tree_ids(repo: &gix::Repository, commit: ObjectId) -> Option<(ObjectId, Optio
     Some((commit.tree_id().ok()?.detach(), parent))
 }
 
-/// Of `paths` (relative to `prefix`, the folder whose trees `now` and `before` are), those
-/// whose blob differs between the two trees, with both blobs (none where there is no blob): the
-/// trees are read together, and a folder whose tree is the same in both is not entered — a
+/// Of `paths` (relative to `prefix`, the folder whose trees `now` and `before` are; cleaned
+/// up, as events name files: no `//`, `./` or trailing `/`), those whose blob differs between
+/// the two trees, with both blobs (none where there is no blob; a link or a submodule is none):
+/// the trees are read together, and a folder whose tree is the same in both is not entered — a
 /// commit changes few of the folders a session wrote in.
 fn changed_blobs(
     repo: &gix::Repository,
@@ -1215,7 +1216,7 @@ mod tests {
     use crate::store::history::tests::git;
 
     #[test]
-    fn the_files_a_commit_changes_are_those_git_diff_tree_names_with_their_blobs() {
+    fn the_files_a_commit_changes_are_those_git_diff_tree_names_with_other_blobs() {
         let dir = tempfile::tempdir().unwrap();
         let dir = dir.path();
         git(dir, &["init", "-q", "-b", "main"]);
