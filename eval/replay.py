@@ -160,16 +160,16 @@ def branches(clone, default, named):
                    "refs/remotes/origin").splitlines():
         if ref not in (default, "HEAD"):
             heads.append((ref, f"origin/{ref}", f"origin/{default}"))
-    trailers = git(clone, "log", "--all", "--format=%H %at%x09%(trailers:key=Entire-Checkpoint,"
+    trailers = git(clone, "log", "--all", "--format=%H %ct%x09%(trailers:key=Entire-Checkpoint,"
                    "valueonly,separator=%x20)")
     for line in trailers.splitlines():
         commit_at, _, ids = line.partition("\t")
         commit, at = commit_at.split()
-        for name in {named[i] for i in ids.split() if i in named} - {default, "HEAD"}:
-            # Its branch's commits then: those the default branch did not have yet.
-            base = git(clone, "rev-list", "-1", "--first-parent", f"--before={at}",
-                       f"origin/{default}")
-            heads.append((name, commit, base))
+        names = {named[i] for i in ids.split() if i in named} - {default, "HEAD"}
+        # Its branch's commits when it was committed: those the default branch did not have.
+        base = names and git(clone, "rev-list", "-1", "--first-parent", f"--before={at}",
+                             f"origin/{default}")
+        heads.extend((name, commit, base) for name in names if base)
     for name, tip, base in heads:
         listed = git(clone, "log", "--format=%at %H", tip, f"^{base}")
         commits = own.setdefault(name, set())
