@@ -607,6 +607,42 @@ fn a_note_that_cannot_be_read_is_left_out_of_the_index_until_it_can() {
 }
 
 #[test]
+fn a_note_indexed_then_changed_to_one_that_cannot_be_read_is_taken_out_and_back_in() {
+    let (repo, _, commits) = recorded();
+    let head = commits.last().unwrap();
+    let index = repo.store_dir().join("index");
+    let built = repo::index_files(&index);
+    let note = repo.git(&["notes", "--ref=agent-context", "show", head]);
+    // The indexed note changes: a decision is added, and the new note's object is damaged.
+    let added = r#"{"kind":"decision","summary":"Keep the output format flag as a string","id":"fedcba9876543210fedcba9876543210","schema_version":1,"session_id":"s9","timestamp":"2026-07-01T08:59:00Z","origin":"text","source":"m9"}"#;
+    let grown = format!("{}\n{added}\n", note.trim_end());
+    replace_note(&repo, head, grown.as_bytes());
+    let (object, bytes) = damage_note_object(&repo, head);
+    // Its old keyword postings are taken out, as it cannot be read; the lines its commit
+    // added stay, and so do the other notes' postings.
+    let out = repo.run(&["query", "checkpoint_output_format"]);
+    assert!(stderr(&out).contains("cannot be read"), "{}", stderr(&out));
+    let terms = |files: &BTreeMap<String, Vec<String>>, of: &str| -> usize {
+        (files.iter())
+            .filter(|(name, _)| name.starts_with("terms/"))
+            .flat_map(|(_, lines)| lines)
+            .filter(|l| l.split('\t').nth(1) == Some(of))
+            .count()
+    };
+    let before = repo::index_files(&index);
+    assert!(terms(&built, head) > 0);
+    assert_eq!(terms(&before, head), 0);
+    assert!(commits.iter().any(|c| terms(&before, c) > 0));
+    // Mended, the new note is indexed whole: the index is the one a rebuild makes.
+    fs::write(&object, &bytes).unwrap();
+    let answer = repo.json(&["query", "keep the output format flag as a string"]);
+    assert_eq!(answer["items"][0]["id"], "fedcba9876543210fedcba9876543210");
+    let mended = repo::index_files(&index);
+    repo.ok(&["rebuild"]);
+    assert_eq!(mended, repo::index_files(&index));
+}
+
+#[test]
 fn a_broken_cursor_file_makes_the_transcript_read_again_without_doubling_anything() {
     let (repo, transcript, _) = recorded();
     let cursors = repo.root.join(".git/agent-context/cursors");
