@@ -637,9 +637,7 @@ fn a_note_indexed_then_changed_to_one_that_cannot_be_read_is_taken_out_and_back_
     fs::write(&object, &bytes).unwrap();
     let answer = repo.json(&["query", "keep the output format flag as a string"]);
     assert_eq!(answer["items"][0]["id"], "fedcba9876543210fedcba9876543210");
-    let mended = repo::index_files(&index);
-    repo.ok(&["rebuild"]);
-    assert_eq!(mended, repo::index_files(&index));
+    repo::index_as_a_rebuild_makes_it(&repo, &index);
 }
 
 #[test]

@@ -369,9 +369,7 @@ fn the_index_kept_up_incrementally_equals_a_rebuild() {
     assert_eq!(answer["items"][0]["id"], s.ids["retry.backoff"].as_str());
     let answer = s.repo.json(&["query", "default TTL five minutes"]);
     assert_eq!(answer["items"][0]["id"], "0123456789abcdef0123456789abcdef");
-    let incremental = repo::index_files(&dir);
-    s.repo.ok(&["rebuild"]);
-    assert_eq!(incremental, repo::index_files(&dir));
+    let incremental = repo::index_as_a_rebuild_makes_it(&s.repo, &dir);
     assert!(incremental.contains_key("state"));
 
     // An update cut short (marked in `state`) is made again from nothing by the next reader.
@@ -414,9 +412,7 @@ fn a_note_that_grows_is_appended_to_its_buckets_not_written_again() {
         .map(|(path, _)| path)
         .collect();
     assert!(rewritten.is_empty(), "buckets written again: {rewritten:?}");
-    let incremental = repo::index_files(&dir);
-    s.repo.ok(&["rebuild"]);
-    assert_eq!(incremental, repo::index_files(&dir));
+    repo::index_as_a_rebuild_makes_it(&s.repo, &dir);
 }
 
 #[test]
@@ -425,17 +421,15 @@ fn an_index_that_does_not_hold_a_changed_notes_old_postings_is_made_again() {
     let dir = s.repo.root.join(".git/agent-context/index");
     let c3 = &s.commits["c3"];
     // A posting of c3's note as another version of this program would have written it.
+    let posting = format!("exponential\t{c3}\t");
     let (bucket, text) = repo::files_under(&dir.join("terms"))
         .into_iter()
         .map(|p| (p.clone(), fs::read_to_string(&p).unwrap()))
-        .find(|(_, text)| {
-            text.lines()
-                .any(|l| l.starts_with(&format!("exponential\t{c3}\t")))
-        })
+        .find(|(_, text)| text.lines().any(|l| l.starts_with(&posting)))
         .expect("the term has a posting");
     let altered: Vec<String> = text
         .lines()
-        .map(|l| match l.starts_with(&format!("exponential\t{c3}\t")) {
+        .map(|l| match l.starts_with(&posting) {
             true => format!("{l}0"),
             false => l.to_owned(),
         })
@@ -447,9 +441,7 @@ fn an_index_that_does_not_hold_a_changed_notes_old_postings_is_made_again() {
         .replace("exponential backoff", "doubling backoff");
     scenario::add_note(&s.repo, c3, &edited);
     s.repo.ok(&["query", "doubling backoff"]);
-    let incremental = repo::index_files(&dir);
-    s.repo.ok(&["rebuild"]);
-    assert_eq!(incremental, repo::index_files(&dir));
+    repo::index_as_a_rebuild_makes_it(&s.repo, &dir);
 }
 
 #[test]

@@ -454,6 +454,18 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The retrieval index under `dir` as `repo`'s commands kept it, after checking that it is the
+/// one `rebuild` makes from nothing; its files as [`index_files`] gives them.
+pub fn index_as_a_rebuild_makes_it(
+    repo: &TestRepo,
+    dir: &Path,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    let kept = index_files(dir);
+    repo.ok(&["rebuild"]);
+    assert_eq!(kept, index_files(dir));
+    kept
+}
+
 /// The files of the retrieval index under `dir`, by name, each as its lines sorted (the order
 /// lines were appended in is not part of the format).
 pub fn index_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<String>> {

@@ -262,24 +262,21 @@ struct BucketEdit {
 struct Edits(BTreeMap<String, BucketEdit>);
 
 impl Edits {
+    /// The edit of the bucket that holds `key`'s lines of this `kind`.
+    fn of(&mut self, kind: &str, key: &str) -> &mut BucketEdit {
+        self.0.entry(bucket(kind, key)).or_default()
+    }
+
     fn drop(&mut self, kind: &str, key: &str, commit: ObjectId) {
-        self.0
-            .entry(bucket(kind, key))
-            .or_default()
-            .drop
-            .insert(commit);
+        self.of(kind, key).drop.insert(commit);
     }
 
     fn drop_line(&mut self, kind: &str, key: &str, line: String) {
-        self.0
-            .entry(bucket(kind, key))
-            .or_default()
-            .drop_lines
-            .insert(line);
+        self.of(kind, key).drop_lines.insert(line);
     }
 
     fn add(&mut self, kind: &str, key: &str, line: String) {
-        self.0.entry(bucket(kind, key)).or_default().add.push(line);
+        self.of(kind, key).add.push(line);
     }
 }
 
@@ -630,16 +627,15 @@ impl NotePostings {
     fn replace(self, was: NotePostings, state: &mut State, edits: &mut Edits) {
         state.docs = state.docs.saturating_sub(was.docs) + self.docs;
         state.length = state.length.saturating_sub(was.length) + self.length;
-        // In a stable order, for the buckets' sake.
-        let mut added: Vec<(String, String)> = (self.lines.iter())
-            .filter(|(line, _)| !was.lines.contains_key(*line))
-            .map(|(line, term)| (line.clone(), term.clone()))
-            .collect();
-        for (line, term) in was.lines {
-            if !self.lines.contains_key(&line) {
-                edits.drop_line("terms", &term, line);
+        for (line, term) in &was.lines {
+            if !self.lines.contains_key(line) {
+                edits.drop_line("terms", term, line.clone());
             }
         }
+        let mut added: Vec<(String, String)> = (self.lines.into_iter())
+            .filter(|(line, _)| !was.lines.contains_key(line))
+            .collect();
+        // In a stable order, for the buckets' sake.
         added.sort_unstable();
         for (line, term) in added {
             edits.add("terms", &term, line);
