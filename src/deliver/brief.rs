@@ -289,7 +289,7 @@ fn described(
                     when: decision.timestamp,
                     kind: decision.kind,
                     choice: decision.choice,
-                    rejected: distinct(decision.rejected),
+                    rejected: decision.rejected,
                     files: decision.files,
                     session: id.clone(),
                 });
@@ -327,24 +327,6 @@ fn briefed(decision: &DecisionNode) -> bool {
         }
         _ => decision.kind == "rejection",
     }
-}
-
-/// What was ruled out, each said once: an alternative the sentence before it quotes already
-/// ("…rather than over-engineering this with helpers." and "over-engineering this with helpers")
-/// is not said again.
-fn distinct(rejected: Vec<String>) -> Vec<String> {
-    let bare = |s: &str| {
-        s.trim_matches(|c: char| c == '…' || c.is_whitespace() || c.is_ascii_punctuation())
-            .to_owned()
-    };
-    let mut out: Vec<String> = Vec::new();
-    for r in rejected {
-        let said = bare(&r);
-        if !said.is_empty() && !out.iter().any(|o| o.contains(&said)) {
-            out.push(r);
-        }
-    }
-    out
 }
 
 /// The latest sessions whose events wait for a commit (the newest first), other than `current`,
@@ -432,22 +414,5 @@ mod tests {
             ..node("rejection", None)
         };
         assert!(!briefed(&before_origins));
-    }
-
-    #[test]
-    fn an_alternative_its_rejection_quotes_is_not_said_twice() {
-        let rejected = [
-            "…rather than over-engineering this with additional helper functions.",
-            "over-engineering this with additional helper functions",
-            "a second cache, since the first is enough",
-            "",
-        ];
-        assert_eq!(
-            distinct(rejected.map(str::to_owned).to_vec()),
-            [rejected[0], rejected[2]]
-        );
-        // One that only looks alike is kept.
-        let apart = ["So our current approach won't work.", "our other approach"];
-        assert_eq!(distinct(apart.map(str::to_owned).to_vec()), apart);
     }
 }

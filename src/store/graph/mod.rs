@@ -136,7 +136,11 @@ impl<'r> Snapshot<'r> {
         if let Some(d) = self.decisions.borrow().get(id) {
             return Ok(d.clone());
         }
-        let d: Option<DecisionNode> = self.toml(&decision_path(id))?;
+        let mut d: Option<DecisionNode> = self.toml(&decision_path(id))?;
+        // A node written before what it ruled out was said once each may say it twice.
+        if let Some(d) = &mut d {
+            d.rejected = node::said_once(std::mem::take(&mut d.rejected));
+        }
         self.decisions.borrow_mut().insert(id.to_owned(), d.clone());
         Ok(d)
     }

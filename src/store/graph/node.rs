@@ -226,7 +226,7 @@ fn decisions(events: &[(&Event, Vec<&str>)]) -> Vec<DecisionNode> {
             {
                 let mut node = node(e, commit, "rejection");
                 node.rejected =
-                    unique(std::iter::once(e.summary.clone()).chain(e.alternatives.clone()));
+                    said_once(std::iter::once(e.summary.clone()).chain(e.alternatives.clone()));
                 node.tradeoffs = tradeoffs.clone();
                 out.push(node);
             }
@@ -234,7 +234,7 @@ fn decisions(events: &[(&Event, Vec<&str>)]) -> Vec<DecisionNode> {
         }
         for (e, on) in chosen.into_iter().copied() {
             let mut node = node(e, on, "decision");
-            node.rejected = unique(
+            node.rejected = said_once(
                 e.alternatives
                     .iter()
                     .cloned()
@@ -275,10 +275,19 @@ fn node(e: &Event, commits: &[&str], kind: &str) -> DecisionNode {
     }
 }
 
-fn unique(items: impl IntoIterator<Item = String>) -> Vec<String> {
+/// What was ruled out, each said once and none empty: an alternative the sentence before it
+/// quotes already ("…rather than over-engineering this with helpers." and "over-engineering
+/// this with helpers", a rejection's sentence and the alternative read out of it) is not said
+/// again.
+pub(crate) fn said_once(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let bare = |s: &str| {
+        s.trim_matches(|c: char| c == '…' || c.is_whitespace() || c.is_ascii_punctuation())
+            .to_owned()
+    };
     let mut out: Vec<String> = Vec::new();
     for item in items {
-        if !item.is_empty() && !out.contains(&item) {
+        let said = bare(&item);
+        if !said.is_empty() && !out.iter().any(|o| o.contains(&said)) {
             out.push(item);
         }
     }
@@ -494,5 +503,22 @@ mod tests {
         let mut new = [said];
         link_decisions(&mut new, std::slice::from_ref(&old), &mut descends);
         assert_eq!(new[0].supersedes, ["d1"]);
+    }
+
+    #[test]
+    fn an_alternative_its_rejection_quotes_is_not_said_twice() {
+        let rejected = [
+            "…rather than over-engineering this with additional helper functions.",
+            "over-engineering this with additional helper functions",
+            "a second cache, since the first is enough",
+            "",
+        ];
+        assert_eq!(
+            said_once(rejected.map(str::to_owned)),
+            [rejected[0], rejected[2]]
+        );
+        // One that only looks alike is kept.
+        let apart = ["So our current approach won't work.", "our other approach"];
+        assert_eq!(said_once(apart.map(str::to_owned)), apart);
     }
 }
