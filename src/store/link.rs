@@ -1180,14 +1180,9 @@ fn trees(
     repo: &gix::Repository,
     commit: ObjectId,
 ) -> Option<(gix::Tree<'_>, Option<gix::Tree<'_>>)> {
-    let commit = repo.find_commit(commit).ok()?;
-    let tree = commit.tree().ok()?;
-    let parent = commit
-        .parent_ids()
-        .next()
-        .and_then(|p| p.object().ok())
-        .and_then(|o| o.peel_to_tree().ok());
-    Some((tree, parent))
+    let (tree, parent) = tree_ids(repo, commit)?;
+    let tree_of = |id: ObjectId| repo.find_tree(id).ok();
+    Some((tree_of(tree)?, parent.and_then(tree_of)))
 }
 
 /// Whether `files` is empty or `commit` changes one of them (against its first parent).
