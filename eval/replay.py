@@ -167,8 +167,7 @@ def branches(clone, default, named):
         commit, at = commit_at.split()
         names = {named[i] for i in ids.split() if i in named} - {default, "HEAD"}
         # Its branch's commits when it was committed: those the default branch did not have.
-        base = names and git(clone, "rev-list", "-1", "--first-parent", f"--before={at}",
-                             f"origin/{default}")
+        base = names and tip_then(clone, f"origin/{default}", at)
         heads.extend((name, commit, base) for name in names if base)
     for name, tip, base in heads:
         listed = git(clone, "log", "--format=%at %H", tip, f"^{base}")
@@ -184,6 +183,12 @@ def a_request(prompt):
     Claude Code's own marker ("[Request interrupted by user]")."""
     p = prompt.strip()
     return len(p) >= 40 and not p.startswith(("/", "<", "[")) and "\n\n" not in p[:200]
+
+
+def tip_then(clone, ref, at):
+    """The commit `ref` pointed at, at `at`: its newest commit of then along its first parents
+    (empty when it has none)."""
+    return git(clone, "rev-list", "-1", "--first-parent", f"--before={at}", ref)
 
 
 def git(clone, *args):
@@ -239,13 +244,14 @@ def running(stream, extracted, task, folder):
     grows, as a live transcript does). Those with a checkpoint before then were extracted from
     it already; the rest of the session comes with its next checkpoint."""
     mine = home(task["transcript"])
+    starts = instant(task["at"])
     seen = {first_value(task["transcript"], "sessionId")}
     for c in stream[extracted:]:
         session = first_value(c["transcript"], "sessionId") or c["session"]
         if session in seen:
             continue
         seen.add(session)
-        if instant(started(c["transcript"], c["at"])) >= instant(task["at"]):
+        if instant(started(c["transcript"], c["at"])) >= starts:
             continue
         if home(c["transcript"]) != mine:
             continue
@@ -257,7 +263,7 @@ def running(stream, extracted, task, folder):
                     at = json.loads(line).get("timestamp")
                 except (ValueError, AttributeError):
                     at = None
-                if isinstance(at, str) and instant(at) >= instant(task["at"]):
+                if isinstance(at, str) and instant(at) >= starts:
                     break
                 out.write(line)
         yield partial
@@ -274,7 +280,7 @@ def as_of(clone, at):
         name, was = line.split()
         if name.endswith("/HEAD"):
             continue
-        commit = git(clone, "rev-list", "-1", "--first-parent", f"--before={at}", was)
+        commit = tip_then(clone, was, at)
         then.append(f"update {name} {commit} {was}" if commit else f"delete {name} {was}")
     update_refs(clone, then)
     try:
@@ -340,8 +346,7 @@ def checkout(clone, default, own, s):
     name = branch_of(s["transcript"])
     # The remote's default branch as it was then: its tip of the time, along its first parents
     # (a merged branch's own commits were made before their merge, and were not on it yet).
-    then = git(clone, "rev-list", "-1", "--first-parent", f"--before={s['at']}",
-               f"replay/{default}")
+    then = tip_then(clone, f"replay/{default}", s["at"])
     git(clone, "update-ref", f"refs/remotes/origin/{default}", then)
     if not name or name in (default, "HEAD"):
         git(clone, "checkout", "-q", "-B", default, then)
