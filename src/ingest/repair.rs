@@ -12,7 +12,7 @@
 //!   attached index and the graph follow. One with no such commit keeps its note and is
 //!   reported. The hooks do not look again at a commit a repair dealt with; the command does.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gix::ObjectId;
 
@@ -282,12 +282,10 @@ impl Holders<'_> {
         after: i64,
     ) -> Option<(ObjectId, f32)> {
         let telling = telling(entries);
+        let paths: BTreeSet<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
         let mut best: Option<(ObjectId, f32)> = None;
         for c in (self.candidates.iter()).filter(|c| c.parents <= 1 && c.committer >= after) {
-            if !entries
-                .iter()
-                .any(|(p, _)| link::changes(self.repo, c.id, p))
-            {
+            if link::changed(self.repo, c.id, &paths).is_empty() {
                 continue;
             }
             let repo = self.repo;

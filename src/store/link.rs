@@ -906,7 +906,7 @@ fn by_time_and_files(
             continue;
         }
         let files = written(&events[..led_to]);
-        let met = files.iter().filter(|f| changes(repo, commit, f)).count();
+        let met = changed(repo, commit, &files).len();
         if !files.is_empty() && met == 0 {
             continue;
         }
@@ -1175,33 +1175,25 @@ fn changed_blobs(
     }
 }
 
-/// The tree of `commit` and that of its first parent (none for a root commit).
-fn trees(
-    repo: &gix::Repository,
-    commit: ObjectId,
-) -> Option<(gix::Tree<'_>, Option<gix::Tree<'_>>)> {
-    let (tree, parent) = tree_ids(repo, commit)?;
-    let tree_of = |id: ObjectId| repo.find_tree(id).ok();
-    Some((tree_of(tree)?, parent.and_then(tree_of)))
-}
-
 /// Whether `files` is empty or `commit` changes one of them (against its first parent).
 fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) -> bool {
-    files.is_empty() || files.iter().any(|f| changes(repo, commit, f))
+    files.is_empty() || !changed(repo, commit, files).is_empty()
 }
 
-/// Whether `commit` changes `path` (against its first parent).
-pub(crate) fn changes(repo: &gix::Repository, commit: ObjectId, path: &str) -> bool {
-    let Some((tree, parent)) = trees(repo, commit) else {
-        return false;
+/// Those of `files` whose blob `commit` changes against its first parent (one added, removed
+/// or replaced): the two trees read together once, whatever the number of files.
+pub(crate) fn changed(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    files: &BTreeSet<&str>,
+) -> BTreeSet<String> {
+    let Some((tree, parent)) = tree_ids(repo, commit) else {
+        return BTreeSet::new();
     };
-    let entry = |tree: &gix::Tree<'_>| {
-        tree.lookup_entry_by_path(path)
-            .ok()
-            .flatten()
-            .map(|e| e.object_id())
-    };
-    entry(&tree) != parent.as_ref().and_then(entry)
+    let paths: Vec<&str> = files.iter().copied().collect();
+    let mut out = Vec::new();
+    changed_blobs(repo, Some(tree), parent, "", &paths, &mut out);
+    out.into_iter().map(|(path, _, _)| path).collect()
 }
 
 #[cfg(test)]
@@ -1272,7 +1264,8 @@ mod tests {
             git(dir, &["add", "-A"]);
             git(dir, &["commit", "-q", "-m", "step"]);
             let head = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD"]).trim().as_bytes());
-            let (tree, parent) = tree_ids(&repo, head.unwrap()).unwrap();
+            let head = head.unwrap();
+            let (tree, parent) = tree_ids(&repo, head).unwrap();
             let mut found = Vec::new();
             changed_blobs(&repo, Some(tree), parent, "", &asked, &mut found);
             found.sort();
@@ -1299,6 +1292,9 @@ mod tests {
             expected.sort();
             compared += expected.len();
             assert_eq!(found, expected);
+            // The files a commit changes, by name, are those.
+            let names: BTreeSet<String> = expected.into_iter().map(|(path, ..)| path).collect();
+            assert_eq!(changed(&repo, head, &asked.into_iter().collect()), names);
         }
         // c.rs; a.rs, gone.rs, f/g.rs; docs, docs/e.md, b.rs; none.
         assert_eq!(compared, 7);
