@@ -12,7 +12,7 @@ use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::ingest::repair;
 use crate::retrieve::index;
 use crate::share::sync;
-use crate::store::{self, Store, log};
+use crate::store::{self, Store, log, pack};
 use crate::transcript::agent::Agent;
 use crate::transcript::locate::Homes;
 
@@ -140,8 +140,14 @@ fn finish(store: &Store, commit: Option<&String>) -> Result<String, Error> {
     };
     let events = commit::finish(store, &env, &session)?;
     let carried = repair::carry_to(store, &[commit])?.len();
+    // Last, with nothing of ours waiting on it: the hooks read the newest objects most.
+    let packed = match pack::pack_if_loose(store) {
+        Ok(true) => "; the loose objects packed".to_owned(),
+        Ok(false) => String::new(),
+        Err(e) => format!("; the loose objects left loose: {e}"),
+    };
     Ok(format!(
-        "{}: session {session}: {events} events{}",
+        "{}: session {session}: {events} events{}{packed}",
         commit.to_hex_with_len(12),
         carried_note(carried)
     ))

@@ -103,6 +103,76 @@ fn the_commit_a_session_makes_gets_its_reasoning_at_once() {
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
 
+/// Write `n` small blobs to `repo`'s object store, loose, as a busy repository keeps its newest
+/// objects until git's own gc; on a branch of their own (a tree and a commit) when `reached`,
+/// else reached by nothing, as a rebase leaves the commits it replaced.
+fn loose_blobs(repo: &TestRepo, n: usize, reached: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..n)
+        .map(|i| {
+            let path = dir.path().join(format!("blob-{i}"));
+            fs::write(&path, format!("blob {i} {reached}\n")).unwrap();
+            path.to_str().unwrap().to_owned()
+        })
+        .collect();
+    let mut args = vec!["hash-object", "-w"];
+    args.extend(files.iter().map(String::as_str));
+    let blobs = repo.git(&args);
+    if reached {
+        let listing: String = (blobs.lines().enumerate())
+            .map(|(i, blob)| format!("100644 blob {blob}\tblob-{i}\n"))
+            .collect();
+        let tree = repo.git_with_input(&["mktree"], listing.as_bytes());
+        let commit = repo.git(&["commit-tree", tree.trim(), "-m", "many"]);
+        repo.git(&["update-ref", "refs/heads/many", commit.trim()]);
+    }
+}
+
+#[test]
+fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
+    let packed = |repo: &TestRepo| repo.log().matches("the loose objects packed").count();
+    for off in [
+        None,
+        Some(("gc.auto", "0")),
+        Some(("maintenance.auto", "false")),
+    ] {
+        let repo = hooked_repo();
+        if let Some((key, value)) = off {
+            repo.git(&["config", key, value]);
+        }
+        transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+        let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+        // A few loose objects are left as they are.
+        let few = repo.loose_objects();
+        assert!(few > 0 && few < 100, "{few} loose objects");
+        loose_blobs(&repo, 300, true);
+        commit_as(&repo, &repo.root, Some(SESSION), "b.txt", "second");
+        let left = repo.loose_objects();
+        match off {
+            // Packed by the process the commit's hook left its work to, once it was done.
+            None => assert_eq!((left, packed(&repo)), (0, 1), "log: {}", repo.log()),
+            // The user said nothing packs on its own.
+            Some(_) => assert!(left > 300 && packed(&repo) == 0, "{off:?}: {left} loose"),
+        }
+        assert_eq!(
+            kinds_in_note(&repo, &head),
+            ["decision", "session", "write"],
+            "log: {}",
+            repo.log()
+        );
+        repo.git(&["fsck", "--no-dangling", "--no-progress"]);
+        if off.is_none() {
+            // Objects no ref reaches stay loose when packed: they are not packed again and
+            // again, only once as many new ones have come.
+            loose_blobs(&repo, 300, false);
+            commit_as(&repo, &repo.root, Some(SESSION), "c.txt", "third");
+            assert!(repo.loose_objects() >= 300);
+            commit_as(&repo, &repo.root, Some(SESSION), "d.txt", "fourth");
+            assert_eq!(packed(&repo), 2, "log: {}", repo.log());
+        }
+    }
+}
+
 #[test]
 fn a_session_outside_the_project_folder_is_found_through_the_registry() {
     let repo = hooked_repo();

@@ -70,6 +70,17 @@ impl TestRepo {
         self.git_at(args, &nth_date(self.commits.get()))
     }
 
+    /// How many loose objects git counts.
+    pub fn loose_objects(&self) -> usize {
+        let counts = self.git(&["count-objects", "-v"]);
+        counts
+            .lines()
+            .find_map(|l| l.strip_prefix("count: "))
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
     /// [`TestRepo::git`] with author and committer dates `date`.
     pub fn git_at(&self, args: &[&str], date: &str) -> String {
         self.git_in(

@@ -555,17 +555,6 @@ fn what_is_pushed_is_what_share_level_shares_and_the_rest_stays_here() {
     }
 }
 
-/// How many loose objects git counts in `repo`.
-fn loose_objects(repo: &TestRepo) -> usize {
-    let counts = repo.git(&["count-objects", "-v"]);
-    counts
-        .lines()
-        .find_map(|l| l.strip_prefix("count: "))
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn a_sync_that_writes_many_notes_leaves_them_packed() {
     const NOTES: usize = 300;
@@ -596,14 +585,14 @@ fn a_sync_that_writes_many_notes_leaves_them_packed() {
         stream.push_str(&format!("N inline :{i}\n{}", data(&event)));
     }
     a.git_with_input(&["fast-import", "--quiet"], stream.as_bytes());
-    let before = loose_objects(&a);
+    let before = a.loose_objects();
     let out = a.ok(&["sync"]);
     assert_eq!(out.trim(), "origin: it has no notes yet; ours pushed");
     // The shared copies of 300 notes and their trees were written, then packed.
     assert!(
-        loose_objects(&a) <= before,
+        a.loose_objects() <= before,
         "{} loose objects",
-        loose_objects(&a)
+        a.loose_objects()
     );
     assert_eq!(decisions(&bare).len(), NOTES);
     fsck(&a);
