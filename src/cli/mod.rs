@@ -240,12 +240,12 @@ fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn W
     }
 }
 
-/// Run a command that may write many objects (notes, the graph) and pack them when it did
-/// ([`store::pack`]); a pack that fails is a warning, the objects being there loose.
+/// Run a command that may write many objects (notes, the graph), then pack the repository's
+/// loose objects if there are many ([`store::pack`]); a pack that fails is a warning, the
+/// objects being there loose.
 fn packing(store: &Store, command: impl FnOnce(&Store) -> CmdResult) -> CmdResult {
-    let before = store::pack::loose(store);
     let done = command(store);
-    if let Err(e) = store::pack::pack_if_many(store, before) {
+    if let Err(e) = store::pack::pack_if_loose(store) {
         eprintln!("warning: the objects written were left loose: {e}");
     }
     done

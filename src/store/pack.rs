@@ -1,22 +1,21 @@
 //! Packing what we wrote. Our objects are written one file each (loose), as git's own
-//! commands write theirs; a command that writes many — an import, a first sync, a rebuild —
-//! packs them when it is done ([`pack_if_many`]), so that the repository does not keep
-//! thousands of files until the next `git gc`. Hooks write a few objects a run; the process an
-//! agent's commit leaves its work to packs the repository's loose objects once there are many
-//! ([`pack_if_loose`]): the hooks read the newest objects most, and a loose one costs a file
-//! opened, mapped and inflated each time (docs/performance.md).
+//! commands write theirs, and git leaves them so until its own `gc --auto`, at about 6,700. A
+//! command that writes — an import, `extract`, a sync, a rebuild — and the process an agent's
+//! commit leaves its work to pack the repository's loose objects once there are many
+//! ([`pack_if_loose`]): an import of hundreds of sessions leaves one pack rather than thousands
+//! of files, and the hooks, which read the newest objects most, do not pay for a file opened,
+//! mapped and inflated for each (docs/performance.md).
 
 use std::fs;
 use std::process::{Command, Stdio};
 
 use super::{Error, Result, Store};
 
-/// Loose objects past which we pack them: those a command wrote, or all of them after an
-/// agent's commit.
+/// New loose objects past which we pack them.
 pub const PACK_AFTER: usize = 256;
 
 /// How many loose objects the repository has: the files of `objects/<xx>/`.
-pub fn loose(store: &Store) -> usize {
+fn loose(store: &Store) -> usize {
     let objects = store.common_dir().join("objects");
     let Ok(entries) = fs::read_dir(&objects) else {
         return 0;
@@ -30,15 +29,6 @@ pub fn loose(store: &Store) -> usize {
         })
         .map(|e| fs::read_dir(e.path()).map_or(0, |files| files.count()))
         .sum()
-}
-
-/// Pack the repository's loose objects when there are [`PACK_AFTER`] more than `before` (a
-/// count [`loose`] made when the command started), with `git repack -d`. Whether it packed.
-pub fn pack_if_many(store: &Store, before: usize) -> Result<bool> {
-    if loose(store) < before + PACK_AFTER {
-        return Ok(false);
-    }
-    repack(store).map(|()| true)
 }
 
 /// Pack the repository's loose objects, whoever wrote them, when there are [`PACK_AFTER`] more
@@ -57,11 +47,16 @@ pub fn pack_if_loose(store: &Store) -> Result<bool> {
         .ok()
         .and_then(|text| text.trim().parse::<usize>().ok())
         .unwrap_or(0);
-    if loose(store) < left + PACK_AFTER {
+    let now = loose(store);
+    if now < left + PACK_AFTER {
+        if now < left {
+            // git packed or pruned them since: new ones count from here.
+            super::write_cache(&left_path, format!("{now}\n").as_bytes())?;
+        }
         return Ok(false);
     }
     repack(store)?;
-    super::write_atomic(&left_path, format!("{}\n", loose(store)).as_bytes())?;
+    super::write_cache(&left_path, format!("{}\n", loose(store)).as_bytes())?;
     Ok(true)
 }
 

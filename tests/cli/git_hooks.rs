@@ -103,15 +103,15 @@ fn the_commit_a_session_makes_gets_its_reasoning_at_once() {
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
 
-/// Write `n` small blobs to `repo`'s object store, loose, as a busy repository keeps its newest
-/// objects until git's own gc; on a branch of their own (a tree and a commit) when `reached`,
-/// else reached by nothing, as a rebase leaves the commits it replaced.
-fn loose_blobs(repo: &TestRepo, n: usize, reached: bool) {
+/// Write `n` small blobs named `batch` to `repo`'s object store, loose, as a busy repository
+/// keeps its newest objects until git's own gc; on a branch of their own (a tree and a commit)
+/// when `reached`, else reached by nothing, as a rebase leaves the commits it replaced.
+fn loose_blobs(repo: &TestRepo, batch: &str, n: usize, reached: bool) {
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<String> = (0..n)
         .map(|i| {
             let path = dir.path().join(format!("blob-{i}"));
-            fs::write(&path, format!("blob {i} {reached}\n")).unwrap();
+            fs::write(&path, format!("{batch} {i}\n")).unwrap();
             path.to_str().unwrap().to_owned()
         })
         .collect();
@@ -124,7 +124,7 @@ fn loose_blobs(repo: &TestRepo, n: usize, reached: bool) {
             .collect();
         let tree = repo.git_with_input(&["mktree"], listing.as_bytes());
         let commit = repo.git(&["commit-tree", tree.trim(), "-m", "many"]);
-        repo.git(&["update-ref", "refs/heads/many", commit.trim()]);
+        repo.git(&["update-ref", &format!("refs/heads/{batch}"), commit.trim()]);
     }
 }
 
@@ -145,7 +145,7 @@ fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
         // A few loose objects are left as they are.
         let few = repo.loose_objects();
         assert!(few > 0 && few < 100, "{few} loose objects");
-        loose_blobs(&repo, 300, true);
+        loose_blobs(&repo, "many", 300, true);
         commit_as(&repo, &repo.root, Some(SESSION), "b.txt", "second");
         let left = repo.loose_objects();
         match off {
@@ -164,11 +164,17 @@ fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
         if off.is_none() {
             // Objects no ref reaches stay loose when packed: they are not packed again and
             // again, only once as many new ones have come.
-            loose_blobs(&repo, 300, false);
+            loose_blobs(&repo, "dropped", 300, false);
             commit_as(&repo, &repo.root, Some(SESSION), "c.txt", "third");
             assert!(repo.loose_objects() >= 300);
             commit_as(&repo, &repo.root, Some(SESSION), "d.txt", "fourth");
             assert_eq!(packed(&repo), 2, "log: {}", repo.log());
+            // Once git's own gc has taken them away, new ones count from what it left.
+            repo.git(&["gc", "-q", "--prune=now"]);
+            commit_as(&repo, &repo.root, Some(SESSION), "e.txt", "fifth");
+            loose_blobs(&repo, "more", 300, true);
+            commit_as(&repo, &repo.root, Some(SESSION), "f.txt", "sixth");
+            assert_eq!(packed(&repo), 3, "log: {}", repo.log());
         }
     }
 }
