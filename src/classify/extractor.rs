@@ -24,8 +24,8 @@ use super::tools::{
     runs_git_commit,
 };
 use crate::event::{
-    Event, Kind, Origin, Outcome, SESSION_SOURCE, SessionMeta, Task, ToolCall, event_id,
-    fingerprint, truncate_words,
+    Event, Kind, Origin, Outcome, SESSION_SOURCE, SUMMARY_MAX, SessionMeta, Task, ToolCall,
+    event_id, fingerprint, truncate_words,
 };
 use crate::transcript::record::{
     Block, Content, Entry, ToolInput, ToolUseResult, is_synthetic, text,
@@ -885,7 +885,7 @@ impl<'w> Extractor<'w> {
     ) -> bool {
         let (paragraphs, sentences) = sentences::split(body);
         let mut matched = false;
-        for s in &sentences {
+        for (at, s) in sentences.iter().enumerate() {
             let sentence = s.text(&paragraphs);
             let Some(Verdict { kind, from }) =
                 kind_of(sentence, s.form).filter(|v| kinds.contains(&v.kind))
@@ -916,9 +916,13 @@ impl<'w> Extractor<'w> {
                 }
                 continue;
             }
-            // Told from its choice when too long to be a summary whole.
+            // Told from its choice when too long to be a summary whole; with the sentence it
+            // points back to when it does ("That won't work.").
+            let before = (at.checked_sub(1).map(|b| &sentences[b]))
+                .filter(|b| b.paragraph == s.paragraph)
+                .map(|b| b.text(&paragraphs));
             let summary = match from {
-                0 => Cow::Borrowed(sentence),
+                0 => with_antecedent(sentence, before),
                 _ => Cow::Owned(format!("…{}", &sentence[from..])),
             };
             let mut event = self.event(kind, &summary, origin, source, timestamp, chain);
@@ -1383,6 +1387,59 @@ const REASONING: [Kind; 5] = [
     Kind::Discovery,
 ];
 
+/// The fewest characters of the sentence before that a summary takes in.
+const ANTECEDENT_MIN: usize = 24;
+
+/// `sentence`, and before it `before` (the sentence before it in its paragraph), when it opens
+/// by pointing back ("That won't work.", "But this would change the semantics", "This ensures
+/// …"): alone it does not say what was ruled out or decided. `before` is cut from its start,
+/// at a word, to keep the summary within [`SUMMARY_MAX`]: the sentence itself is never cut for
+/// it, and one with too little room left stays alone.
+fn with_antecedent<'s>(sentence: &'s str, before: Option<&str>) -> Cow<'s, str> {
+    let Some(before) = before.map(str::trim).filter(|b| !b.is_empty()) else {
+        return Cow::Borrowed(sentence);
+    };
+    let room = SUMMARY_MAX.saturating_sub(sentence.chars().count() + 1);
+    if !points_back(sentence) || room < ANTECEDENT_MIN {
+        return Cow::Borrowed(sentence);
+    }
+    if before.chars().count() <= room {
+        return Cow::Owned(format!("{before} {sentence}"));
+    }
+    // The last `room - 1` characters, from the first word that starts among them.
+    let cut = before
+        .char_indices()
+        .rev()
+        .nth(room - 2)
+        .map_or(0, |(i, _)| i);
+    let tail = before[cut..]
+        .split_once(char::is_whitespace)
+        .map_or("", |(_, rest)| rest.trim_start());
+    match tail.is_empty() {
+        true => Cow::Borrowed(sentence),
+        false => Cow::Owned(format!("…{tail} {sentence}")),
+    }
+}
+
+/// Whether `sentence` opens on a word that points at what came before it: "this", "that",
+/// "these" or "those", after a "so", "but", "and" or the like.
+fn points_back(sentence: &str) -> bool {
+    let mut words = sentence.split_whitespace().map(|w| {
+        let letters = w.find(|c: char| !c.is_alphabetic()).unwrap_or(w.len());
+        w[..letters].to_lowercase()
+    });
+    let mut first = words.next();
+    if first.as_deref().is_some_and(|w| {
+        matches!(
+            w,
+            "so" | "but" | "and" | "actually" | "still" | "however" | "yet" | "ok" | "okay"
+        )
+    }) {
+        first = words.next();
+    }
+    first.is_some_and(|w| matches!(w.as_str(), "this" | "that" | "these" | "those"))
+}
+
 /// A paragraph with what it introduces: the list or paragraphs after it when it ends in a colon
 /// ("The fix is to add a nolint comment, since the pattern is deliberate:").
 fn introduced<'p>(paragraph: &'p str, after: &[String]) -> Cow<'p, str> {
@@ -1616,6 +1673,42 @@ fn hash(s: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sentence_that_points_back_is_summed_up_with_the_one_before() {
+        let before = Some("Using `git log --follow` would find the renames.");
+        assert_eq!(
+            with_antecedent("That won't work on a shallow clone.", before),
+            "Using `git log --follow` would find the renames. That won't work on a shallow clone."
+        );
+        assert_eq!(
+            with_antecedent("But this would change the semantics.", before),
+            "Using `git log --follow` would find the renames. But this would change the semantics."
+        );
+        // One that says what it is about stays alone, as does one with nothing before it.
+        for alone in ["A TTL map won't work here.", "Thistle is a name."] {
+            assert_eq!(with_antecedent(alone, before), alone);
+        }
+        assert_eq!(
+            with_antecedent("That won't work.", None),
+            "That won't work."
+        );
+        // A long sentence before is cut from its start, at a word; the summary fits.
+        let long = format!(
+            "{}the old cursor re-read the file from the start.",
+            "word ".repeat(30)
+        );
+        let summary = with_antecedent("That is quadratic.", Some(&long));
+        assert_eq!(
+            summary,
+            "…word word word word word word word word word word the old cursor re-read the file \
+             from the start. That is quadratic."
+        );
+        assert!(summary.chars().count() <= SUMMARY_MAX);
+        // Too little room left: the sentence alone, never cut.
+        let wordy = format!("That won't work because {}.", "reasons ".repeat(11).trim());
+        assert_eq!(with_antecedent(&wordy, Some(&long)), wordy);
+    }
 
     #[test]
     fn a_plan_is_titled_plan_once() {

@@ -1040,3 +1040,39 @@ fn secrets_in_transcripts_never_reach_the_store() {
     assert!(stored.contains("[REDACTED:anthropic-key]"), "{stored}");
     assert!(!stored.contains("abcdefghijklmnop"), "{stored}");
 }
+
+#[test]
+fn a_rejection_that_points_back_names_what_it_rejects() {
+    use crate::link::{prompt, say, text};
+    let repo = TestRepo::new();
+    repo.commit("README.md", "hello\n", "first");
+    let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
+    let transcript = [
+        prompt("p1", "Rate-limit the API", &at(0)),
+        say(
+            "m1",
+            &at(1),
+            serde_json::json!([text(
+                "A sliding log keeps every request's time. That won't work because memory \
+                 grows with traffic."
+            )]),
+        ),
+    ]
+    .concat();
+    let path = repo.root.join("session.jsonl");
+    fs::write(&path, transcript).unwrap();
+    repo.extract(&path);
+    let summaries: Vec<String> = repo
+        .pending()
+        .iter()
+        .filter(|e| e["kind"] == "rejection")
+        .map(|e| e["summary"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            "A sliding log keeps every request's time. That won't work because memory grows with \
+          traffic."
+        ]
+    );
+}
