@@ -1396,7 +1396,11 @@ const ANTECEDENT_MIN: usize = 24;
 /// at a word, to keep the summary within [`SUMMARY_MAX`]: the sentence itself is never cut for
 /// it, and one with too little room left stays alone.
 fn with_antecedent<'s>(sentence: &'s str, before: Option<&str>) -> Cow<'s, str> {
-    let Some(before) = before.map(str::trim).filter(|b| !b.is_empty()) else {
+    // A label ("Note:", "Option 2:") points at nothing.
+    let Some(before) = before
+        .map(str::trim)
+        .filter(|b| !b.ends_with(':') && b.split_whitespace().count() >= 3)
+    else {
         return Cow::Borrowed(sentence);
     };
     let room = SUMMARY_MAX.saturating_sub(sentence.chars().count() + 1);
@@ -1693,6 +1697,8 @@ mod tests {
             with_antecedent("That won't work.", None),
             "That won't work."
         );
+        let labelled = "This is acceptable for now.";
+        assert_eq!(with_antecedent(labelled, Some("Note:")), labelled);
         // A long sentence before is cut from its start, at a word; the summary fits.
         let long = format!(
             "{}the old cursor re-read the file from the start.",
