@@ -314,12 +314,22 @@ impl<'r> Gather<'r> {
         query.dedup();
         let docs = self.index.docs();
         let average = self.index.average_length();
-        let texts: Vec<index::Postings> = query.iter().map(|t| self.index.postings(t)).collect();
+        // An event shares a rare identifier with the prompt when one is in it and in at most
+        // `rare` events.
+        let rare = ((docs as f64 * RARE) as usize).max(3);
+        let mut terms = self.index.terms();
+        // A hook's match needs one: when no identifier is rare, no other posting is read.
+        if strict
+            && !(query.iter().filter(|t| identifiers.contains(*t)))
+                .any(|t| (1..=rare).contains(&terms.postings(t).iter().count()))
+        {
+            return;
+        }
+        let texts: Vec<index::Postings> = query.iter().map(|t| terms.postings(t)).collect();
         let lists: Vec<Vec<index::Posting<'_>>> =
             texts.iter().map(|t| t.iter().collect()).collect();
         let total = lists.iter().map(Vec::len).sum();
         // Per event: its score, and whether it shares a rare identifier with the prompt.
-        let rare = ((docs as f64 * RARE) as usize).max(3);
         let mut scores: HashMap<&str, (f64, bool), BuildHasherDefault<Xxh3>> =
             HashMap::with_capacity_and_hasher(total, BuildHasherDefault::default());
         for (term, postings) in query.iter().zip(&lists) {

@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use gix::ObjectId;
 
@@ -759,11 +760,12 @@ impl Index {
         self.file(&bucket(kind, key))
     }
 
-    /// Where `term` occurs.
-    pub fn postings(&self, term: &str) -> Postings {
-        Postings {
-            text: self.bucket("terms", term),
-            term: term.to_owned(),
+    /// A reader of terms' postings that reads each bucket once: a long prompt's terms share
+    /// many.
+    pub fn terms(&self) -> Terms<'_> {
+        Terms {
+            index: self,
+            read: HashMap::new(),
         }
     }
 
@@ -820,9 +822,30 @@ fn keyed<'t>(text: &'t str, key: &str) -> impl Iterator<Item = &'t str> {
         .filter_map(move |l| l.strip_prefix(prefix.as_str()))
 }
 
-/// The postings of a term, read from its bucket once and parsed as they are visited.
+/// Reads terms' postings ([`Index::terms`]), each bucket once.
+pub struct Terms<'i> {
+    index: &'i Index,
+    /// The buckets read so far, by file name.
+    read: HashMap<String, Rc<str>>,
+}
+
+impl Terms<'_> {
+    /// Where `term` occurs.
+    pub fn postings(&mut self, term: &str) -> Postings {
+        let text = self
+            .read
+            .entry(bucket("terms", term))
+            .or_insert_with_key(|name| self.index.file(name).into());
+        Postings {
+            text: Rc::clone(text),
+            term: term.to_owned(),
+        }
+    }
+}
+
+/// The postings of a term, read from its bucket and parsed as they are visited.
 pub struct Postings {
-    text: String,
+    text: Rc<str>,
     term: String,
 }
 
