@@ -1404,11 +1404,14 @@ fn with_antecedent<'s>(sentence: &'s str, before: Option<&str>) -> Cow<'s, str> 
         return Cow::Borrowed(sentence);
     };
     let room = SUMMARY_MAX.saturating_sub(sentence.chars().count() + 1);
-    if !points_back(sentence) || room < ANTECEDENT_MIN {
+    if !points_back(sentence) {
         return Cow::Borrowed(sentence);
     }
     if before.chars().count() <= room {
         return Cow::Owned(format!("{before} {sentence}"));
+    }
+    if room < ANTECEDENT_MIN {
+        return Cow::Borrowed(sentence);
     }
     // The last `room - 1` characters, from the first word that starts among them.
     let cut = before
@@ -1432,8 +1435,9 @@ fn points_back(sentence: &str) -> bool {
         let letters = w.find(|c: char| !c.is_alphabetic()).unwrap_or(w.len());
         w[..letters].to_lowercase()
     });
-    let mut first = words.next();
-    if first.as_deref().is_some_and(|w| {
+    let marker = words.next();
+    let mut first = marker.clone();
+    if marker.as_deref().is_some_and(|w| {
         matches!(
             w,
             "so" | "but" | "and" | "actually" | "still" | "however" | "yet" | "ok" | "okay"
@@ -1441,7 +1445,9 @@ fn points_back(sentence: &str) -> bool {
     }) {
         first = words.next();
     }
-    first.is_some_and(|w| matches!(w.as_str(), "this" | "that" | "these" | "those"))
+    // "So that…" says what for, not what.
+    let purpose = marker.as_deref() == Some("so") && first.as_deref() == Some("that");
+    !purpose && first.is_some_and(|w| matches!(w.as_str(), "this" | "that" | "these" | "those"))
 }
 
 /// A paragraph with what it introduces: the list or paragraphs after it when it ends in a colon
@@ -1699,6 +1705,8 @@ mod tests {
         );
         let labelled = "This is acceptable for now.";
         assert_eq!(with_antecedent(labelled, Some("Note:")), labelled);
+        let purpose = "So that the hook never waits on the network.";
+        assert_eq!(with_antecedent(purpose, before), purpose);
         // A long sentence before is cut from its start, at a word; the summary fits.
         let long = format!(
             "{}the old cursor re-read the file from the start.",

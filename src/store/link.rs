@@ -1181,7 +1181,9 @@ fn files_meet(repo: &gix::Repository, commit: ObjectId, files: &BTreeSet<&str>) 
 }
 
 /// Those of `files` whose blob `commit` changes against its first parent (one added, removed
-/// or replaced): the two trees read together once, whatever the number of files.
+/// or replaced): the two trees read together once, whatever the number of files. Files as
+/// events name them, that is: a path that is a folder, a link or a submodule on both sides
+/// is not a file that changed.
 pub(crate) fn changed(
     repo: &gix::Repository,
     commit: ObjectId,

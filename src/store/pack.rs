@@ -33,13 +33,17 @@ fn loose(store: &Store) -> usize {
 
 /// Pack the repository's loose objects, whoever wrote them, when there are [`PACK_AFTER`] more
 /// than the last such packing left (`loose-after-pack` in the store: objects no ref reaches,
-/// which `git repack -d` leaves loose), unless `gc.auto` is 0 or `maintenance.auto` false (the
-/// user's word that nothing packs on its own): git's own `gc --auto` waits for about 6,700.
-/// Whether it packed.
+/// which `git repack -d` leaves loose), unless `gc.auto` is 0 or less or `maintenance.auto`
+/// false (the user's word that nothing packs on its own): git's own `gc --auto` waits for about
+/// 6,700. Nothing is done where the store does not exist. Whether it packed.
 pub fn pack_if_loose(store: &Store) -> Result<bool> {
     let repo = store.repo();
     let config = repo.config_snapshot();
-    if config.integer("gc.auto") == Some(0) || config.boolean("maintenance.auto") == Some(false) {
+    // git takes a `gc.auto` of 0 or less for "never".
+    let off = config.integer("gc.auto").is_some_and(|n| n <= 0)
+        || config.boolean("maintenance.auto") == Some(false);
+    // Nothing of ours was written where there is no store, and none is made for the count.
+    if off || !store.exists() {
         return Ok(false);
     }
     let left_path = store.dir().join(LEFT_AFTER_PACK);
@@ -56,7 +60,8 @@ pub fn pack_if_loose(store: &Store) -> Result<bool> {
         return Ok(false);
     }
     repack(store)?;
-    super::write_cache(&left_path, format!("{}\n", loose(store)).as_bytes())?;
+    // A count that cannot be kept makes the next run count from 0: it may pack again sooner.
+    let _ = super::write_cache(&left_path, format!("{}\n", loose(store)).as_bytes());
     Ok(true)
 }
 

@@ -134,6 +134,7 @@ fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
     for off in [
         None,
         Some(("gc.auto", "0")),
+        Some(("gc.auto", "-1")),
         Some(("maintenance.auto", "false")),
     ] {
         let repo = hooked_repo();
