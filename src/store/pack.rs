@@ -51,17 +51,21 @@ pub fn pack_if_loose(store: &Store) -> Result<bool> {
         .ok()
         .and_then(|text| text.trim().parse::<usize>().ok())
         .unwrap_or(0);
+    // A count that cannot be kept makes the next run count from what it kept before, or 0:
+    // it may pack sooner or later than it should, which is no failure.
+    let keep = |count: usize| {
+        let _ = super::write_cache(&left_path, format!("{count}\n").as_bytes());
+    };
     let now = loose(store);
     if now < left + PACK_AFTER {
         if now < left {
             // git packed or pruned them since: new ones count from here.
-            super::write_cache(&left_path, format!("{now}\n").as_bytes())?;
+            keep(now);
         }
         return Ok(false);
     }
     repack(store)?;
-    // A count that cannot be kept makes the next run count from 0: it may pack again sooner.
-    let _ = super::write_cache(&left_path, format!("{}\n", loose(store)).as_bytes());
+    keep(loose(store));
     Ok(true)
 }
 
