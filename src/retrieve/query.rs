@@ -223,6 +223,9 @@ struct Gather<'r> {
     candidates: HashMap<String, Candidate>,
     /// Sessions by the weight of their commits on the hinted files.
     file_sessions: HashMap<String, f64>,
+    /// Whether an item's live lines are counted, or only whether it has some: what a file's
+    /// hook gives shows no count.
+    counts_lines: bool,
 }
 
 impl<'r> Gather<'r> {
@@ -245,6 +248,7 @@ impl<'r> Gather<'r> {
             ownership: HashMap::new(),
             candidates: HashMap::new(),
             file_sessions: HashMap::new(),
+            counts_lines: true,
         };
         if !hook {
             g.reader()?;
@@ -598,7 +602,8 @@ impl<'r> Gather<'r> {
         Ok(())
     }
 
-    /// Whether the event on `commit` still has lines at HEAD, in the files it concerns.
+    /// Whether the event on `commit` still has lines at HEAD, in the files it concerns: how
+    /// many, or when [`Gather::counts_lines`] is off, some.
     fn liveness(&mut self, commit: ObjectId, event: &Event) -> Liveness {
         let changed = self.index.paths_of(commit);
         let concerned: Vec<String> = match changed
@@ -613,10 +618,19 @@ impl<'r> Gather<'r> {
         if concerned.is_empty() {
             return Liveness::Unknown;
         }
+        let mut concerned = concerned;
+        if !self.counts_lines {
+            // The files whose lines are read already first, and none past the first that
+            // has some of the commit's.
+            concerned.sort_by_key(|p| !self.ownership.contains_key(p));
+        }
         let mut lines = 0;
         for path in &concerned {
             if let Some(owned) = self.ownership(path) {
                 lines += owned.lines_of(commit);
+            }
+            if lines > 0 && !self.counts_lines {
+                break;
             }
         }
         if lines > 0 {
@@ -718,6 +732,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     let mut head = HeadTree::new(&repo);
     let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
     let mut g = Gather::new(head, store.workdir(), index, request.hook)?;
+    g.counts_lines = request.focus == Focus::Prompt;
     g.keywords(request.prompt, request.hook);
     let mut seen = BTreeSet::new();
     hinted.retain(|h| seen.insert(h.path.clone()));
