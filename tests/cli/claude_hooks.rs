@@ -253,6 +253,49 @@ fn a_file_about_to_change_gets_its_decisions_and_rejections() {
 }
 
 #[test]
+fn a_file_is_given_what_still_lives_in_the_files_it_concerns_and_not_what_is_gone() {
+    let repo = TestRepo::new();
+    let lines = |word: &str| {
+        (1..=10)
+            .map(|i| format!("{word} {i}\n"))
+            .collect::<String>()
+    };
+    let record = |text: &str, files: &[&str]| {
+        let mut args = vec!["record", "decision", text, "--files"];
+        args.extend(files);
+        repo.ok(&args);
+    };
+    // One commit writes both files, the next rewrites one of them whole.
+    fs::write(repo.root.join("b.rs"), lines("beta")).unwrap();
+    repo.git(&["add", "b.rs"]);
+    repo.commit("a.rs", &lines("alpha"), "parser and lexer");
+    record("Split the parser from the lexer", &["a.rs", "b.rs"]);
+    record("Keep the alpha tables beside the parser", &["a.rs"]);
+    repo.commit("a.rs", &lines("gamma"), "gamma states");
+    record("Name the gamma states after the grammar", &["a.rs"]);
+
+    let a = repo.root.join("a.rs");
+    let edit = payload(
+        &repo,
+        "PreToolUse-Write",
+        &[(
+            "tool_input",
+            serde_json::json!({"file_path": a.to_str().unwrap(), "content": "x"}),
+        )],
+    );
+    let context = injected(&repo, "PreToolUse", &edit).expect("notes on a.rs");
+    // Live: what the last commit decided about a.rs, and the split, whose commit still holds
+    // the lines of b.rs.
+    assert!(context.contains("Name the gamma states"), "{context}");
+    assert!(
+        context.contains("Split the parser from the lexer"),
+        "{context}"
+    );
+    // Gone from the one file it concerns, with live notes to give instead: left out.
+    assert!(!context.contains("alpha tables"), "{context}");
+}
+
+#[test]
 fn hooks_fail_open() {
     let s = scenario::build();
     let repo = &s.repo;
