@@ -90,7 +90,8 @@ pub struct Request<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum Liveness {
-    /// Its commit still owns `lines` lines of the files it concerns.
+    /// Its commit still owns `lines` lines of the files it concerns: all of them for a
+    /// prompt, at least that many for a file's hook, which asks only whether there are some.
     Live { lines: u32 },
     /// None of its lines survive at HEAD.
     Stale,
@@ -606,7 +607,7 @@ impl<'r> Gather<'r> {
     /// many, or when [`Gather::counts_lines`] is off, some.
     fn liveness(&mut self, commit: ObjectId, event: &Event) -> Liveness {
         let changed = self.index.paths_of(commit);
-        let concerned: Vec<String> = match changed
+        let mut concerned: Vec<String> = match changed
             .iter()
             .filter(|p| event.files_affected.contains(p))
             .cloned()
@@ -618,7 +619,6 @@ impl<'r> Gather<'r> {
         if concerned.is_empty() {
             return Liveness::Unknown;
         }
-        let mut concerned = concerned;
         if !self.counts_lines {
             // The files whose lines are read already first, and none past the first that
             // has some of the commit's.

@@ -265,11 +265,13 @@ fn a_file_is_given_what_still_lives_in_the_files_it_concerns_and_not_what_is_gon
         args.extend(files);
         repo.ok(&args);
     };
-    // One commit writes both files, the next rewrites one of them whole.
-    fs::write(repo.root.join("b.rs"), lines("beta")).unwrap();
-    repo.git(&["add", "b.rs"]);
+    // One commit writes three files, the next rewrites one of them whole.
+    for (file, word) in [("b.rs", "beta"), ("c.rs", "delta")] {
+        fs::write(repo.root.join(file), lines(word)).unwrap();
+        repo.git(&["add", file]);
+    }
     repo.commit("a.rs", &lines("alpha"), "parser and lexer");
-    record("Split the parser from the lexer", &["a.rs", "b.rs"]);
+    record("Split the parser from the lexer", &["a.rs", "b.rs", "c.rs"]);
     record("Keep the alpha tables beside the parser", &["a.rs"]);
     repo.commit("a.rs", &lines("gamma"), "gamma states");
     record("Name the gamma states after the grammar", &["a.rs"]);
@@ -293,6 +295,25 @@ fn a_file_is_given_what_still_lives_in_the_files_it_concerns_and_not_what_is_gon
     );
     // Gone from the one file it concerns, with live notes to give instead: left out.
     assert!(!context.contains("alpha tables"), "{context}");
+
+    // A prompt's answer counts the lines in every file: those of b.rs and c.rs.
+    let answer = repo.json(&[
+        "query",
+        "Split the parser from the lexer",
+        "--files",
+        "a.rs",
+    ]);
+    let split = answer["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["summary"] == "Split the parser from the lexer")
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(
+        split["liveness"],
+        serde_json::json!({"state": "live", "lines": 20}),
+        "{answer}"
+    );
 }
 
 #[test]
