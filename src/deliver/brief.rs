@@ -135,7 +135,7 @@ fn committed(
 }
 
 /// Each annotated commit's sessions (a person's records are one, `recorded-by-people`).
-fn sessions_by_commit(pairs: &[(String, String)]) -> HashMap<ObjectId, Vec<&str>> {
+fn sessions_by_commit<'p>(pairs: &[(&str, &'p str)]) -> HashMap<ObjectId, Vec<&'p str>> {
     let mut by_commit: HashMap<ObjectId, Vec<&str>> = HashMap::new();
     for (commit, session) in pairs {
         if let Ok(id) = ObjectId::from_hex(commit.as_bytes()) {
@@ -143,6 +143,21 @@ fn sessions_by_commit(pairs: &[(String, String)]) -> HashMap<ObjectId, Vec<&str>
         }
     }
     by_commit
+}
+
+/// How many different `sessions` there are, counted up to `most`: a repository's thousands
+/// of annotated commits are not all read to tell that there are three.
+fn distinct_up_to<'s>(sessions: impl Iterator<Item = &'s &'s str>, most: usize) -> usize {
+    let mut seen: Vec<&str> = Vec::with_capacity(most);
+    for s in sessions {
+        if seen.len() == most {
+            break;
+        }
+        if !seen.contains(s) {
+            seen.push(s);
+        }
+    }
+    seen.len()
 }
 
 /// Add session `s` to `found` unless it is there or is the `current` one.
@@ -205,11 +220,10 @@ fn met_first(
 ) -> Vec<String> {
     // The walk is over once every session it could find is found, and nothing older than the
     // oldest annotated commit can be one (their times read when there are few enough).
-    let findable = (sessions_of.values().flatten())
-        .filter(|s| **s != current)
-        .collect::<BTreeSet<_>>()
-        .len()
-        .min(SESSIONS);
+    let findable = distinct_up_to(
+        (sessions_of.values().flatten()).filter(|s| **s != current),
+        SESSIONS,
+    );
     // Read only for a walk that goes far: most find their sessions in the first commits.
     let oldest_annotated = || match sessions_of.len() <= ANNOTATED_READ {
         true => (sessions_of.keys())
@@ -414,5 +428,14 @@ mod tests {
             ..node("rejection", None)
         };
         assert!(!briefed(&before_origins));
+    }
+
+    #[test]
+    fn sessions_are_counted_up_to_the_most_asked() {
+        let sessions = ["a", "b", "a", "c", "d", "a"];
+        assert_eq!(distinct_up_to(sessions.iter(), 3), 3);
+        assert_eq!(distinct_up_to(sessions.iter(), 10), 4);
+        assert_eq!(distinct_up_to(["a", "a"].iter(), 3), 1);
+        assert_eq!(distinct_up_to([].iter(), 3), 0);
     }
 }

@@ -290,13 +290,12 @@ impl<'r> View<'r> {
 
     /// Each commit whose note holds events (full hex id) with each session of them, by
     /// commit.
-    pub fn commits(&mut self) -> Result<Vec<(String, String)>> {
+    pub fn commits(&mut self) -> Result<Vec<(&str, &str)>> {
         if self.commits.is_none() {
             self.commits = Some(self.snapshot.file(COMMITS_INDEX)?.unwrap_or_default());
         }
         Ok((self.commits.as_deref().unwrap_or_default().lines())
             .filter_map(|l| l.split_once('\t'))
-            .map(|(commit, session)| (commit.to_owned(), session.to_owned()))
             .collect())
     }
 
