@@ -24,8 +24,10 @@
 
 pub mod node;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Range;
 use std::path::Path;
 
 use gix::ObjectId;
@@ -86,12 +88,54 @@ struct Snapshot<'r> {
     repo: &'r gix::Repository,
     tip: Option<ObjectId>,
     tree: ObjectId,
-    /// The entries of each folder read so far, by name: the `decisions` folder of a large
-    /// graph is a tree of thousands of entries, decoded once rather than per node.
-    folders: RefCell<HashMap<String, HashMap<String, ObjectId>>>,
+    /// The blobs of each folder read so far: the `decisions` folder of a large graph is a tree
+    /// of thousands of entries, decoded once rather than per node.
+    folders: RefCell<HashMap<String, Folder>>,
     /// Nodes read so far (`None`: not in the graph), each parsed once.
     decisions: RefCell<HashMap<String, Option<DecisionNode>>>,
     sessions: RefCell<HashMap<String, Option<SessionNode>>>,
+}
+
+/// The blobs of a folder of the graph, by name: the names in one string and a list sorted by
+/// name, two allocations where the graph's folders hold thousands of nodes.
+#[derive(Default)]
+struct Folder {
+    names: String,
+    /// Where each name is in `names`, and its blob.
+    entries: Vec<(Range<usize>, ObjectId)>,
+}
+
+impl Folder {
+    fn of<'n>(blobs: impl Iterator<Item = (&'n [u8], ObjectId)>) -> Folder {
+        let mut blobs: Vec<(Cow<'n, str>, ObjectId)> = blobs
+            .map(|(name, id)| (String::from_utf8_lossy(name), id))
+            .collect();
+        // git keeps a tree's entries sorted; a tree another tool wrote may not be.
+        if !blobs.is_sorted_by(|a, b| a.0 <= b.0) {
+            blobs.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        let mut folder = Folder {
+            names: String::with_capacity(blobs.iter().map(|b| b.0.len()).sum()),
+            entries: Vec::with_capacity(blobs.len()),
+        };
+        for (name, id) in blobs {
+            let start = folder.names.len();
+            folder.names.push_str(&name);
+            folder.entries.push((start..folder.names.len(), id));
+        }
+        folder
+    }
+
+    fn get(&self, name: &str) -> Option<ObjectId> {
+        let at = (self.entries)
+            .binary_search_by(|(at, _)| self.names[at.clone()].cmp(name))
+            .ok()?;
+        Some(self.entries[at].1)
+    }
+
+    fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(at, _)| &self.names[at.clone()])
+    }
 }
 
 impl<'r> Snapshot<'r> {
@@ -176,24 +220,25 @@ impl<'r> Snapshot<'r> {
                 .transpose()
                 .map_err(git_error(format!("read {REF}:{dir}")))?,
         };
-        let mut entries = HashMap::new();
-        if let Some(tree) = tree {
-            let decoded = tree
-                .decode()
-                .map_err(git_error(format!("read {REF}:{dir}")))?;
-            entries.reserve(decoded.entries.len());
-            for e in decoded.entries.iter().filter(|e| e.mode.is_blob()) {
-                entries.insert(e.filename.to_string(), e.oid.to_owned());
-            }
-        }
-        self.folders.borrow_mut().insert(dir.to_owned(), entries);
+        let folder = match tree {
+            Some(tree) => Folder::of(
+                tree.decode()
+                    .map_err(git_error(format!("read {REF}:{dir}")))?
+                    .entries
+                    .iter()
+                    .filter(|e| e.mode.is_blob())
+                    .map(|e| (e.filename.as_ref(), e.oid.to_owned())),
+            ),
+            None => Folder::default(),
+        };
+        self.folders.borrow_mut().insert(dir.to_owned(), folder);
         Ok(())
     }
 
     fn file(&self, path: &str) -> Result<Option<String>> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         self.folder(dir)?;
-        let Some(id) = self.folders.borrow()[dir].get(name).copied() else {
+        let Some(id) = self.folders.borrow()[dir].get(name) else {
             return Ok(None);
         };
         let blob = self
@@ -206,7 +251,10 @@ impl<'r> Snapshot<'r> {
     /// The names of the blobs in folder `dir`.
     fn names(&self, dir: &str) -> Result<Vec<String>> {
         self.folder(dir)?;
-        Ok(self.folders.borrow()[dir].keys().cloned().collect())
+        Ok(self.folders.borrow()[dir]
+            .names()
+            .map(str::to_owned)
+            .collect())
     }
 
     fn toml<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<Option<T>> {
@@ -1183,5 +1231,22 @@ mod tests {
             read_owed(&path),
             BTreeMap::from([("s2".to_owned(), BTreeSet::from([commit(2), commit(3)]))])
         );
+    }
+
+    #[test]
+    fn a_folder_finds_each_blob_by_name_in_whatever_order_its_tree_lists_them() {
+        let id = |n: u8| ObjectId::from_bytes_or_panic(&[n; 20]);
+        let listed = [("b.toml", 2), ("a.toml", 1), ("c.toml", 3), ("ab.toml", 4)];
+        let folder = Folder::of(listed.iter().map(|(name, n)| (name.as_bytes(), id(*n))));
+        for (name, n) in listed {
+            assert_eq!(folder.get(name), Some(id(n)), "{name}");
+        }
+        assert_eq!(folder.get("d.toml"), None);
+        assert_eq!(folder.get(""), None);
+        assert_eq!(
+            folder.names().collect::<Vec<_>>(),
+            ["a.toml", "ab.toml", "b.toml", "c.toml"]
+        );
+        assert_eq!(Folder::default().get("a.toml"), None);
     }
 }
