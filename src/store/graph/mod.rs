@@ -119,6 +119,14 @@ impl Folder {
             entries: Vec::with_capacity(blobs.len()),
         };
         for (name, id) in blobs {
+            // A name listed twice (a tree another tool wrote, names that are not UTF-8 made
+            // the same) is its last blob, once.
+            if let Some((at, last)) = folder.entries.last_mut()
+                && folder.names[at.clone()] == *name
+            {
+                *last = id;
+                continue;
+            }
             let start = folder.names.len();
             folder.names.push_str(&name);
             folder.entries.push((start..folder.names.len(), id));
@@ -1248,5 +1256,10 @@ mod tests {
             ["a.toml", "ab.toml", "b.toml", "c.toml"]
         );
         assert_eq!(Folder::default().get("a.toml"), None);
+        // A name listed twice is its last blob, once.
+        let twice = [("a.toml", 1), ("b.toml", 2), ("a.toml", 3)];
+        let folder = Folder::of(twice.iter().map(|(name, n)| (name.as_bytes(), id(*n))));
+        assert_eq!(folder.get("a.toml"), Some(id(3)));
+        assert_eq!(folder.names().collect::<Vec<_>>(), ["a.toml", "b.toml"]);
     }
 }
