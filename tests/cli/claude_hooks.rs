@@ -19,6 +19,18 @@ pub fn payload(repo: &TestRepo, name: &str, changes: &[(&str, Value)]) -> Value 
     repo.hook_payload(name, SESSION, &transcript, changes)
 }
 
+/// The recorded payload of a Write about to be made to `file` (a path in the repository).
+pub fn write_payload(repo: &TestRepo, file: &std::path::Path) -> Value {
+    payload(
+        repo,
+        "PreToolUse-Write",
+        &[(
+            "tool_input",
+            serde_json::json!({"file_path": file.to_str().unwrap(), "content": "x"}),
+        )],
+    )
+}
+
 /// Run `hook <event>` with `input` on stdin, from `dir`, with extra environment.
 fn run_hook(
     repo: &TestRepo,
@@ -190,14 +202,7 @@ fn a_file_about_to_change_gets_its_decisions_and_rejections() {
     let s = scenario::build();
     let repo = &s.repo;
     let cache = repo.root.join("src/cache.rs");
-    let write = payload(
-        repo,
-        "PreToolUse-Write",
-        &[(
-            "tool_input",
-            serde_json::json!({"file_path": cache.to_str().unwrap(), "content": "x"}),
-        )],
-    );
+    let write = write_payload(repo, &cache);
     let context = injected(repo, "PreToolUse", &write).expect("decisions for cache.rs");
     assert!(
         context.starts_with("Notes on src/cache.rs from earlier sessions (git agent-context)"),
@@ -277,14 +282,7 @@ fn a_file_is_given_what_still_lives_in_the_files_it_concerns_and_not_what_is_gon
     record("Name the gamma states after the grammar", &["a.rs"]);
 
     let a = repo.root.join("a.rs");
-    let edit = payload(
-        &repo,
-        "PreToolUse-Write",
-        &[(
-            "tool_input",
-            serde_json::json!({"file_path": a.to_str().unwrap(), "content": "x"}),
-        )],
-    );
+    let edit = write_payload(&repo, &a);
     let context = injected(&repo, "PreToolUse", &edit).expect("notes on a.rs");
     // Live: what the last commit decided about a.rs, and the split, whose commit still holds
     // the lines of b.rs.

@@ -6,7 +6,7 @@ use git_agent_context::event::{Event, Origin};
 use git_agent_context::store::notes;
 use serde_json::Value;
 
-use crate::claude_hooks::payload;
+use crate::claude_hooks::{payload, write_payload};
 use crate::git_hooks::{commit_as, hooked_repo, transcript_in};
 use crate::link::{cache_turn, store};
 use crate::repo::{TestRepo, hook_answer, stderr};
@@ -84,14 +84,7 @@ fn the_agent_records_in_its_session_and_the_record_goes_to_its_commit_first() {
     );
     // About to change the file, the agent gets its own record first.
     let cache = repo.root.join("cache.py");
-    let write = payload(
-        &repo,
-        "PreToolUse-Write",
-        &[(
-            "tool_input",
-            serde_json::json!({"file_path": cache.to_str().unwrap(), "content": "x"}),
-        )],
-    );
+    let write = write_payload(&repo, &cache);
     let out = repo.run_with_input(
         &repo.root,
         &["hook", "PreToolUse"],

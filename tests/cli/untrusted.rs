@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::claude_hooks::payload;
+use crate::claude_hooks::{payload, write_payload};
 use crate::repo::{TestRepo, hook_answer, stderr};
 use crate::scenario::{self, add_note, event};
 
@@ -210,14 +210,7 @@ fn recorded_text_is_quoted_data_never_instructions_or_escapes() {
         assert!(!text.contains("\n### Injected"), "{what}: {text}");
     };
     let queue = repo.root.join("src/queue.rs");
-    let write = payload(
-        repo,
-        "PreToolUse-Write",
-        &[(
-            "tool_input",
-            serde_json::json!({"file_path": queue.to_str().unwrap(), "content": "x"}),
-        )],
-    );
+    let write = write_payload(repo, &queue);
     let (given, _) = hook(repo, "PreToolUse", &write);
     let given = given.expect("notes on src/queue.rs");
     safe_for_the_model(&given, "PreToolUse");
