@@ -230,14 +230,14 @@ struct Gather<'r> {
 }
 
 impl<'r> Gather<'r> {
-    /// A gathering over `head` and `index`. A damaged notes ref or graph is an error that says
-    /// how to mend it, whatever the prompt; a `hook`, which gives nothing on an error, opens
-    /// them only when it reads them.
+    /// A gathering over `head` and `index` for `request`. A damaged notes ref or graph is an
+    /// error that says how to mend it, whatever the prompt; a hook, which gives nothing on an
+    /// error, opens them only when it reads them.
     fn new(
         head: HeadTree<'r>,
         workdir: Option<&Path>,
         index: Index,
-        hook: bool,
+        request: &Request<'_>,
     ) -> store::Result<Gather<'r>> {
         let mut g = Gather {
             head,
@@ -249,9 +249,9 @@ impl<'r> Gather<'r> {
             ownership: HashMap::new(),
             candidates: HashMap::new(),
             file_sessions: HashMap::new(),
-            counts_lines: true,
+            counts_lines: request.focus == Focus::Prompt,
         };
-        if !hook {
+        if !request.hook {
             g.reader()?;
             g.view()?;
         }
@@ -731,8 +731,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     };
     let mut head = HeadTree::new(&repo);
     let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
-    let mut g = Gather::new(head, store.workdir(), index, request.hook)?;
-    g.counts_lines = request.focus == Focus::Prompt;
+    let mut g = Gather::new(head, store.workdir(), index, request)?;
     g.keywords(request.prompt, request.hook);
     let mut seen = BTreeSet::new();
     hinted.retain(|h| seen.insert(h.path.clone()));
