@@ -1403,10 +1403,10 @@ fn with_antecedent<'s>(sentence: &'s str, before: Option<&str>) -> Cow<'s, str> 
     else {
         return Cow::Borrowed(sentence);
     };
-    let room = SUMMARY_MAX.saturating_sub(sentence.chars().count() + 1);
     if !points_back(sentence) {
         return Cow::Borrowed(sentence);
     }
+    let room = SUMMARY_MAX.saturating_sub(sentence.chars().count() + 1);
     if before.chars().count() <= room {
         return Cow::Owned(format!("{before} {sentence}"));
     }
