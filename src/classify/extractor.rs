@@ -16,16 +16,16 @@ use std::collections::{BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::heuristic::{Verdict, alternatives, kind_of};
+use super::heuristic::{Verdict, alternatives, kind_of, says_why};
 use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences;
 use super::tools::{
-    CommitInfo, Op, commit_info, compress_input, discards_changes, file_of, op_of, operation,
-    runs_git_commit,
+    CommitInfo, Op, checks_code, commit_info, compress_input, discards_changes, file_of, op_of,
+    operation, runs_git_commit,
 };
 use crate::event::{
     Event, Kind, Origin, Outcome, SESSION_SOURCE, SUMMARY_MAX, SessionMeta, Task, ToolCall,
-    event_id, fingerprint, truncate_words,
+    event_id, fingerprint, summarize, truncate_words,
 };
 use crate::transcript::record::{
     Block, Content, Entry, ToolInput, ToolUseResult, is_synthetic, text,
@@ -37,6 +37,10 @@ const GROUP_TEXT_MAX: usize = 64 * 1024;
 const PROMPT_MAX: usize = 500;
 pub const RATIONALE_MAX: usize = 1500;
 const PLAN_MAX: usize = 4000;
+/// The reason an undoing of edits gives (see [`Extractor::reason_given`]).
+const REASON_MAX: usize = 400;
+/// What is kept of what a session says after a command failed, thinking and text each.
+const SAID_MAX: usize = 8 * 1024;
 const CALLS_PER_TURN_MAX: usize = 512;
 /// Past this many calls a turn is split at the next message (see [`Extractor::split_turn`]).
 const CALLS_PER_TURN_SPLIT: usize = 448;
@@ -231,6 +235,15 @@ struct EditMark {
 struct Failure {
     command: String,
     results: u64,
+    /// The rejection made of what was undone after this failure, which later undoings join.
+    #[serde(default)]
+    undone: Option<String>,
+    /// What the session said since (its latest words, not yet redacted, like an open message's):
+    /// where the reason for undoing a change is.
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    thinking: String,
 }
 
 pub struct Extractor<'w> {
@@ -295,6 +308,15 @@ impl<'w> Extractor<'w> {
             }
             for call in &mut thread.calls {
                 call.input = clean.text(&call.input).into_owned();
+            }
+        }
+        if let Some(failure) = state.last_failure.as_mut() {
+            for said in [
+                &mut failure.text,
+                &mut failure.thinking,
+                &mut failure.command,
+            ] {
+                *said = clean.text(said).into_owned();
             }
         }
         if !self.state.taint.is_empty() {
@@ -450,6 +472,14 @@ impl<'w> Extractor<'w> {
         let Some(t) = t.filter(|t| !t.trim().is_empty()) else {
             return;
         };
+        if let Some(failure) = self.state.last_failure.as_mut() {
+            let said = if thinking {
+                &mut failure.thinking
+            } else {
+                &mut failure.text
+            };
+            push_latest(said, t, SAID_MAX);
+        }
         let Some(group) = self.thread(chain).group.as_mut() else {
             return;
         };
@@ -738,13 +768,28 @@ impl<'w> Extractor<'w> {
         self.taint_with_result(&name, excluded, block, &result);
         match name.as_str() {
             "Bash" => {
-                if error {
+                // Only a check's failure tells the change was wrong (`git stash pop` failing
+                // says nothing of it).
+                if error && checks_code(&command) {
                     self.state.last_failure = Some(Failure {
                         command: command.clone(),
                         results,
+                        undone: None,
+                        text: String::new(),
+                        thinking: String::new(),
                     });
-                } else {
+                } else if !error {
                     self.reset_after_failure(&command, id, chain, &timestamp);
+                    // The command that failed passes now: what is undone after (the debugging
+                    // aids added meanwhile) is not undone because of it.
+                    if self
+                        .state
+                        .last_failure
+                        .as_ref()
+                        .is_some_and(|f| f.command == command)
+                    {
+                        self.state.last_failure = None;
+                    }
                 }
                 let stdout = text(&result.stdout)
                     .map(str::to_owned)
@@ -1208,6 +1253,10 @@ impl<'w> Extractor<'w> {
         self.state.edits.retain(|m| m.results >= failure.results);
     }
 
+    /// Edits undone after a command failed: a rejection when the session says why in the
+    /// message that undoes them, which later undoings after the same failure join. Undone with
+    /// no reason given, the calls are marked reverted and no more is told: that a command
+    /// failed says nothing of what was wrong with the change.
     fn revert(
         &mut self,
         calls: &[&str],
@@ -1225,22 +1274,74 @@ impl<'w> Extractor<'w> {
         {
             c.outcome = Outcome::Reverted;
         }
-        let what = match files {
-            [one] => one.to_string(),
-            many => format!("{} files", many.len()),
+        let joined = self
+            .state
+            .last_failure
+            .as_ref()
+            .and_then(|f| f.undone.clone());
+        if let Some(draft) = joined.and_then(|id| {
+            self.thread(chain)
+                .drafts
+                .iter_mut()
+                .find(|d| d.event.id == id)
+        }) {
+            let e = &mut draft.event;
+            for f in files {
+                if !e.files_affected.iter().any(|x| x == f)
+                    && e.files_affected.len() < FILES_PER_EVENT_MAX
+                {
+                    e.files_affected.push(f.to_string());
+                }
+            }
+            e.summary = summarize(&undone(&e.files_affected, failed));
+            return;
+        }
+        let Some(reason) = self.reason_given() else {
+            return;
         };
-        let summary = format!("{REVERTED}{what} after `{failed}` failed");
+        let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
         let mut event = self.event(
             Kind::Rejection,
-            &summary,
+            &undone(&files, failed),
             Origin::ToolSequence,
             source,
             timestamp,
             chain,
         );
-        event.files_affected = files.iter().map(|f| f.to_string()).collect();
-        event.rationale = format!("The change to {what} was undone after `{failed}` failed.");
+        event.files_affected = files;
+        event.rationale = reason;
+        if let Some(failure) = self.state.last_failure.as_mut() {
+            failure.undone = Some(event.id.clone());
+        }
         self.draft(event, chain);
+    }
+
+    /// What the session said since the command failed, as a reason: its latest sentences that
+    /// say why ([`says_why`]), the reply's before the thinking's, redacted.
+    fn reason_given(&self) -> Option<String> {
+        let failure = self.state.last_failure.as_ref()?;
+        for said in [&failure.text, &failure.thinking] {
+            let said = self.clean(said);
+            let (paragraphs, sentences) = sentences::split(&said);
+            let mut reason: Vec<&str> = Vec::new();
+            let mut room = REASON_MAX;
+            for s in sentences.iter().rev() {
+                let sentence = s.text(&paragraphs);
+                if !says_why(sentence, s.form) || reason.contains(&sentence) {
+                    continue;
+                }
+                if sentence.len() > room {
+                    break;
+                }
+                room -= sentence.len();
+                reason.push(sentence);
+            }
+            if !reason.is_empty() {
+                reason.reverse();
+                return Some(reason.join(" "));
+            }
+        }
+        None
     }
 
     /// The task list a TodoWrite call sets.
@@ -1615,6 +1716,34 @@ pub(crate) fn prompt_text(raw: &str) -> Option<String> {
 
 /// How the rejection of an edit undone after a command failed starts.
 pub(crate) const REVERTED: &str = "Reverted the change to ";
+
+/// Append `t` to `buf` as a paragraph, keeping its last `max` bytes or so: cut at a
+/// whitespace, so that no word (a secret, whose rule needs it whole) is cut in two.
+fn push_latest(buf: &mut String, t: &str, max: usize) {
+    if !buf.is_empty() {
+        buf.push_str("\n\n");
+    }
+    buf.push_str(t);
+    if buf.len() > max {
+        let mut cut = buf.len() - max;
+        while !buf.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let cut = buf[cut..]
+            .find(char::is_whitespace)
+            .map_or(buf.len(), |at| cut + at);
+        buf.drain(..cut);
+    }
+}
+
+/// The summary of a change to `files` undone after `failed` failed.
+fn undone(files: &[String], failed: &str) -> String {
+    let what = match files {
+        [one] => one.clone(),
+        many => format!("{} files", many.len()),
+    };
+    format!("{REVERTED}{what} after `{failed}` failed")
+}
 
 /// Claude Code's own commands that take arguments and still ask for no work on the code.
 const SETTINGS_COMMANDS: &[&str] = &["/model", "/compact", "/add-dir", "/config", "/mcp"];

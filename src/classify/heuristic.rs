@@ -297,6 +297,33 @@ pub fn classify(sentence: &str, form: Form) -> Option<Verdict> {
     })
 }
 
+/// A clause of consequence inside a sentence: "…, so the names conflict", "…package so I
+/// need the prefix" (not a sentence that starts "So the path is…": a conclusion drawn).
+static CONSEQUENCE: LazyLock<Set> =
+    LazyLock::new(|| set([r#"[,;-] so\b|[a-z0-9)`'"] so (the|it|this|that|we|they|i|there)\b"#]));
+
+/// Whether a sentence of prose gives a reason for what is done just after it: it says why (a
+/// cause, a consequence) or carries reasoning the classifier keeps, and is not the next step,
+/// a status, an acknowledgement, a lead-in or a question ("They're in the same package, so
+/// the names conflict.", not "Now revert `setup.go`." nor "Now I understand the structure.").
+pub fn says_why(sentence: &str, form: Form) -> bool {
+    let s = sentence.trim();
+    if form != Form::Prose
+        || s.ends_with(['?', ':'])
+        || s.starts_with(|c: char| c as u32 >= 0x2190)
+        || s.split_whitespace().count() < 4
+    {
+        return false;
+    }
+    let bytes = s.as_bytes();
+    if DROP.is_match(bytes) || NARRATES.is_match(bytes) || STEPS.is_match(bytes) {
+        return false;
+    }
+    REASONS.is_match(bytes)
+        || CONSEQUENCE.is_match(bytes)
+        || KEEP.matches(bytes).any(|i| keep(i).is_match(bytes))
+}
+
 /// Where the clause holding the match of [`KEEP`] pattern `pattern` starts in `s`: after the
 /// last clause break (`, `, `; `, ` — `, ` - `, `: `) before the match.
 fn statement_start(s: &str, pattern: usize) -> usize {

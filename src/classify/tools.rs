@@ -240,33 +240,101 @@ fn short_flags_ending_in(word: &str, flag: char) -> bool {
         && word[1..].chars().all(|c| c.is_ascii_alphabetic())
 }
 
+/// Whether a shell command checks the code — builds, tests, lints, type-checks or formats it
+/// (`cargo test`, `go build ./...`, `mise run test:ci`, `golangci-lint run`, `npx tsc`, `make`)
+/// — rather than moving files or history around (`git stash pop`, `rm -f x`, `git merge`). Its
+/// failure says something is wrong with the code as it stands.
+pub fn checks_code(command: &str) -> bool {
+    const TOOLS: &[&str] = &[
+        "make",
+        "cmake",
+        "ninja",
+        "gradle",
+        "gradlew",
+        "mvn",
+        "check",
+        "vet",
+        "clippy",
+        "tsc",
+        "mypy",
+        "pyright",
+        "fmt",
+        "format",
+        "compile",
+        "typecheck",
+        "rspec",
+        "jest",
+        "vitest",
+        "mocha",
+        "ruff",
+        "prettier",
+        "rustc",
+        "gcc",
+        "clang",
+        "javac",
+    ];
+    const NOT_CHECKS: &[&str] = &[
+        "git", "cd", "rm", "cp", "mv", "ls", "cat", "echo", "grep", "rg", "head", "tail", "find",
+        "mkdir", "touch",
+    ];
+    command.split([';', '&', '|', '\n']).any(|segment| {
+        let mut words = segment.split_whitespace().peekable();
+        if words.peek().is_none_or(|first| NOT_CHECKS.contains(first)) {
+            return false;
+        }
+        // A path or a file name (`checkpoint_test.go`, `./...`) names what is checked, not how.
+        words
+            .filter(|w| !w.contains(['.', '/']))
+            .flat_map(|w| w.split([':', '=', '@', '"', '\'']))
+            .any(|w| {
+                let w = w.to_ascii_lowercase();
+                (w.contains("test") && w != "latest")
+                    || w.contains("lint")
+                    || w.starts_with("build")
+                    || TOOLS.contains(&w.as_str())
+            })
+    })
+}
+
 /// Whether a shell command throws away uncommitted changes to files: `git checkout -- f`,
 /// `git checkout .`, `git restore f` (not `--staged` alone), `git stash` (saving, not
-/// `list`/`pop`/`show`…), `git reset --hard`.
+/// `list`/`pop`/`show`…, and not when the command pops it again), `git reset --hard`. Not in a
+/// command that makes a repository of its own to try git in (`git init`, `git clone`).
 pub fn discards_changes(command: &str) -> bool {
-    command.split([';', '&', '|', '\n']).any(|segment| {
-        let words: Vec<&str> = segment.split_whitespace().collect();
-        // git must be the command of the segment, not an argument (`echo git stash`).
-        if words.first() != Some(&"git") {
-            return false;
-        }
-        // Skip `-C dir` and `-c key=value` before the subcommand.
-        let mut i = 1;
-        while i < words.len() && matches!(words[i], "-C" | "-c") {
-            i += 2;
-        }
-        let Some(sub) = words.get(i) else {
-            return false;
-        };
-        let args = &words[(i + 1).min(words.len())..];
-        match *sub {
-            "checkout" => args.iter().any(|a| *a == "--" || *a == "."),
-            "restore" => {
-                let staged = args.iter().any(|a| *a == "--staged" || *a == "-S");
-                let worktree = args.iter().any(|a| *a == "--worktree" || *a == "-W");
-                !staged || worktree
+    let git: Vec<(&str, Vec<&str>)> = command
+        .split([';', '&', '|', '\n'])
+        .filter_map(|segment| {
+            let words: Vec<&str> = segment.split_whitespace().collect();
+            // git must be the command of the segment, not an argument (`echo git stash`).
+            if words.first() != Some(&"git") {
+                return None;
             }
-            "stash" => args.first().is_none_or(|a| {
+            // Skip `-C dir` and `-c key=value` before the subcommand.
+            let mut i = 1;
+            while i < words.len() && matches!(words[i], "-C" | "-c") {
+                i += 2;
+            }
+            let sub = *words.get(i)?;
+            Some((sub, words[(i + 1).min(words.len())..].to_vec()))
+        })
+        .collect();
+    if git.iter().any(|(sub, _)| matches!(*sub, "init" | "clone")) {
+        return false;
+    }
+    let popped = |after: usize| {
+        git[after..]
+            .iter()
+            .any(|(sub, args)| *sub == "stash" && matches!(args.first(), Some(&"pop" | &"apply")))
+    };
+    git.iter().enumerate().any(|(at, (sub, args))| match *sub {
+        "checkout" => args.iter().any(|a| *a == "--" || *a == "."),
+        "restore" => {
+            let staged = args.iter().any(|a| *a == "--staged" || *a == "-S");
+            let worktree = args.iter().any(|a| *a == "--worktree" || *a == "-W");
+            !staged || worktree
+        }
+        "stash" => {
+            let saves = args.first().is_none_or(|a| {
                 matches!(
                     *a,
                     "push"
@@ -279,10 +347,11 @@ pub fn discards_changes(command: &str) -> bool {
                         | "--all"
                         | "-a"
                 )
-            }),
-            "reset" => args.contains(&"--hard"),
-            _ => false,
+            });
+            saves && !popped(at + 1)
         }
+        "reset" => args.contains(&"--hard"),
+        _ => false,
     })
 }
 
@@ -389,6 +458,31 @@ mod tests {
     }
 
     #[test]
+    fn commands_that_check_the_code() {
+        for yes in [
+            "cargo test",
+            "go build ./... 2>&1",
+            "mise run fmt && mise run lint && mise run test:ci",
+            "golangci-lint run --new=false",
+            "cd web && npx tsc --noEmit",
+            "make",
+            "python -m pytest -x",
+        ] {
+            assert!(checks_code(yes), "{yes}");
+        }
+        for no in [
+            "git stash pop",
+            "git checkout --theirs cmd/checkpoint/checkpoint_test.go",
+            "git fetch origin main && git merge origin/main",
+            "rm -f /tmp/hook-test.txt",
+            "npm i left-pad@latest",
+            "cat go_test_output.txt",
+        ] {
+            assert!(!checks_code(no), "{no}");
+        }
+    }
+
+    #[test]
     fn commands_that_discard_changes() {
         for yes in [
             "git checkout -- a.rs",
@@ -409,6 +503,8 @@ mod tests {
             "git checkout main",
             "git reset HEAD~1",
             "echo git stash",
+            "git stash && go test ./... ; git stash pop",
+            "cd /tmp && git init t && cd t && echo a > f && git restore f",
         ] {
             assert!(!discards_changes(no), "{no}");
         }

@@ -782,63 +782,224 @@ fn tool_error(id: &str, content: &str) -> String {
     }))
 }
 
+fn edit_call(msg: &str, id: &str, file: &str, old: &str, new: &str) -> String {
+    tool_use(
+        msg,
+        id,
+        "Edit",
+        serde_json::json!({"file_path": format!("/w/{file}"), "old_string": old, "new_string": new}),
+    ) + &tool_result(
+        id,
+        "ok",
+        serde_json::json!({"filePath": format!("/w/{file}")}),
+    )
+}
+
+fn bash_call(msg: &str, id: &str, command: &str) -> String {
+    tool_use(msg, id, "Bash", serde_json::json!({"command": command}))
+        + &tool_result(id, "", serde_json::json!({"stdout": ""}))
+}
+
+/// The events a fresh repository stores of a session made of `lines`.
+fn extracted(lines: &str) -> Vec<Value> {
+    let repo = TestRepo::new();
+    let path = repo.home.join("s.jsonl");
+    fs::write(&path, lines).unwrap();
+    repo.extract(&path);
+    repo.pending()
+}
+
+/// The rejections made of edits undone after a command failed.
+fn undone_rejections(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["kind"] == "rejection" && e["origin"] == "tool_sequence")
+        .collect()
+}
+
 #[test]
-fn an_edit_undone_after_a_failing_command_is_a_rejection() {
-    let edit = |msg: &str, id: &str, old: &str, new: &str| {
-        tool_use(
-            msg,
-            id,
-            "Edit",
-            serde_json::json!({"file_path": "/w/src/cache.rs", "old_string": old, "new_string": new}),
-        ) + &tool_result(id, "ok", serde_json::json!({"filePath": "/w/src/cache.rs"}))
-    };
-    let failing = tool_use(
+fn an_edit_undone_after_a_failing_command_is_a_rejection_with_the_reason_given() {
+    const REASON: &str =
+        "The LRU cache keeps entries nobody reads again, so memory grows with traffic.";
+    let edit =
+        |msg: &str, id: &str, old: &str, new: &str| edit_call(msg, id, "src/cache.rs", old, new);
+    // What is said before the command fails is no reason for undoing what it found wrong.
+    let failing = assistant(
+        "m2",
+        "The tests cover eviction, so they tell whether the LRU holds.",
+    ) + &tool_use(
         "m2",
         "b1",
         "Bash",
         serde_json::json!({"command": "cargo test"}),
     ) + &tool_error("b1", "Exit code 101");
-    let bash = |msg: &str, id: &str, cmd: &str| {
-        tool_use(msg, id, "Bash", serde_json::json!({"command": cmd}))
-            + &tool_result(id, "", serde_json::json!({"stdout": ""}))
-    };
+    let why = assistant("m3", &format!("{REASON} Let me go back to the TTL."));
+    // (what, what follows the failure, rejected, the edit marked reverted)
     let cases = [
-        ("the reverse edit", edit("m3", "e2", "lru", "ttl"), true),
         (
-            "git checkout --",
-            bash("m3", "b2", "git checkout -- src/cache.rs"),
+            "the reverse edit, with a reason",
+            why.clone() + &edit("m3", "e2", "lru", "ttl"),
+            true,
             true,
         ),
-        ("git stash list", bash("m3", "b2", "git stash list"), false),
-        ("another edit", edit("m3", "e2", "ttl", "fifo"), false),
+        (
+            "git checkout --, with a reason",
+            why.clone() + &bash_call("m3", "b2", "git checkout -- src/cache.rs"),
+            true,
+            true,
+        ),
+        (
+            "the reverse edit, no reason given",
+            assistant("m3", "Let me revert that.") + &edit("m3", "e2", "lru", "ttl"),
+            false,
+            true,
+        ),
+        (
+            "the reason said in a message before the undoing",
+            why.clone()
+                + &tool_use(
+                    "m3",
+                    "r1",
+                    "Read",
+                    serde_json::json!({"file_path": "/w/src/cache.rs"}),
+                )
+                + &tool_result("r1", "ok", serde_json::json!({}))
+                + &assistant("m4", "Now revert `src/cache.rs`.")
+                + &edit("m4", "e2", "lru", "ttl"),
+            true,
+            true,
+        ),
+        (
+            "the failing command passes before the undoing",
+            bash_call("m3", "b2", "cargo test")
+                + &why.replace("m3", "m4")
+                + &edit("m4", "e2", "lru", "ttl"),
+            false,
+            false,
+        ),
+        (
+            "git stash list",
+            why.clone() + &bash_call("m3", "b2", "git stash list"),
+            false,
+            false,
+        ),
+        (
+            "a stash popped again",
+            why.clone() + &bash_call("m3", "b2", "git stash && cargo test; git stash pop"),
+            false,
+            false,
+        ),
+        (
+            "another edit",
+            why.clone() + &edit("m3", "e2", "ttl", "fifo"),
+            false,
+            false,
+        ),
     ];
-    for (what, undo, rejected) in cases {
-        let repo = TestRepo::new();
-        let path = repo.home.join("s.jsonl");
-        fs::write(
-            &path,
-            user("p1", "Make the cache faster")
+    for (what, undo, rejected, reverted) in cases {
+        let events = extracted(
+            &(user("p1", "Make the cache faster")
                 + &edit("m1", "e1", "ttl", "lru")
                 + &failing
                 + &undo
-                + &user("p2", "next"),
-        )
-        .unwrap();
-        repo.extract(&path);
-        let events = repo.pending();
-        let rejection = events
-            .iter()
-            .find(|e| e["kind"] == "rejection" && e["origin"] == "tool_sequence");
-        assert_eq!(rejection.is_some(), rejected, "{what}: {events:#?}");
-        if let Some(r) = rejection {
+                + &user("p2", "next")),
+        );
+        let rejections = undone_rejections(&events);
+        assert_eq!(
+            rejections.len(),
+            usize::from(rejected),
+            "{what}: {events:#?}"
+        );
+        if let Some(r) = rejections.first() {
             assert_eq!(
                 r["summary"],
                 "Reverted the change to src/cache.rs after `cargo test` failed"
             );
-            let write = events.iter().find(|e| e["kind"] == "write").unwrap();
-            assert_eq!(write["tool_calls"][0]["outcome"], "reverted", "{what}");
+            assert_eq!(r["rationale"], REASON, "{what}");
         }
+        // The first write is the edit that was undone, or not.
+        let write = events.iter().find(|e| e["kind"] == "write").unwrap();
+        let outcome = write["tool_calls"][0]["outcome"].as_str().unwrap();
+        assert_eq!(outcome == "reverted", reverted, "{what}: {outcome}");
     }
+}
+
+#[test]
+fn an_edit_undone_is_no_rejection_without_a_check_that_failed_and_a_reason() {
+    let cases = [
+        (
+            "a failed command that checks nothing",
+            "git stash pop",
+            "The stash holds the older cache, so the two conflict.",
+        ),
+        (
+            "no reason said",
+            "cargo test",
+            "Now I understand the structure.",
+        ),
+    ];
+    for (what, command, said) in cases {
+        let events = extracted(
+            &(user("p1", "Make the cache faster")
+                + &edit_call("m1", "e1", "src/cache.rs", "ttl", "lru")
+                + &tool_use(
+                    "m2",
+                    "b1",
+                    "Bash",
+                    serde_json::json!({ "command": command }),
+                )
+                + &tool_error("b1", "Exit code 1")
+                + &assistant("m3", said)
+                + &edit_call("m3", "e2", "src/cache.rs", "lru", "ttl")
+                + &user("p2", "next")),
+        );
+        assert!(undone_rejections(&events).is_empty(), "{what}: {events:#?}");
+    }
+}
+
+#[test]
+fn edits_undone_after_one_failure_make_one_rejection() {
+    let events = extracted(
+        &(user("p1", "Rename the cache")
+            + &edit_call("m1", "e1", "src/cache.rs", "Cache", "Store")
+            + &edit_call("m1", "e2", "src/lib.rs", "cache::Cache", "cache::Store")
+            + &tool_use(
+                "m2",
+                "b1",
+                "Bash",
+                serde_json::json!({"command": "cargo build"}),
+            )
+            + &tool_error(
+                "b1",
+                "error[E0428]: the name `Store` is defined multiple times",
+            )
+            + &assistant(
+                "m3",
+                "The crate already has a `Store` in `store.rs`, so the names clash.",
+            )
+            + &edit_call("m3", "e3", "src/cache.rs", "Store", "Cache")
+            + &assistant(
+                "m4",
+                "The import in `lib.rs` names the type as well, so it goes back too.",
+            )
+            + &edit_call("m4", "e4", "src/lib.rs", "cache::Store", "cache::Cache")
+            + &user("p2", "next")),
+    );
+    let rejections = undone_rejections(&events);
+    assert_eq!(rejections.len(), 1, "{events:#?}");
+    let r = rejections[0];
+    assert_eq!(
+        r["summary"],
+        "Reverted the change to 2 files after `cargo build` failed"
+    );
+    assert_eq!(
+        r["files_affected"],
+        serde_json::json!(["src/cache.rs", "src/lib.rs"])
+    );
+    assert_eq!(
+        r["rationale"],
+        "The crate already has a `Store` in `store.rs`, so the names clash."
+    );
 }
 
 fn all_store_text(repo: &TestRepo) -> String {
