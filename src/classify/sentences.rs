@@ -152,11 +152,47 @@ fn split_sentences(p: &str) -> Vec<&str> {
             push_trimmed(&mut out, &p[start..j]);
             start = j;
             i = j;
+        } else if glued(p, i) {
+            push_trimmed(&mut out, &p[start..=i]);
+            start = i + 1;
         }
         i += 1;
     }
     push_trimmed(&mut out, &p[start..]);
     out
+}
+
+/// Words that start a sentence and never follow a dot in code (`os.Chdir`, `errors.Is`).
+const STARTERS: &[&str] = &[
+    "The", "This", "That", "These", "But", "Now", "So", "It", "We", "Let", "Actually", "However",
+    "Also", "Then", "Wait", "Looking", "Since", "Because", "When", "Good", "Perfect", "Great",
+];
+
+/// Whether the end mark at `i` ends a sentence glued to the next, as thinking text written in
+/// pieces has them ("…wasn't caught.Now that it is fixed…", "…it ran.The fix is to…", a
+/// numbered list run into its lead-in: "The fix is to either:1. Keep…").
+fn glued(p: &str, i: usize) -> bool {
+    let bytes = p.as_bytes();
+    if bytes[i] == b':' {
+        let rest = &bytes[i + 1..];
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        return (1..=2).contains(&digits)
+            && rest.get(digits) == Some(&b'.')
+            && rest.get(digits + 1) == Some(&b' ');
+    }
+    if !matches!(bytes[i], b'.' | b'!' | b'?') || i == 0 {
+        return false;
+    }
+    let before = bytes[i - 1];
+    if !(before.is_ascii_lowercase() || matches!(before, b')' | b'`')) {
+        return false;
+    }
+    let rest = &p[i + 1..];
+    let word_end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    STARTERS.contains(&&rest[..word_end])
+        && matches!(rest[word_end..].chars().next(), Some(' ' | ','))
 }
 
 fn abbreviation(before: &str) -> bool {
@@ -196,6 +232,21 @@ mod tests {
                 "Is it?",
                 "Yes.",
                 "Version v1.2 works."
+            ]
+        );
+    }
+
+    #[test]
+    fn splits_sentences_glued_together_but_not_code() {
+        assert_eq!(
+            texts(
+                "The test never ran.Now that it does, it fails.But `errors.Is` holds. Call os.Exit(1) or cmd.Dir = x."
+            ),
+            [
+                "The test never ran.",
+                "Now that it does, it fails.",
+                "But `errors.Is` holds.",
+                "Call os.Exit(1) or cmd.Dir = x."
             ]
         );
     }
