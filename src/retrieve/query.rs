@@ -691,16 +691,25 @@ fn at_hand(item: &Item, files: &[String]) -> Option<u8> {
 
 /// Whether an event found this way is given in an answer: what was decided, ruled out, traded
 /// away or found, in words — not explorations, unclassified thinking or commit subjects. An edit
-/// undone after a failing command says what happened, not why; a plan's many words match most
-/// prompts, so it is given for the files it concerns only.
+/// undone after a check failed is given with the reason the session gave, not as older notes
+/// have it; a plan's many words match most prompts, so it is given for the files it concerns
+/// only.
 fn given(event: &Event, found_by: &BTreeSet<&'static str>) -> bool {
     let reasoning = matches!(
         event.kind,
         Kind::Decision | Kind::Rejection | Kind::Tradeoff | Kind::Discovery
     );
     reasoning
-        && event.origin != Origin::ToolSequence
+        && (event.origin != Origin::ToolSequence || undone_with_reason(event))
         && (event.origin != Origin::Plan || found_by.contains("file") || found_by.contains("lines"))
+}
+
+/// An undone edit that carries the reason the session gave for undoing it. Notes written before
+/// it did say only that a command failed ("The change to x.rs was undone after `make` failed.").
+fn undone_with_reason(event: &Event) -> bool {
+    let only_failed =
+        event.rationale.starts_with("The change to ") && event.rationale.ends_with("` failed.");
+    event.kind == Kind::Rejection && !event.rationale.is_empty() && !only_failed
 }
 
 /// How much a kind of event is worth giving: what was ruled out first (the cheapest mistake to
@@ -927,6 +936,18 @@ fn place_superseded(
         }
         match later {
             Some((later, later_commit)) => {
+                let event = g.later_event(&later, &later_commit)?;
+                if event
+                    .as_ref()
+                    .is_some_and(|(_, e)| !given(e, &BTreeSet::from(["graph"])))
+                {
+                    // Replaced by what is never given (an edit undone with no reason said, a
+                    // plan): the item stands.
+                    if !kept.iter().any(|k| k.id == item.id) {
+                        kept.push(item);
+                    }
+                    continue;
+                }
                 left_out.superseded += 1;
                 replaced.push((
                     later.clone(),
@@ -937,7 +958,7 @@ fn place_superseded(
                     },
                 ));
                 if !kept.iter().any(|k| k.id == later)
-                    && let Some((commit, event)) = g.later_event(&later, &later_commit)?
+                    && let Some((commit, event)) = event
                 {
                     let liveness = g.liveness(commit, &event);
                     kept.push(Item::new(

@@ -258,6 +258,59 @@ fn a_file_about_to_change_gets_its_decisions_and_rejections() {
 }
 
 #[test]
+fn a_file_is_given_an_edit_undone_on_it_with_its_reason_not_a_bare_failure() {
+    let repo = TestRepo::new();
+    let path = "src/names.rs";
+    let commit = repo.commit(
+        path,
+        "pub fn handle_gemini_start() {}\n",
+        "Name the handlers",
+    );
+    let undone = |session: &str, summary: &str, rationale: &str| {
+        let mut e = scenario::event(
+            (session, "toolu_1", "rejection"),
+            summary,
+            "2026-03-01T09:00:00Z",
+            "Drop the redundant prefixes",
+            &[path],
+            &[],
+        );
+        e["origin"] = "tool_sequence".into();
+        e["rationale"] = rationale.into();
+        e.to_string()
+    };
+    let reasoned = undone(
+        "s-names",
+        "Reverted the change to src/names.rs after `cargo build` failed",
+        "The Claude handlers live in the same module, so the names clash without the prefix.",
+    );
+    // As notes written before an undone edit carried its reason have it. Its words make it the
+    // same subject as the first, which it supersedes (it sorts later): what is never given
+    // replaces nothing.
+    let bare = undone(
+        "s-tests",
+        "Reverted the change to 2 files after `cargo test` failed",
+        "The change to 2 files was undone after `cargo test` failed.",
+    );
+    scenario::add_note(&repo, &commit, &format!("{reasoned}\n{bare}"));
+    repo.ok(&["rebuild"]);
+    let write = write_payload(&repo, &repo.root.join(path));
+    let context = injected(&repo, "PreToolUse", &write).expect("the undone edit for names.rs");
+    assert!(
+        context.contains(
+            "- rejected: \"Reverted the change to src/names.rs after `cargo build` failed\""
+        ),
+        "{context}"
+    );
+    assert!(
+        context
+            .contains("reason: \"The Claude handlers live in the same module, so the names clash"),
+        "{context}"
+    );
+    assert!(!context.contains("`cargo test`"), "{context}");
+}
+
+#[test]
 fn a_file_is_given_what_still_lives_in_the_files_it_concerns_and_not_what_is_gone() {
     let repo = TestRepo::new();
     let lines = |word: &str| {
