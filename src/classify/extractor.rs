@@ -1191,10 +1191,12 @@ impl<'w> Extractor<'w> {
             if let (Some(mark), Some(failure)) = (undone, self.state.last_failure.clone())
                 && failure.results > mark.results
             {
+                // The change tried went from what this edit puts back to what it takes out.
+                let tried = short_change(&self.clean(new), &self.clean(old));
                 self.revert(
                     &[mark.call.as_str()],
                     &[file],
-                    &failure.command,
+                    (&failure.command, tried.as_deref()),
                     call,
                     chain,
                     timestamp,
@@ -1249,7 +1251,14 @@ impl<'w> Extractor<'w> {
                 files.push(&m.file);
             }
         }
-        self.revert(&calls, &files, &failure.command, call, chain, timestamp);
+        self.revert(
+            &calls,
+            &files,
+            (&failure.command, None),
+            call,
+            chain,
+            timestamp,
+        );
         self.state.edits.retain(|m| m.results >= failure.results);
     }
 
@@ -1257,11 +1266,12 @@ impl<'w> Extractor<'w> {
     /// message that undoes them, which later undoings after the same failure join. Undone with
     /// no reason given, the calls are marked reverted and no more is told: that a command
     /// failed says nothing of what was wrong with the change.
+    /// `failed` is the command that failed, with the change tried when one short edit says it.
     fn revert(
         &mut self,
         calls: &[&str],
         files: &[&str],
-        failed: &str,
+        (failed, tried): (&str, Option<&str>),
         source: &str,
         chain: Chain,
         timestamp: &str,
@@ -1293,7 +1303,9 @@ impl<'w> Extractor<'w> {
                     e.files_affected.push(f.to_string());
                 }
             }
-            e.summary = summarize(&undone(&e.files_affected, failed));
+            if e.files_affected.len() > 1 {
+                e.summary = summarize(&undone(&e.files_affected, failed, None));
+            }
             return;
         }
         let Some(reason) = self.reason_given() else {
@@ -1302,7 +1314,7 @@ impl<'w> Extractor<'w> {
         let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
         let mut event = self.event(
             Kind::Rejection,
-            &undone(&files, failed),
+            &undone(&files, failed, tried),
             Origin::ToolSequence,
             source,
             timestamp,
@@ -1736,13 +1748,23 @@ fn push_latest(buf: &mut String, t: &str, max: usize) {
     }
 }
 
-/// The summary of a change to `files` undone after `failed` failed.
-fn undone(files: &[String], failed: &str) -> String {
-    let what = match files {
-        [one] => one.clone(),
-        many => format!("{} files", many.len()),
-    };
-    format!("{REVERTED}{what} after `{failed}` failed")
+/// The summary of a change to `files` undone after `failed` failed: the change itself when it
+/// was one short edit of one file (`tried`).
+fn undone(files: &[String], failed: &str, tried: Option<&str>) -> String {
+    match (files, tried) {
+        ([one], Some(tried)) => format!("Reverted {tried} in {one} after `{failed}` failed"),
+        ([one], None) => format!("{REVERTED}{one} after `{failed}` failed"),
+        (many, _) => format!("{REVERTED}{} files after `{failed}` failed", many.len()),
+    }
+}
+
+/// "`from` → `to`" when both are short and on one line, to be read at a glance.
+fn short_change(from: &str, to: &str) -> Option<String> {
+    const SIDE_MAX: usize = 60;
+    let (from, to) = (from.trim(), to.trim());
+    let short = |s: &str| s.chars().count() <= SIDE_MAX && !s.contains(['\n', '`']);
+    (short(from) && short(to) && !from.is_empty() && !to.is_empty())
+        .then(|| format!("`{from}` → `{to}`"))
 }
 
 /// Claude Code's own commands that take arguments and still ask for no work on the code.
@@ -1851,6 +1873,22 @@ mod tests {
         // Too little room left: the sentence alone, never cut.
         let wordy = format!("That won't work because {}.", "reasons ".repeat(11).trim());
         assert_eq!(with_antecedent(&wordy, Some(&long)), wordy);
+    }
+
+    #[test]
+    fn a_change_is_told_when_it_reads_at_a_glance() {
+        assert_eq!(
+            short_change(" handleGeminiStart", "handleStart "),
+            Some("`handleGeminiStart` → `handleStart`".to_owned())
+        );
+        for (from, to) in [
+            ("fn a() {\n}", "fn b() {\n}"),
+            ("`quoted`", "plain"),
+            ("", "added"),
+            (&"x".repeat(61) as &str, "y"),
+        ] {
+            assert_eq!(short_change(from, to), None, "{from:?} → {to:?}");
+        }
     }
 
     #[test]
