@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::heuristic::{Verdict, alternatives, kind_of, says_why};
 use super::redact::{Cleaner, Redactor, Taint};
-use super::sentences;
+use super::sentences::{self, Form};
 use super::tools::{
     CommitInfo, Op, checks_code, commit_info, compress_input, discards_changes, file_of, op_of,
     operation, runs_git_commit,
@@ -1133,11 +1133,12 @@ impl<'w> Extractor<'w> {
 
     fn plan(&mut self, plan: &str, source: &str, chain: Chain, timestamp: &str) {
         let plan = &*self.clean(plan);
-        let (paragraphs, _) = sentences::split(plan);
+        let (paragraphs, sentences) = sentences::split(plan);
         let title = paragraphs.first().map(String::as_str).unwrap_or("plan");
+        let what = plan_goal(&paragraphs, &sentences).unwrap_or_else(|| untitled(title));
         let mut event = self.event(
             Kind::Decision,
-            &format!("Plan: {}", untitled(title)),
+            &format!("Plan: {what}"),
             Origin::Plan,
             source,
             timestamp,
@@ -1820,6 +1821,40 @@ fn update(slot: &mut String, value: Option<&str>) {
 
 /// A plan's title without the "Plan:" it often starts with ("# Plan: Simplify onboarding"), which
 /// its event's summary says already.
+/// What a plan sets out to do in its own words: the first sentence under its goal, solution or
+/// overview ("Replace the technical warning with a friendlier message."), when that sentence
+/// states it rather than introduce a list ("Remove these fields:").
+fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) -> Option<&'p str> {
+    const HEADINGS: &[&str] = &[
+        "goal",
+        "goals",
+        "solution",
+        "overview",
+        "summary",
+        "approach",
+        "proposal",
+        "decision",
+        "the fix",
+        "fix",
+        "change",
+        "the change",
+        "proposed change",
+    ];
+    let at = sentences.iter().position(|s| {
+        let heading = s
+            .text(paragraphs)
+            .trim_end_matches(':')
+            .to_ascii_lowercase();
+        s.form == Form::Heading && HEADINGS.contains(&heading.as_str())
+    })?;
+    let first = sentences[at + 1..]
+        .iter()
+        .find(|s| s.paragraph != sentences[at].paragraph)?;
+    let text = first.text(paragraphs);
+    (first.form == Form::Prose && !text.ends_with(':') && text.split_whitespace().count() >= 5)
+        .then_some(text)
+}
+
 fn untitled(title: &str) -> &str {
     match title.get(..5) {
         Some(head) if head.eq_ignore_ascii_case("plan:") => title[5..].trim_start(),
@@ -1889,6 +1924,30 @@ mod tests {
         ] {
             assert_eq!(short_change(from, to), None, "{from:?} → {to:?}");
         }
+    }
+
+    #[test]
+    fn a_plan_is_summed_up_by_its_goal_when_its_goal_states_it() {
+        let goal = |plan: &str| {
+            let (paragraphs, sentences) = sentences::split(plan);
+            plan_goal(&paragraphs, &sentences).map(str::to_owned)
+        };
+        assert_eq!(
+            goal(
+                "# Plan: Update the warning\n\n## Goal\nReplace the technical warning with a friendlier one.\n\n## Files\n- hooks.go"
+            ),
+            Some("Replace the technical warning with a friendlier one.".to_owned())
+        );
+        assert_eq!(
+            goal(
+                "# Plan: Trim metadata\n\n## Goal\nRemove these fields from the metadata:\n\n1. Agents"
+            ),
+            None
+        );
+        assert_eq!(
+            goal("# Plan\n\n## Context\nThe docs drifted from the code over the year."),
+            None
+        );
     }
 
     #[test]

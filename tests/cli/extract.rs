@@ -137,11 +137,15 @@ fn every_real_fixture_is_read_whole_and_yields_well_formed_events() {
             .iter()
             .all(|t| t["status"] == "completed")));
 
-    // An approved plan (`planContent`, 2.1.37) and an ExitPlanMode plan (2.1.29) become decisions.
+    // An approved plan (`planContent`, 2.1.37) and an ExitPlanMode plan (2.1.29) become decisions,
+    // summed up by what they set out to do ("## Change") rather than by their title.
     let planned = events_of(&events, "7505c804");
     assert!(has(&planned, |e| e["kind"] == "decision"
         && e["summary"]
-            == "Plan: Consolidate logging to single file per worktree"));
+            == "Plan: Write all logs to a single fixed file: `.entire/logs/entire.log`"
+        && e["rationale"].as_str().unwrap().starts_with(
+            "# Consolidate logging to single file per worktree"
+        )));
     let exit_plan = events_of(&events, "0a93878f");
     assert!(has(&exit_plan, |e| e["origin"] == "plan"
         && e["kind"] == "decision"));
