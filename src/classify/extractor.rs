@@ -20,7 +20,7 @@ use super::heuristic::{Verdict, alternatives, kind_of, says_why};
 use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences::{self, Form};
 use super::tools::{
-    CommitInfo, Op, checks_code, commit_info, compress_input, discards_changes, file_of, op_of,
+    CommitInfo, Op, check_of, commit_info, compress_input, discards_changes, file_of, op_of,
     operation, runs_git_commit,
 };
 use crate::event::{
@@ -76,7 +76,6 @@ pub struct State {
     edits: VecDeque<EditMark>,
     /// Tool results seen so far: orders failures after edits.
     results: u64,
-    last_failure: Option<Failure>,
     /// The first prompt of the main thread (redacted): what the session was asked to do.
     #[serde(default)]
     request: String,
@@ -117,6 +116,9 @@ struct Thread {
     /// How many times this turn was cut short for holding too many tool calls.
     #[serde(default)]
     parts: u32,
+    /// The last check of the turn that failed, while it stands (see [`Failure`]).
+    #[serde(default)]
+    failure: Option<Failure>,
 }
 
 /// One assistant message (its lines share `message.id`).
@@ -148,6 +150,12 @@ struct Call {
     /// For a write: the hashes of the lines it added (see [`fingerprint`]).
     #[serde(default)]
     added: Vec<u32>,
+    /// For a command: the check it runs ([`check_of`]), told from the whole command.
+    #[serde(default)]
+    check: Option<String>,
+    /// For a command: whether it throws uncommitted changes away ([`discards_changes`]).
+    #[serde(default)]
+    discards: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -231,15 +239,20 @@ struct EditMark {
     results: u64,
 }
 
+/// A check (a build, a test, a linter) that failed: what is undone after it, until the turn
+/// ends or the same check passes, is undone because of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Failure {
     command: String,
+    /// The check it runs ([`check_of`]).
+    #[serde(default)]
+    check: String,
     results: u64,
     /// The rejection made of what was undone after this failure, which later undoings join.
     #[serde(default)]
     undone: Option<String>,
-    /// What the session said since (its latest words, not yet redacted, like an open message's):
-    /// where the reason for undoing a change is.
+    /// What the session said since (its latest words, redacted as they come): where the reason
+    /// for undoing a change is.
     #[serde(default)]
     text: String,
     #[serde(default)]
@@ -309,14 +322,14 @@ impl<'w> Extractor<'w> {
             for call in &mut thread.calls {
                 call.input = clean.text(&call.input).into_owned();
             }
-        }
-        if let Some(failure) = state.last_failure.as_mut() {
-            for said in [
-                &mut failure.text,
-                &mut failure.thinking,
-                &mut failure.command,
-            ] {
-                *said = clean.text(said).into_owned();
+            if let Some(failure) = thread.failure.as_mut() {
+                for said in [
+                    &mut failure.text,
+                    &mut failure.thinking,
+                    &mut failure.command,
+                ] {
+                    *said = clean.text(said).into_owned();
+                }
             }
         }
         if !self.state.taint.is_empty() {
@@ -472,13 +485,17 @@ impl<'w> Extractor<'w> {
         let Some(t) = t.filter(|t| !t.trim().is_empty()) else {
             return;
         };
-        if let Some(failure) = self.state.last_failure.as_mut() {
-            let said = if thinking {
-                &mut failure.thinking
-            } else {
-                &mut failure.text
-            };
-            push_latest(said, t, SAID_MAX);
+        if self.thread(chain).failure.is_some() {
+            // Redacted whole before it joins what was said, whose start is cut as it grows.
+            let cleaned = self.clean(t).into_owned();
+            if let Some(failure) = self.thread(chain).failure.as_mut() {
+                let said = if thinking {
+                    &mut failure.thinking
+                } else {
+                    &mut failure.text
+                };
+                push_latest(said, &cleaned, SAID_MAX);
+            }
         }
         let Some(group) = self.thread(chain).group.as_mut() else {
             return;
@@ -548,6 +565,11 @@ impl<'w> Extractor<'w> {
         let commit_command: Option<String> = text(&input.command)
             .filter(|c| op == Op::Bash && runs_git_commit(c))
             .map(|c| self.clean(c).chars().take(COMMIT_COMMAND_MAX).collect());
+        let command = text(&input.command).filter(|_| op == Op::Bash);
+        let check = command
+            .and_then(check_of)
+            .map(|c| self.clean(&c).into_owned());
+        let discards = command.is_some_and(discards_changes);
         let input = if excluded && op == Op::Bash {
             "[REDACTED:excluded-file]".to_owned()
         } else if file.is_none() && file_of(&input).is_some() {
@@ -574,6 +596,8 @@ impl<'w> Extractor<'w> {
                 commit_command,
                 excluded,
                 added,
+                check,
+                discards,
             });
         }
     }
@@ -765,31 +789,36 @@ impl<'w> Extractor<'w> {
             call.commit_command.clone(),
             call.excluded,
         );
+        let (check, discards) = (call.check.clone(), call.discards);
         self.taint_with_result(&name, excluded, block, &result);
         match name.as_str() {
             "Bash" => {
                 // Only a check's failure tells the change was wrong (`git stash pop` failing
-                // says nothing of it).
-                if error && checks_code(&command) {
-                    self.state.last_failure = Some(Failure {
-                        command: command.clone(),
-                        results,
-                        undone: None,
-                        text: String::new(),
-                        thinking: String::new(),
-                    });
-                } else if !error {
-                    self.reset_after_failure(&command, id, chain, &timestamp);
-                    // The command that failed passes now: what is undone after (the debugging
-                    // aids added meanwhile) is not undone because of it.
-                    if self
-                        .state
-                        .last_failure
-                        .as_ref()
-                        .is_some_and(|f| f.command == command)
-                    {
-                        self.state.last_failure = None;
+                // says nothing of it), and not one the user stopped or declined.
+                let stopped = result.interrupted.0 == Some(true) || declined(block);
+                match check {
+                    Some(check) if error && !stopped => {
+                        self.thread(chain).failure = Some(Failure {
+                            command: command.clone(),
+                            check,
+                            results,
+                            undone: None,
+                            text: String::new(),
+                            thinking: String::new(),
+                        });
                     }
+                    // The check that failed passes now: what is undone after (the debugging
+                    // aids added meanwhile) is not undone because of it.
+                    Some(check) if !error => {
+                        let thread = self.thread(chain);
+                        if thread.failure.as_ref().is_some_and(|f| f.check == check) {
+                            thread.failure = None;
+                        }
+                    }
+                    _ => {}
+                }
+                if discards && !error {
+                    self.reset_after_failure(&command, id, chain, &timestamp);
                 }
                 let stdout = text(&result.stdout)
                     .map(str::to_owned)
@@ -1189,15 +1218,23 @@ impl<'w> Extractor<'w> {
                 .rev()
                 .find(|m| m.file == file && m.before == after && m.after == before)
                 .cloned();
-            if let (Some(mark), Some(failure)) = (undone, self.state.last_failure.clone())
-                && failure.results > mark.results
+            let failed_after = |f: &Failure| undone.as_ref().is_some_and(|m| f.results > m.results);
+            if let Some(mark) = undone.as_ref()
+                && self
+                    .thread(chain)
+                    .failure
+                    .as_ref()
+                    .is_some_and(failed_after)
             {
-                // The change tried went from what this edit puts back to what it takes out.
-                let tried = short_change(&self.clean(new), &self.clean(old));
+                // The change tried went from what this edit puts back to what it takes out;
+                // never told of a file whose content is not captured.
+                let tried = (!self.redactor.excluded(file))
+                    .then(|| short_change(&self.clean(new), &self.clean(old)))
+                    .flatten();
                 self.revert(
                     &[mark.call.as_str()],
                     &[file],
-                    (&failure.command, tried.as_deref()),
+                    tried.as_deref(),
                     call,
                     chain,
                     timestamp,
@@ -1218,12 +1255,9 @@ impl<'w> Extractor<'w> {
     }
 
     /// A Bash command that throws changes away after a failure (`git checkout -- f`,
-    /// `git restore`, `git stash`, `git reset --hard`) turns the edits since into a rejection.
+    /// `git restore`, `git reset --hard`) turns the edits before the failure into a rejection.
     fn reset_after_failure(&mut self, command: &str, call: &str, chain: Chain, timestamp: &str) {
-        if !discards_changes(command) {
-            return;
-        }
-        let Some(failure) = self.state.last_failure.clone() else {
+        let Some(failure) = self.thread(chain).failure.clone() else {
             return;
         };
         let marks: Vec<EditMark> = self
@@ -1252,27 +1286,20 @@ impl<'w> Extractor<'w> {
                 files.push(&m.file);
             }
         }
-        self.revert(
-            &calls,
-            &files,
-            (&failure.command, None),
-            call,
-            chain,
-            timestamp,
-        );
+        self.revert(&calls, &files, None, call, chain, timestamp);
         self.state.edits.retain(|m| m.results >= failure.results);
     }
 
-    /// Edits undone after a command failed: a rejection when the session says why in the
-    /// message that undoes them, which later undoings after the same failure join. Undone with
-    /// no reason given, the calls are marked reverted and no more is told: that a command
-    /// failed says nothing of what was wrong with the change.
-    /// `failed` is the command that failed, with the change tried when one short edit says it.
+    /// Edits undone after a check failed (the thread's [`Failure`]): a rejection when the
+    /// session said why since the failure, which later undoings after the same failure join.
+    /// Undone with no reason given, the calls are marked reverted and no more is told: that a
+    /// check failed says nothing of what was wrong with the change. `tried` is the change, when
+    /// one short edit says it.
     fn revert(
         &mut self,
         calls: &[&str],
         files: &[&str],
-        (failed, tried): (&str, Option<&str>),
+        tried: Option<&str>,
         source: &str,
         chain: Chain,
         timestamp: &str,
@@ -1285,17 +1312,14 @@ impl<'w> Extractor<'w> {
         {
             c.outcome = Outcome::Reverted;
         }
-        let joined = self
-            .state
-            .last_failure
+        let Some(failure) = thread.failure.clone() else {
+            return;
+        };
+        let joined = failure
+            .undone
             .as_ref()
-            .and_then(|f| f.undone.clone());
-        if let Some(draft) = joined.and_then(|id| {
-            self.thread(chain)
-                .drafts
-                .iter_mut()
-                .find(|d| d.event.id == id)
-        }) {
+            .and_then(|id| thread.drafts.iter_mut().find(|d| &d.event.id == id));
+        if let Some(draft) = joined {
             let e = &mut draft.event;
             for f in files {
                 if !e.files_affected.iter().any(|x| x == f)
@@ -1305,17 +1329,17 @@ impl<'w> Extractor<'w> {
                 }
             }
             if e.files_affected.len() > 1 {
-                e.summary = summarize(&undone(&e.files_affected, failed, None));
+                e.summary = summarize(&undone(&e.files_affected, &failure.command, None));
             }
             return;
         }
-        let Some(reason) = self.reason_given() else {
+        let Some(reason) = reason_given(&failure) else {
             return;
         };
         let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
         let mut event = self.event(
             Kind::Rejection,
-            &undone(&files, failed, tried),
+            &undone(&files, &failure.command, tried),
             Origin::ToolSequence,
             source,
             timestamp,
@@ -1323,38 +1347,10 @@ impl<'w> Extractor<'w> {
         );
         event.files_affected = files;
         event.rationale = reason;
-        if let Some(failure) = self.state.last_failure.as_mut() {
+        if let Some(failure) = self.thread(chain).failure.as_mut() {
             failure.undone = Some(event.id.clone());
         }
         self.draft(event, chain);
-    }
-
-    /// What the session said since the command failed, as a reason: its latest sentences that
-    /// say why ([`says_why`]), the reply's before the thinking's, redacted.
-    fn reason_given(&self) -> Option<String> {
-        let failure = self.state.last_failure.as_ref()?;
-        for said in [&failure.text, &failure.thinking] {
-            let said = self.clean(said);
-            let (paragraphs, sentences) = sentences::split(&said);
-            let mut reason: Vec<&str> = Vec::new();
-            let mut room = REASON_MAX;
-            for s in sentences.iter().rev() {
-                let sentence = s.text(&paragraphs);
-                if !says_why(sentence, s.form) || reason.contains(&sentence) {
-                    continue;
-                }
-                if sentence.len() > room {
-                    break;
-                }
-                room -= sentence.len();
-                reason.push(sentence);
-            }
-            if !reason.is_empty() {
-                reason.reverse();
-                return Some(reason.join(" "));
-            }
-        }
-        None
     }
 
     /// The task list a TodoWrite call sets.
@@ -1730,8 +1726,8 @@ pub(crate) fn prompt_text(raw: &str) -> Option<String> {
 /// How the rejection of an edit undone after a command failed starts.
 pub(crate) const REVERTED: &str = "Reverted the change to ";
 
-/// Append `t` to `buf` as a paragraph, keeping its last `max` bytes or so: cut at a
-/// whitespace, so that no word (a secret, whose rule needs it whole) is cut in two.
+/// Append `t` to `buf` as a paragraph, keeping its last `max` bytes or so, cut where a paragraph
+/// or a word ends.
 fn push_latest(buf: &mut String, t: &str, max: usize) {
     if !buf.is_empty() {
         buf.push_str("\n\n");
@@ -1742,11 +1738,44 @@ fn push_latest(buf: &mut String, t: &str, max: usize) {
         while !buf.is_char_boundary(cut) {
             cut += 1;
         }
-        let cut = buf[cut..]
-            .find(char::is_whitespace)
-            .map_or(buf.len(), |at| cut + at);
+        // At a paragraph's end if one is near, else at a word's.
+        let rest = &buf[cut..];
+        let cut = cut
+            + rest
+                .find("\n\n")
+                .filter(|&at| at < max / 2)
+                .or_else(|| rest.find(char::is_whitespace))
+                .unwrap_or(rest.len());
         buf.drain(..cut);
     }
+}
+
+/// What the session said since a check failed (redacted as it came), as the reason for undoing a
+/// change: its latest sentences that say why ([`says_why`]), the reply's before the thinking's.
+fn reason_given(failure: &Failure) -> Option<String> {
+    for said in [&failure.text, &failure.thinking] {
+        let (paragraphs, sentences) = sentences::split(said);
+        let mut reason: Vec<&str> = Vec::new();
+        let mut room = REASON_MAX;
+        for s in sentences.iter().rev() {
+            let sentence = s.text(&paragraphs);
+            if sentence.len() > room || !says_why(sentence, s.form) || reason.contains(&sentence) {
+                continue;
+            }
+            room -= sentence.len();
+            reason.push(sentence);
+        }
+        if !reason.is_empty() {
+            reason.reverse();
+            return Some(reason.join(" "));
+        }
+    }
+    None
+}
+
+/// Whether a tool's result says the user declined the call: it did not run, so it did not fail.
+fn declined(block: &Block<'_>) -> bool {
+    result_text(block).starts_with("The user doesn't want to proceed with this tool use")
 }
 
 /// The summary of a change to `files` undone after `failed` failed: the change itself when it
@@ -1855,6 +1884,7 @@ fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) ->
         .then_some(text)
 }
 
+/// A plan's title without the "Plan:" it may start with.
 fn untitled(title: &str) -> &str {
     match title.get(..5) {
         Some(head) if head.eq_ignore_ascii_case("plan:") => title[5..].trim_start(),
@@ -1908,6 +1938,41 @@ mod tests {
         // Too little room left: the sentence alone, never cut.
         let wordy = format!("That won't work because {}.", "reasons ".repeat(11).trim());
         assert_eq!(with_antecedent(&wordy, Some(&long)), wordy);
+    }
+
+    #[test]
+    fn state_saved_by_earlier_versions_still_loads() {
+        let call = Call {
+            id: "c1".into(),
+            name: "Bash".into(),
+            input: "cargo test".into(),
+            file: None,
+            op: Op::Bash,
+            outcome: Outcome::Error,
+            group: "g".into(),
+            timestamp: String::new(),
+            commit_command: None,
+            excluded: false,
+            added: Vec::new(),
+            check: Some("cargo test".into()),
+            discards: false,
+        };
+        let mut state = serde_json::to_value(State::default()).unwrap();
+        let mut thread = serde_json::to_value(Thread {
+            calls: vec![call],
+            ..Thread::default()
+        })
+        .unwrap();
+        // Before failures were kept per thread, with the check a call runs.
+        thread.as_object_mut().unwrap().remove("failure");
+        let old_call = thread["calls"][0].as_object_mut().unwrap();
+        old_call.remove("check");
+        old_call.remove("discards");
+        state["main"] = thread;
+        state["last_failure"] = serde_json::json!({"command": "cargo test", "results": 3});
+        let loaded: State = serde_json::from_value(state).unwrap();
+        assert!(loaded.main.failure.is_none());
+        assert_eq!(loaded.main.calls[0].check, None);
     }
 
     #[test]

@@ -219,6 +219,12 @@ static STEPS: LazyLock<Set> = LazyLock::new(|| set(STEP));
 static REASONS: LazyLock<Set> = LazyLock::new(|| set(REASONED));
 static LEADS_IN: LazyLock<Set> = LazyLock::new(|| set(LEAD_IN));
 
+/// An arrow, a box, a check mark or an emoji: what starts a status line ("✅ Tests pass", "→
+/// next"), not a sentence. Letters of any script are not symbols.
+fn symbol(c: char) -> bool {
+    matches!(c as u32, 0x2190..=0x2BFF | 0x1F000..)
+}
+
 /// What a sentence holds that is worth keeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Verdict {
@@ -236,11 +242,7 @@ const WHOLE: usize = 120;
 /// narration, lead-ins, status, questions, guesses and everything else.
 pub fn classify(sentence: &str, form: Form) -> Option<Verdict> {
     let mut s = sentence.trim();
-    if form == Form::Heading
-        || s.len() < 12
-        || s.ends_with('?')
-        || s.starts_with(|c: char| c as u32 >= 0x2190)
-    {
+    if form == Form::Heading || s.len() < 12 || s.ends_with('?') || s.starts_with(symbol) {
         return None;
     }
     if let Some(head) = s.strip_suffix(':') {
@@ -310,7 +312,7 @@ pub fn says_why(sentence: &str, form: Form) -> bool {
     let s = sentence.trim();
     if form != Form::Prose
         || s.ends_with(['?', ':'])
-        || s.starts_with(|c: char| c as u32 >= 0x2190)
+        || s.starts_with(symbol)
         || s.split_whitespace().count() < 4
     {
         return false;
@@ -433,6 +435,36 @@ pub fn alternatives(sentence: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_says_why_and_is_not_the_next_step() {
+        for why in [
+            "They're in the same package, so the names conflict.",
+            "Right, they're in the same package so the names conflict.",
+            "The re-exports exist to avoid shadowing the settings package.",
+            "The real issue is that the hook runs before the branch exists.",
+        ] {
+            assert!(says_why(why, Form::Prose), "{why}");
+        }
+        for not in [
+            "Now revert `setup.go` back to the unqualified names.",
+            "Now I understand the structure.",
+            "Let me revert it, since it broke the build.",
+            "So the transcript path is under the projects folder.",
+            "Why does the build fail here?",
+            "The fix, in short, is this:",
+            "✅ Tests pass, so it is done.",
+            "Keep the prefix, so the names stay apart.",
+        ] {
+            let form = if not.starts_with("Keep") {
+                Form::Item
+            } else {
+                Form::Prose
+            };
+            assert!(!says_why(not, form), "{not}");
+        }
+        assert!(symbol('✅') && symbol('→') && !symbol('設') && !symbol('é'));
+    }
 
     fn kind(s: &str) -> Option<Kind> {
         kind_of(s, Form::Prose).map(|v| v.kind)

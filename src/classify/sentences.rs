@@ -174,11 +174,17 @@ const STARTERS: &[&str] = &[
 fn glued(p: &str, i: usize) -> bool {
     let bytes = p.as_bytes();
     if bytes[i] == b':' {
+        // A word's colon (not `main.rs:42.` nor `10:30.`), then "1. " and a capital.
+        let word = p[..i].rsplit(' ').next().unwrap_or("");
+        let lead_in =
+            word.ends_with(|c: char| c.is_ascii_alphabetic()) && !word.contains(['.', '/']);
         let rest = &bytes[i + 1..];
         let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        return (1..=2).contains(&digits)
+        return lead_in
+            && (1..=2).contains(&digits)
             && rest.get(digits) == Some(&b'.')
-            && rest.get(digits + 1) == Some(&b' ');
+            && rest.get(digits + 1) == Some(&b' ')
+            && rest.get(digits + 2).is_some_and(u8::is_ascii_uppercase);
     }
     if !matches!(bytes[i], b'.' | b'!' | b'?') || i == 0 {
         return false;
@@ -240,13 +246,16 @@ mod tests {
     fn splits_sentences_glued_together_but_not_code() {
         assert_eq!(
             texts(
-                "The test never ran.Now that it does, it fails.But `errors.Is` holds. Call os.Exit(1) or cmd.Dir = x."
+                "The test never ran.Now that it does, it fails.But `errors.Is` holds. Call os.Exit(1) or cmd.Dir = x at 10:30. It panics at main.rs:42. Then the fix is to either:1. Keep it"
             ),
             [
                 "The test never ran.",
                 "Now that it does, it fails.",
                 "But `errors.Is` holds.",
-                "Call os.Exit(1) or cmd.Dir = x."
+                "Call os.Exit(1) or cmd.Dir = x at 10:30.",
+                "It panics at main.rs:42.",
+                "Then the fix is to either:",
+                "Keep it"
             ]
         );
     }

@@ -240,66 +240,90 @@ fn short_flags_ending_in(word: &str, flag: char) -> bool {
         && word[1..].chars().all(|c| c.is_ascii_alphabetic())
 }
 
-/// Whether a shell command checks the code — builds, tests, lints, type-checks or formats it
-/// (`cargo test`, `go build ./...`, `mise run test:ci`, `golangci-lint run`, `npx tsc`, `make`)
-/// — rather than moving files or history around (`git stash pop`, `rm -f x`, `git merge`). Its
-/// failure says something is wrong with the code as it stands.
-pub fn checks_code(command: &str) -> bool {
-    const TOOLS: &[&str] = &[
-        "make",
-        "cmake",
-        "ninja",
-        "gradle",
-        "gradlew",
-        "mvn",
-        "check",
-        "vet",
-        "clippy",
-        "tsc",
-        "mypy",
-        "pyright",
-        "fmt",
-        "format",
-        "compile",
-        "typecheck",
-        "rspec",
-        "jest",
-        "vitest",
-        "mocha",
-        "ruff",
-        "prettier",
-        "rustc",
-        "gcc",
-        "clang",
-        "javac",
-    ];
+/// The check a command runs, if it checks the code — builds, tests, lints, type-checks or
+/// formats it (`cargo test`, `go build ./...`, `mise run test:ci`, `golangci-lint run`, `npx
+/// tsc`, `make`, `./run_tests.sh`) rather than moving files or history around (`git stash
+/// pop`, `rm -f x`) or installing a tool (`pip install pytest`). Its failure says something is
+/// wrong with the code as it stands. The check is the command without its options, paths and
+/// redirections (`cargo test` for `cargo test -p x 2>&1 | tail -30`): a check that passes is
+/// the one that failed when it is the same.
+pub fn check_of(command: &str) -> Option<String> {
+    let segment = command
+        .split([';', '&', '|', '\n'])
+        .find(|s| segment_checks(s))?;
+    let plain = |w: &&str| {
+        !w.starts_with('-')
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '_' | '-'))
+    };
+    let mut words = segment.split_whitespace();
+    let first = words.next()?;
+    // The script that runs, else the command and the plain words after it.
+    Some(
+        std::iter::once(first)
+            .chain(words.take_while(plain))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+fn segment_checks(segment: &str) -> bool {
     const NOT_CHECKS: &[&str] = &[
         "git", "cd", "rm", "cp", "mv", "ls", "cat", "echo", "grep", "rg", "head", "tail", "find",
-        "mkdir", "touch",
+        "mkdir", "touch", "sed", "awk", "wc", "diff", "less", "export", "test", "[",
     ];
-    command.split([';', '&', '|', '\n']).any(|segment| {
-        let mut words = segment.split_whitespace().peekable();
-        if words.peek().is_none_or(|first| NOT_CHECKS.contains(first)) {
-            return false;
-        }
-        // A path or a file name (`checkpoint_test.go`, `./...`) names what is checked, not how.
-        words
-            .filter(|w| !w.contains(['.', '/']))
-            .flat_map(|w| w.split([':', '=', '@', '"', '\'']))
-            .any(|w| {
-                let w = w.to_ascii_lowercase();
-                (w.contains("test") && w != "latest")
-                    || w.contains("lint")
-                    || w.starts_with("build")
-                    || TOOLS.contains(&w.as_str())
-            })
+    const INSTALLS: &[&str] = &["install", "i", "add", "get", "uninstall", "remove"];
+    const INTERPRETERS: &[&str] = &[
+        "bash", "sh", "zsh", "python", "python3", "node", "ruby", "perl",
+    ];
+    let words: Vec<&str> = segment.split_whitespace().collect();
+    let Some(first) = words.first() else {
+        return false;
+    };
+    if NOT_CHECKS.contains(first) || words.iter().any(|w| INSTALLS.contains(w)) {
+        return false;
+    }
+    words.iter().enumerate().any(|(at, word)| {
+        let name = if word.contains(['.', '/']) {
+            // A path names what is checked (`checkpoint_test.go`, `./...`), unless it is the
+            // script that runs (`./run_tests.sh`, `bash scripts/lint.sh`).
+            let runs = at == 0 || (at == 1 && INTERPRETERS.contains(first));
+            if !runs {
+                return false;
+            }
+            let file = word.rsplit('/').next().unwrap_or(word);
+            file.split('.').next().unwrap_or(file)
+        } else {
+            word
+        };
+        name.split([':', '=', '@', '"', '\'', '_', '-'])
+            .any(|part| checks_word(&part.to_ascii_lowercase()))
     })
 }
 
+/// A word that names a check: `test`, `pytest`, `lint`, `build`, `xcodebuild`, `check`,
+/// `shellcheck`, `tsc`…
+fn checks_word(word: &str) -> bool {
+    const TOOLS: &[&str] = &[
+        "make", "cmake", "ninja", "gradle", "gradlew", "mvn", "vet", "clippy", "tsc", "mypy",
+        "pyright", "fmt", "format", "compile", "rspec", "jest", "mocha", "ruff", "prettier",
+        "rustc", "gcc", "clang", "javac", "tox", "flake8", "phpunit", "rubocop",
+    ];
+    const NOT_TESTS: &[&str] = &["latest", "fastest", "contest", "protest", "attest"];
+    word.starts_with("test")
+        || (word.ends_with("test") && !NOT_TESTS.contains(&word))
+        || word.contains("lint")
+        || word.starts_with("build")
+        || word.ends_with("build")
+        || word.ends_with("check")
+        || TOOLS.contains(&word)
+}
+
 /// Whether a shell command throws away uncommitted changes to files: `git checkout -- f`,
-/// `git checkout .`, `git restore f` (not `--staged` alone), `git stash` (saving, not
-/// `list`/`pop`/`show`…, and not when the command pops it again), `git reset --hard`. Not in a
-/// command that makes a repository of its own to try git in (`git init`, `git clone`).
+/// `git checkout .`, `git restore f` (not `--staged` alone), `git reset --hard`. Not `git
+/// stash`, which puts them aside to be popped again (to see whether a test failed before the
+/// change, say), nor a command that makes a repository of its own to try git in (`git init`,
+/// `git clone`).
 pub fn discards_changes(command: &str) -> bool {
     let git: Vec<(&str, Vec<&str>)> = command
         .split([';', '&', '|', '\n'])
@@ -321,34 +345,12 @@ pub fn discards_changes(command: &str) -> bool {
     if git.iter().any(|(sub, _)| matches!(*sub, "init" | "clone")) {
         return false;
     }
-    let popped = |after: usize| {
-        git[after..]
-            .iter()
-            .any(|(sub, args)| *sub == "stash" && matches!(args.first(), Some(&"pop" | &"apply")))
-    };
-    git.iter().enumerate().any(|(at, (sub, args))| match *sub {
+    git.iter().any(|(sub, args)| match *sub {
         "checkout" => args.iter().any(|a| *a == "--" || *a == "."),
         "restore" => {
             let staged = args.iter().any(|a| *a == "--staged" || *a == "-S");
             let worktree = args.iter().any(|a| *a == "--worktree" || *a == "-W");
             !staged || worktree
-        }
-        "stash" => {
-            let saves = args.first().is_none_or(|a| {
-                matches!(
-                    *a,
-                    "push"
-                        | "save"
-                        | "-u"
-                        | "--include-untracked"
-                        | "-k"
-                        | "--keep-index"
-                        | "-m"
-                        | "--all"
-                        | "-a"
-                )
-            });
-            saves && !popped(at + 1)
         }
         "reset" => args.contains(&"--hard"),
         _ => false,
@@ -459,16 +461,29 @@ mod tests {
 
     #[test]
     fn commands_that_check_the_code() {
-        for yes in [
-            "cargo test",
-            "go build ./... 2>&1",
-            "mise run fmt && mise run lint && mise run test:ci",
-            "golangci-lint run --new=false",
-            "cd web && npx tsc --noEmit",
-            "make",
-            "python -m pytest -x",
+        for (yes, check) in [
+            ("cargo test", "cargo test"),
+            ("cargo test -p store 2>&1 | tail -30", "cargo test"),
+            ("go build ./... 2>&1", "go build"),
+            (
+                "mise run fmt && mise run lint && mise run test:ci",
+                "mise run fmt",
+            ),
+            ("golangci-lint run --new=false", "golangci-lint run"),
+            ("cd web && npx tsc --noEmit", "npx tsc"),
+            ("make", "make"),
+            ("python -m pytest -x", "python"),
+            ("./run_tests.sh --fast", "./run_tests.sh"),
+            ("bash scripts/lint.sh", "bash"),
+            ("cd w\ncargo test", "cargo test"),
+            (
+                "RUST_LOG=debug cargo nextest run",
+                "RUST_LOG=debug cargo nextest run",
+            ),
+            ("xcodebuild -scheme App", "xcodebuild"),
+            ("tox -e py311", "tox"),
         ] {
-            assert!(checks_code(yes), "{yes}");
+            assert_eq!(check_of(yes).as_deref(), Some(check), "{yes}");
         }
         for no in [
             "git stash pop",
@@ -477,8 +492,13 @@ mod tests {
             "rm -f /tmp/hook-test.txt",
             "npm i left-pad@latest",
             "cat go_test_output.txt",
+            "test -f Cargo.toml",
+            "pip install pytest",
+            "export RUST_TEST_THREADS=1",
+            "sed -n 1,40p tests/cli/main.rs",
+            "ls -la fastest",
         ] {
-            assert!(!checks_code(no), "{no}");
+            assert_eq!(check_of(no), None, "{no}");
         }
     }
 
@@ -488,14 +508,14 @@ mod tests {
             "git checkout -- a.rs",
             "git checkout .",
             "git restore a.rs",
-            "git stash",
-            "git stash push -m x",
             "cd x && git reset --hard HEAD",
             "git -C r restore -W --staged a",
         ] {
             assert!(discards_changes(yes), "{yes}");
         }
         for no in [
+            "git stash",
+            "git stash push -m x",
             "git stash list",
             "git stash pop",
             "git restore --staged a.rs",

@@ -328,7 +328,9 @@ fn described(
 /// what was decided on purpose (recorded by the agent or a person). A decision read out of a
 /// transcript comes when the session reads or changes its files, or names it: given to every
 /// session that starts, it was seldom about the task (docs/quality.md). So does an edit undone
-/// after a command failed: it tells that the command failed, not what was wrong with the edit.
+/// after a check failed: even with the reason the session gave, it is about the file it
+/// changed, and the file's hook gives it when the file is read or changed (older notes' undone
+/// edits tell only that a command failed).
 fn briefed(decision: &DecisionNode) -> bool {
     match decision.origin {
         Some(Origin::Agent | Origin::Human) => true,

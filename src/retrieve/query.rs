@@ -924,30 +924,29 @@ fn place_superseded(
 ) -> store::Result<Vec<Item>> {
     let mut kept: Vec<Item> = Vec::new();
     let mut replaced: Vec<(String, Replaced)> = Vec::new();
+    let by_graph = BTreeSet::from(["graph"]);
     for item in items {
-        // The end of a chain of supersessions: A under C when B replaced A and C replaced B.
-        let mut later = g.superseded_by(&item.id)?;
+        // The chain of supersessions: B replaced A, C replaced B…
+        let mut chain = Vec::new();
         let mut seen: BTreeSet<String> = BTreeSet::from([item.id.clone()]);
-        while let Some((l, _)) = &later {
-            match g.superseded_by(l)? {
-                Some(next) if seen.insert(next.0.clone()) => later = Some(next),
-                _ => break,
+        let mut next = g.superseded_by(&item.id)?;
+        while let Some(edge) = next.filter(|(l, _)| seen.insert(l.clone())) {
+            next = g.superseded_by(&edge.0)?;
+            chain.push(edge);
+        }
+        // A under the newest of them that is given: one never given (an edit undone with no
+        // reason said, a plan) replaces nothing.
+        let mut later = None;
+        for (id, commit) in chain.iter().rev() {
+            let event = g.later_event(id, commit)?;
+            if event.as_ref().is_some_and(|(_, e)| !given(e, &by_graph)) {
+                continue;
             }
+            later = Some((id.clone(), event));
+            break;
         }
         match later {
-            Some((later, later_commit)) => {
-                let event = g.later_event(&later, &later_commit)?;
-                if event
-                    .as_ref()
-                    .is_some_and(|(_, e)| !given(e, &BTreeSet::from(["graph"])))
-                {
-                    // Replaced by what is never given (an edit undone with no reason said, a
-                    // plan): the item stands.
-                    if !kept.iter().any(|k| k.id == item.id) {
-                        kept.push(item);
-                    }
-                    continue;
-                }
+            Some((later, event)) => {
                 left_out.superseded += 1;
                 replaced.push((
                     later.clone(),

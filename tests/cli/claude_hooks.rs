@@ -285,8 +285,8 @@ fn a_file_is_given_an_edit_undone_on_it_with_its_reason_not_a_bare_failure() {
         "The Claude handlers live in the same module, so the names clash without the prefix.",
     );
     // As notes written before an undone edit carried its reason have it. Its words make it the
-    // same subject as the first, which it supersedes (it sorts later): what is never given
-    // replaces nothing.
+    // same subject as the first, which it supersedes (it sorts later; the graph's edges say
+    // so below): what is never given replaces nothing.
     let bare = undone(
         "s-tests",
         "Reverted the change to 2 files after `cargo test` failed",
@@ -294,6 +294,23 @@ fn a_file_is_given_an_edit_undone_on_it_with_its_reason_not_a_bare_failure() {
     );
     scenario::add_note(&repo, &commit, &format!("{reasoned}\n{bare}"));
     repo.ok(&["rebuild"]);
+    let id = |e: &str| {
+        serde_json::from_str::<Value>(e).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let edges: String = repo
+        .git(&["ls-tree", "--name-only", "refs/agent-context:index/edges"])
+        .lines()
+        .map(|b| repo.git(&["show", &format!("refs/agent-context:index/edges/{b}")]))
+        .collect();
+    assert!(
+        edges.lines().any(|l| l.starts_with(&id(&reasoned))
+            && l.contains("\tsupersedes\t")
+            && l.contains(&id(&bare))),
+        "{edges}"
+    );
     let write = write_payload(&repo, &repo.root.join(path));
     let context = injected(&repo, "PreToolUse", &write).expect("the undone edit for names.rs");
     assert!(

@@ -799,6 +799,11 @@ fn edit_call(msg: &str, id: &str, file: &str, old: &str, new: &str) -> String {
     )
 }
 
+/// A command that fails with `output`.
+fn failing_call(msg: &str, id: &str, command: &str, output: &str) -> String {
+    tool_use(msg, id, "Bash", serde_json::json!({ "command": command })) + &tool_error(id, output)
+}
+
 fn bash_call(msg: &str, id: &str, command: &str) -> String {
     tool_use(msg, id, "Bash", serde_json::json!({"command": command}))
         + &tool_result(id, "", serde_json::json!({"stdout": ""}))
@@ -831,12 +836,7 @@ fn an_edit_undone_after_a_failing_command_is_a_rejection_with_the_reason_given()
     let failing = assistant(
         "m2",
         "The tests cover eviction, so they tell whether the LRU holds.",
-    ) + &tool_use(
-        "m2",
-        "b1",
-        "Bash",
-        serde_json::json!({"command": "cargo test"}),
-    ) + &tool_error("b1", "Exit code 101");
+    ) + &failing_call("m2", "b1", "cargo test", "Exit code 101");
     let why = assistant("m3", &format!("{REASON} Let me go back to the TTL."));
     const BY_EDIT: &str = "Reverted `ttl` → `lru` in src/cache.rs after `cargo test` failed";
     const BY_GIT: &str = "Reverted the change to src/cache.rs after `cargo test` failed";
@@ -945,13 +945,7 @@ fn an_edit_undone_is_no_rejection_without_a_check_that_failed_and_a_reason() {
         let events = extracted(
             &(user("p1", "Make the cache faster")
                 + &edit_call("m1", "e1", "src/cache.rs", "ttl", "lru")
-                + &tool_use(
-                    "m2",
-                    "b1",
-                    "Bash",
-                    serde_json::json!({ "command": command }),
-                )
-                + &tool_error("b1", "Exit code 1")
+                + &failing_call("m2", "b1", command, "Exit code 1")
                 + &assistant("m3", said)
                 + &edit_call("m3", "e2", "src/cache.rs", "lru", "ttl")
                 + &user("p2", "next")),
@@ -961,19 +955,35 @@ fn an_edit_undone_is_no_rejection_without_a_check_that_failed_and_a_reason() {
 }
 
 #[test]
+fn an_edit_undone_of_a_file_never_captured_does_not_tell_the_change() {
+    let events = extracted(
+        &(user("p1", "Quieter logs")
+            + &edit_call("m1", "e1", ".env", "LOG_LEVEL=debug", "LOG_LEVEL=warn")
+            + &failing_call("m2", "b1", "cargo test", "Exit code 101")
+            + &assistant(
+                "m3",
+                "The log tests read debug lines, so the level stays at debug.",
+            )
+            + &edit_call("m3", "e2", ".env", "LOG_LEVEL=warn", "LOG_LEVEL=debug")
+            + &user("p2", "next")),
+    );
+    let rejections = undone_rejections(&events);
+    assert_eq!(rejections.len(), 1, "{events:#?}");
+    let summary = rejections[0]["summary"].as_str().unwrap();
+    assert!(!summary.contains("LOG_LEVEL"), "{summary}");
+    assert!(summary.ends_with("after `cargo test` failed"), "{summary}");
+}
+
+#[test]
 fn edits_undone_after_one_failure_make_one_rejection() {
     let events = extracted(
         &(user("p1", "Rename the cache")
             + &edit_call("m1", "e1", "src/cache.rs", "Cache", "Store")
             + &edit_call("m1", "e2", "src/lib.rs", "cache::Cache", "cache::Store")
-            + &tool_use(
+            + &failing_call(
                 "m2",
                 "b1",
-                "Bash",
-                serde_json::json!({"command": "cargo build"}),
-            )
-            + &tool_error(
-                "b1",
+                "cargo build",
                 "error[E0428]: the name `Store` is defined multiple times",
             )
             + &assistant(
@@ -1027,7 +1037,8 @@ fn secrets_never_reach_any_file_of_the_store_even_where_text_is_cut() {
     let path = repo.home.join("secret.jsonl");
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
     // The token straddles the 120-character summary cut; the turn stays open, so the
-    // extractor's saved state holds the text too.
+    // extractor's saved state holds the text too, in the open message and in what was said
+    // since a check failed.
     let decision = format!(
         "I'll go with the token-based client because {} and the token is {token}",
         "x".repeat(70)
@@ -1043,6 +1054,8 @@ fn secrets_never_reach_any_file_of_the_store_even_where_text_is_cut() {
         )
         + &tool_result("w0", "ok", serde_json::json!({}))
         + &user("p1", &format!("Deploy with {token} please"))
+        // A check failed: what is said after it is kept, as the reason for undoing a change.
+        + &failing_call("m0b", "c0", "cargo test", "Exit code 101")
         + &block_line(
             "m1",
             "u1",
