@@ -1781,6 +1781,8 @@ fn declined(block: &Block<'_>) -> bool {
 /// The summary of a change to `files` undone after `failed` failed: the change itself when it
 /// was one short edit of one file (`tried`).
 fn undone(files: &[String], failed: &str, tried: Option<&str>) -> String {
+    // Where its errors went is no part of what failed.
+    let failed = failed.replace(" 2>&1", "");
     match (files, tried) {
         ([one], Some(tried)) => format!("Reverted {tried} in {one} after `{failed}` failed"),
         ([one], None) => format!("{REVERTED}{one} after `{failed}` failed"),
@@ -1973,6 +1975,23 @@ mod tests {
         let loaded: State = serde_json::from_value(state).unwrap();
         assert!(loaded.main.failure.is_none());
         assert_eq!(loaded.main.calls[0].check, None);
+    }
+
+    #[test]
+    fn an_undone_change_is_told_by_its_files_or_its_edit() {
+        let files = |n: usize| (0..n).map(|i| format!("f{i}.rs")).collect::<Vec<_>>();
+        assert_eq!(
+            undone(&files(1), "mise run lint 2>&1", None),
+            "Reverted the change to f0.rs after `mise run lint` failed"
+        );
+        assert_eq!(
+            undone(&files(1), "make", Some("`a` → `b`")),
+            "Reverted `a` → `b` in f0.rs after `make` failed"
+        );
+        assert_eq!(
+            undone(&files(2), "make", Some("`a` → `b`")),
+            "Reverted the change to 2 files after `make` failed"
+        );
     }
 
     #[test]
