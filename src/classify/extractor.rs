@@ -966,6 +966,9 @@ impl<'w> Extractor<'w> {
             else {
                 continue;
             };
+            if origin == Origin::Prompt && asked(sentence) {
+                continue;
+            }
             matched = true;
             let paragraph = paragraphs[s.paragraph].as_str();
             let alts = alternatives(sentence);
@@ -1815,6 +1818,37 @@ fn asks_for_work(prompt: &str) -> bool {
     !(command && (name.len() == prompt.trim().len() || SETTINGS_COMMANDS.contains(&name)))
 }
 
+/// Whether a sentence of a prompt asks rather than says, with a question mark or, as people
+/// type them, without: "can we use `checkpointID` instead of `cpID`", "why didn't you…".
+fn asked(sentence: &str) -> bool {
+    const OPENERS: &[&str] = &[
+        "can",
+        "could",
+        "would",
+        "should",
+        "shall",
+        "does",
+        "did",
+        "is",
+        "are",
+        "why",
+        "how",
+        "what",
+        "where",
+        "when",
+        "which",
+        "will",
+        "isn't",
+        "shouldn't",
+        "wouldn't",
+    ];
+    let first = sentence.split_whitespace().next().unwrap_or("");
+    let first = first
+        .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+        .to_ascii_lowercase();
+    sentence.trim_end().ends_with('?') || OPENERS.contains(&first.as_str())
+}
+
 /// The text of a tool result's content, whether a string or text blocks.
 fn result_texts(block: &Block<'_>) -> Vec<String> {
     #[derive(Deserialize)]
@@ -2032,6 +2066,24 @@ mod tests {
             goal("# Plan\n\n## Context\nThe docs drifted from the code over the year."),
             None
         );
+    }
+
+    #[test]
+    fn a_prompt_that_asks_is_told_from_one_that_says() {
+        for asks in [
+            "can we use `checkpointID` instead of `cpID` in session.go",
+            "Why exactly didn't you create the wrapper instead of inlining it",
+            "How about a TTL map rather than an LRU?",
+        ] {
+            assert!(asked(asks), "{asks}");
+        }
+        for says in [
+            "Use a TTL map instead of an LRU, since entries expire by time.",
+            "Don't deprecate it; remove it completely.",
+            "Do it with a TTL map rather than an LRU.",
+        ] {
+            assert!(!asked(says), "{says}");
+        }
     }
 
     #[test]

@@ -975,6 +975,30 @@ fn an_edit_undone_of_a_file_never_captured_does_not_tell_the_change() {
 }
 
 #[test]
+fn a_prompt_that_asks_decides_nothing_one_that_says_does() {
+    let events = extracted(
+        &(user("p1", "can we use a TTL map instead of an LRU here")
+            + &assistant("m1", "Looking at the cache.")
+            + &user(
+                "p2",
+                "Use a TTL map instead of an LRU here, since entries expire by time.",
+            )
+            + &assistant("m2", "Switching the cache.")
+            + &user("p3", "next")),
+    );
+    let decided: Vec<&str> = events
+        .iter()
+        .filter(|e| e["origin"] == "prompt" && e["kind"] == "decision")
+        .map(|e| e["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decided,
+        ["Use a TTL map instead of an LRU here, since entries expire by time."],
+        "{events:#?}"
+    );
+}
+
+#[test]
 fn edits_undone_after_one_failure_make_one_rejection() {
     let events = extracted(
         &(user("p1", "Rename the cache")
