@@ -37,7 +37,7 @@ const GROUP_TEXT_MAX: usize = 64 * 1024;
 const PROMPT_MAX: usize = 500;
 pub const RATIONALE_MAX: usize = 1500;
 const PLAN_MAX: usize = 4000;
-/// The reason an undoing of edits gives (see [`Extractor::reason_given`]).
+/// The reason an undoing of edits gives (see [`reason_given`]).
 const REASON_MAX: usize = 400;
 /// What is kept of what a session says after a command failed, thinking and text each.
 const SAID_MAX: usize = 8 * 1024;
@@ -795,9 +795,9 @@ impl<'w> Extractor<'w> {
             "Bash" => {
                 // Only a check's failure tells the change was wrong (`git stash pop` failing
                 // says nothing of it), and not one the user stopped or declined.
-                let stopped = result.interrupted.0 == Some(true) || declined(block);
+                let stopped = || result.interrupted.0 == Some(true) || declined(block);
                 match check {
-                    Some(check) if error && !stopped => {
+                    Some(check) if error && !stopped() => {
                         self.thread(chain).failure = Some(Failure {
                             command: command.clone(),
                             check,
@@ -1221,19 +1221,14 @@ impl<'w> Extractor<'w> {
                 .rev()
                 .find(|m| m.file == file && m.before == after && m.after == before)
                 .cloned();
-            let failed_after = |f: &Failure| undone.as_ref().is_some_and(|m| f.results > m.results);
-            if let Some(mark) = undone.as_ref()
-                && self
-                    .thread(chain)
-                    .failure
-                    .as_ref()
-                    .is_some_and(failed_after)
+            if let Some(mark) = &undone
+                && (self.thread(chain).failure.as_ref()).is_some_and(|f| f.results > mark.results)
             {
                 // The change tried went from what this edit puts back to what it takes out;
                 // never told of a file whose content is not captured.
-                let tried = (!self.redactor.excluded(file))
-                    .then(|| short_change(&self.clean(new), &self.clean(old)))
-                    .flatten();
+                let tried = short_change(new, old)
+                    .filter(|_| !self.redactor.excluded(file))
+                    .map(|change| self.clean(&change).into_owned());
                 self.revert(
                     &[mark.call.as_str()],
                     &[file],
@@ -1818,8 +1813,9 @@ fn asks_for_work(prompt: &str) -> bool {
     !(command && (name.len() == prompt.trim().len() || SETTINGS_COMMANDS.contains(&name)))
 }
 
-/// Whether a sentence of a prompt asks rather than says, with a question mark or, as people
-/// type them, without: "can we use `checkpointID` instead of `cpID`", "why didn't you…".
+/// Whether a sentence of a prompt asks rather than says, though people type it without a
+/// question mark (one with it is no decision already): "can we use `checkpointID` instead of
+/// `cpID`", "why didn't you…".
 fn asked(sentence: &str) -> bool {
     const OPENERS: &[&str] = &[
         "can",
@@ -1846,7 +1842,7 @@ fn asked(sentence: &str) -> bool {
     let first = first
         .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
         .to_ascii_lowercase();
-    sentence.trim_end().ends_with('?') || OPENERS.contains(&first.as_str())
+    OPENERS.contains(&first.as_str())
 }
 
 /// The text of a tool result's content, whether a string or text blocks.
@@ -1884,8 +1880,6 @@ fn update(slot: &mut String, value: Option<&str>) {
     }
 }
 
-/// A plan's title without the "Plan:" it often starts with ("# Plan: Simplify onboarding"), which
-/// its event's summary says already.
 /// What a plan sets out to do in its own words: the first sentence under its goal, solution or
 /// overview ("Replace the technical warning with a friendlier message."), when that sentence
 /// states it rather than introduce a list ("Remove these fields:").
@@ -1920,7 +1914,8 @@ fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) ->
         .then_some(text)
 }
 
-/// A plan's title without the "Plan:" it may start with.
+/// A plan's title without the "Plan:" it often starts with ("# Plan: Simplify onboarding"), which
+/// its event's summary says already.
 fn untitled(title: &str) -> &str {
     match title.get(..5) {
         Some(head) if head.eq_ignore_ascii_case("plan:") => title[5..].trim_start(),

@@ -212,6 +212,12 @@ fn keep(i: usize) -> &'static regex::bytes::Regex {
             .expect("classifier patterns compile")
     })
 }
+
+/// The first of [`keep_patterns`] that `bytes` matches.
+fn first_kept(bytes: &[u8]) -> Option<usize> {
+    KEEP.matches(bytes).find(|&i| keep(i).is_match(bytes))
+}
+
 static DROP: LazyLock<Set> = LazyLock::new(|| set(NOT_REASONING));
 static HEDGES: LazyLock<Set> = LazyLock::new(|| set(HEDGE));
 static NARRATES: LazyLock<Set> = LazyLock::new(|| set(NARRATION));
@@ -264,7 +270,7 @@ pub fn classify(sentence: &str, form: Form) -> Option<Verdict> {
     if DROP.is_match(bytes) {
         return None;
     }
-    let first = KEEP.matches(bytes).find(|&i| keep(i).is_match(bytes))?;
+    let first = first_kept(bytes)?;
     // A line with no sentence in it ("Simplified pools (recommended)") names, it does not say.
     let sentence_like = s.ends_with(['.', '!', ')', '`', '"', '\'']);
     if !sentence_like && s.split_whitespace().count() < 6 {
@@ -321,9 +327,7 @@ pub fn says_why(sentence: &str, form: Form) -> bool {
     if DROP.is_match(bytes) || NARRATES.is_match(bytes) || STEPS.is_match(bytes) {
         return false;
     }
-    REASONS.is_match(bytes)
-        || CONSEQUENCE.is_match(bytes)
-        || KEEP.matches(bytes).any(|i| keep(i).is_match(bytes))
+    REASONS.is_match(bytes) || CONSEQUENCE.is_match(bytes) || first_kept(bytes).is_some()
 }
 
 /// Where the clause holding the match of [`KEEP`] pattern `pattern` starts in `s`: after the

@@ -248,9 +248,7 @@ fn short_flags_ending_in(word: &str, flag: char) -> bool {
 /// redirections (`cargo test` for `cargo test -p x 2>&1 | tail -30`): a check that passes is
 /// the one that failed when it is the same.
 pub fn check_of(command: &str) -> Option<String> {
-    let segment = command
-        .split([';', '&', '|', '\n'])
-        .find(|s| segment_checks(s))?;
+    let segment = segments(command).find(|s| segment_checks(s))?;
     let plain = |w: &&str| {
         !w.starts_with('-')
             && w.chars()
@@ -265,6 +263,12 @@ pub fn check_of(command: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" "),
     )
+}
+
+/// The simple commands of a shell line, roughly: split at `;`, `&`, `|` and line ends (a
+/// quoted one is split too, which a command's name and first words seldom hold).
+fn segments(command: &str) -> impl Iterator<Item = &str> {
+    command.split([';', '&', '|', '\n'])
 }
 
 fn segment_checks(segment: &str) -> bool {
@@ -325,8 +329,7 @@ fn checks_word(word: &str) -> bool {
 /// change, say), nor a command that makes a repository of its own to try git in (`git init`,
 /// `git clone`).
 pub fn discards_changes(command: &str) -> bool {
-    let git: Vec<(&str, Vec<&str>)> = command
-        .split([';', '&', '|', '\n'])
+    let git: Vec<(&str, Vec<&str>)> = segments(command)
         .filter_map(|segment| {
             let words: Vec<&str> = segment.split_whitespace().collect();
             // git must be the command of the segment, not an argument (`echo git stash`).
