@@ -985,7 +985,10 @@ fn place_superseded(
 fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<Item>, String) {
     // Pack into the budget: best first, each item in if the whole still fits. An item costs
     // what it adds to the rendered text.
-    let env = minijinja::Environment::new();
+    let mut env = minijinja::Environment::new();
+    env.add_filter("beside", |rationale: String, summary: String| {
+        beside(&rationale, &summary)
+    });
     let source = match request.focus {
         Focus::Prompt => TEMPLATE,
         Focus::File => FILE_TEMPLATE,
@@ -1022,6 +1025,28 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
         text = render(&template, &chosen, files);
     }
     (chosen, text)
+}
+
+/// A rationale as shown beside its summary: on one line, with the summary's words, where they
+/// stand whole in it, given once (`…` in their place). Empty when it says nothing more. A
+/// summary cut at its end is completed by its rationale, which is then shown whole.
+fn beside(rationale: &str, summary: &str) -> String {
+    let rationale = rationale.split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = summary.trim_start_matches('…').trim();
+    let at = match rationale.find(said) {
+        Some(at) if !said.is_empty() && !summary.ends_with('…') => at,
+        _ => return rationale,
+    };
+    let (before, after) = (
+        rationale[..at].trim_end(),
+        rationale[at + said.len()..].trim_start(),
+    );
+    match (before.is_empty(), after.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => format!("{before} …"),
+        (true, false) => format!("… {after}"),
+        (false, false) => format!("{before} … {after}"),
+    }
 }
 
 /// The context a prompt or a file gets: the items through the template.
@@ -1070,6 +1095,34 @@ mod tests {
         assert_eq!(at_hand(&by_word, &at), None);
         let traded = item(Kind::Tradeoff, &["src/a.rs"], vec!["file"]);
         assert_eq!(at_hand(&traded, &at), None);
+    }
+
+    #[test]
+    fn a_rationale_beside_its_summary_gives_the_summary_once() {
+        let summary = "I rejected the lru crate because entries expire by time.";
+        let paragraph =
+            format!("Lookups repeat, so a cache pays.\n{summary} It adds a dependency.");
+        assert_eq!(
+            beside(&paragraph, summary),
+            "Lookups repeat, so a cache pays. … It adds a dependency."
+        );
+        assert_eq!(
+            beside(&format!("Lookups repeat. {summary}"), summary),
+            "Lookups repeat. …"
+        );
+        assert_eq!(beside(summary, summary), "");
+        // Told from its choice: the preamble is the context.
+        assert_eq!(
+            beside(
+                "A file would do, but instead I use a map.",
+                "…instead I use a map."
+            ),
+            "A file would do, but …"
+        );
+        // Cut at its end: the rationale completes it, whole.
+        let whole = "I use a map because entries expire by time, not by size.";
+        assert_eq!(beside(whole, "I use a map because entries…"), whole);
+        assert_eq!(beside("Something else.", summary), "Something else.");
     }
 
     #[test]
