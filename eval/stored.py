@@ -10,12 +10,24 @@ Run by hand, not in CI (see docs/quality.md):
     # (eval/RUBRIC.md, applied to each note whole): {"n": 1, "label": "real"|"partly"|"noise"}
     python3 eval/stored.py score --out <judging folder>
 
+    python3 eval/stored.py pair --before <clone> --after <clone> --out <judging folder> \\
+        [--count 60] [--seed 20261127]
+    # two judges, each on their own batch: <folder>/a/items.jsonl and <folder>/b/items.jsonl
+    # into judged.jsonl beside it, as above
+    python3 eval/stored.py score --out <judging folder>
+
 `draw` reads every note of `refs/notes/agent-context` in the clone (`eval/linking.py` makes such
 a clone of the whole corpus) and picks `--count` of its decisions, rejections, trade-offs and
 findings at random. Each item shows what a hook shows: the kind, the summary, the rationale (cut
 at 500 characters), the files and the prompt that led to it; not its origin or the session. The
 key (`key.json`) keeps each item's event id, kind and origin for `score`, which prints the labels'
 shares, all together and by kind: `real` is the strict precision.
+
+`pair` compares two builds' versions of the same events: it picks `--count` of the reasoning
+events both clones hold whose summary or rationale differ, and splits them between two batches
+so that each judge sees every event once: batch `a` has the first half as before and the second
+as after, batch `b` the other way round, each shuffled. `score` then gives the shares before and
+after, and how each event's label moved.
 """
 
 import argparse
@@ -66,29 +78,84 @@ def draw(args):
     key = []
     with open(os.path.join(args.out, "items.jsonl"), "w") as items:
         for n, e in enumerate(chosen, 1):
-            items.write(json.dumps({
-                "n": n,
-                "kind": KINDS[e["kind"]],
-                "summary": e["summary"],
-                "rationale": (e.get("rationale") or "")[:500],
-                "files": (e.get("files_affected") or [])[:3],
-                "prompt": (e.get("prompt_context") or "")[:200],
-            }) + "\n")
+            items.write(json.dumps(item(n, e)) + "\n")
             key.append({"n": n, "id": e["id"], "kind": e["kind"], "origin": e.get("origin")})
     with open(os.path.join(args.out, "key.json"), "w") as f:
         json.dump({"stored": len(reasoning), "items": key}, f)
     print(f"{len(chosen)} of {len(reasoning)} stored reasoning events drawn into {args.out}")
 
 
-def score(args):
-    with open(os.path.join(args.out, "key.json")) as f:
-        key = json.load(f)
+def item(n, e):
+    """What a judge sees of event `e`: what a hook shows."""
+    return {
+        "n": n,
+        "kind": KINDS[e["kind"]],
+        "summary": e["summary"],
+        "rationale": (e.get("rationale") or "")[:500],
+        "files": (e.get("files_affected") or [])[:3],
+        "prompt": (e.get("prompt_context") or "")[:200],
+    }
+
+
+def pair(args):
+    before, after = events(args.before), events(args.after)
+    changed = sorted(
+        i for i, e in after.items()
+        if e.get("kind") in KINDS and i in before and before[i].get("kind") == e["kind"]
+        and (before[i]["summary"], before[i].get("rationale")) != (e["summary"], e.get("rationale"))
+    )
+    rng = random.Random(args.seed)
+    chosen = rng.sample(changed, min(args.count, len(changed)))
+    half = len(chosen) // 2
+    key = {"changed": len(changed), "stored": len(after), "pairs": []}
+    for batch, (first, second) in {"a": (before, after), "b": (after, before)}.items():
+        rows = [(i, first, "before" if first is before else "after") for i in chosen[:half]]
+        rows += [(i, second, "before" if second is before else "after") for i in chosen[half:]]
+        rng.shuffle(rows)
+        os.makedirs(os.path.join(args.out, batch), exist_ok=True)
+        with open(os.path.join(args.out, batch, "items.jsonl"), "w") as items:
+            for n, (i, store, version) in enumerate(rows, 1):
+                items.write(json.dumps(item(n, store[i])) + "\n")
+                key["pairs"].append({"batch": batch, "n": n, "id": i, "version": version})
+    with open(os.path.join(args.out, "key.json"), "w") as f:
+        json.dump(key, f)
+    print(f"{len(chosen)} of {len(changed)} changed reasoning events, in two batches, in {args.out}")
+
+
+def judged(path):
     labels = {}
-    with open(os.path.join(args.out, "judged.jsonl")) as f:
+    with open(path) as f:
         for line in f:
             if line.strip():
                 d = json.loads(line)
                 labels[d["n"]] = d["label"]
+    return labels
+
+
+def score_pairs(args, key):
+    labels = {b: judged(os.path.join(args.out, b, "judged.jsonl")) for b in ("a", "b")}
+    by_event = collections.defaultdict(dict)
+    for p in key["pairs"]:
+        label = labels[p["batch"]].get(p["n"])
+        if label:
+            by_event[p["id"]][p["version"]] = label
+    both = {i: v for i, v in by_event.items() if len(v) == 2}
+    print(f"events whose summary or rationale changed: {key['changed']}; judged both ways: {len(both)}")
+    for version in ("before", "after"):
+        c = collections.Counter(v[version] for v in both.values())
+        n = sum(c.values()) or 1
+        print(f"{version:7} " + ", ".join(f"{l} {c[l]} ({c[l] / n:.0%})" for l in ("real", "partly", "noise")))
+    moves = collections.Counter((v["before"], v["after"]) for v in both.values())
+    for (b, a), count in sorted(moves.items()):
+        print(f"  {b:6} -> {a:6} {count}")
+
+
+def score(args):
+    with open(os.path.join(args.out, "key.json")) as f:
+        key = json.load(f)
+    if "pairs" in key:
+        return score_pairs(args, key)
+    labels = judged(os.path.join(args.out, "judged.jsonl"))
     groups = collections.defaultdict(collections.Counter)
     for item in key["items"]:
         label = labels.get(item["n"])
@@ -113,10 +180,16 @@ def main():
     d.add_argument("--out", required=True)
     d.add_argument("--count", type=int, default=100)
     d.add_argument("--seed", type=int, default=20261127)
+    p = sub.add_parser("pair")
+    p.add_argument("--before", required=True)
+    p.add_argument("--after", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--count", type=int, default=60)
+    p.add_argument("--seed", type=int, default=20261127)
     s = sub.add_parser("score")
     s.add_argument("--out", required=True)
     args = parser.parse_args()
-    draw(args) if args.command == "draw" else score(args)
+    {"draw": draw, "pair": pair, "score": score}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1957,17 +1957,19 @@ mod tests {
         // A long sentence before is cut from its start, at a word; the summary fits.
         let long = format!(
             "{}the old cursor re-read the file from the start.",
-            "word ".repeat(30)
+            "word ".repeat(40)
         );
         let summary = with_antecedent("That is quadratic.", Some(&long));
         assert_eq!(
             summary,
-            "…word word word word word word word word word word the old cursor re-read the file \
-             from the start. That is quadratic."
+            format!(
+                "…{}the old cursor re-read the file from the start. That is quadratic.",
+                "word ".repeat(18)
+            )
         );
         assert!(summary.chars().count() <= SUMMARY_MAX);
         // Too little room left: the sentence alone, never cut.
-        let wordy = format!("That won't work because {}.", "reasons ".repeat(11).trim());
+        let wordy = format!("That won't work because {}.", "reasons ".repeat(16).trim());
         assert_eq!(with_antecedent(&wordy, Some(&long)), wordy);
     }
 

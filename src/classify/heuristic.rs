@@ -17,7 +17,7 @@ use regex::Regex;
 
 use crate::classify::patterns::{Set, loosened};
 use crate::classify::sentences::Form;
-use crate::event::Kind;
+use crate::event::{Kind, SUMMARY_MAX};
 
 /// A case-insensitive set of patterns, matched against the UTF-8 bytes of a sentence with
 /// Unicode off: `\b`, `\w`, `\s` and case folding look at ASCII only (the patterns' words are
@@ -240,9 +240,6 @@ pub struct Verdict {
     pub from: usize,
 }
 
-/// Characters past which a sentence is told from where its statement starts.
-const WHOLE: usize = 120;
-
 /// The reasoning one sentence carries — a decision or a constraint ([`Kind::Decision`]), a
 /// rejected alternative, a trade-off or a finding ([`Kind::Discovery`]) — or `None` for
 /// narration, lead-ins, status, questions, guesses and everything else.
@@ -293,7 +290,7 @@ pub fn classify(sentence: &str, form: Form) -> Option<Verdict> {
         }
         at += patterns.len();
     }
-    let from = if sentence.trim().chars().count() > WHOLE {
+    let from = if sentence.trim().chars().count() > SUMMARY_MAX {
         statement_start(s, first)
     } else {
         0
@@ -558,7 +555,9 @@ mod tests {
     #[test]
     fn a_long_sentence_is_told_from_its_choice() {
         let s = "I could use a JSON file for the cache, and that was my first idea given how \
-                 little data there is, but instead I'll go with a TTL map because entries expire.";
+                 little data there is and how rarely it is read, but instead I'll go with a TTL \
+                 map because entries expire.";
+        assert!(s.chars().count() > SUMMARY_MAX);
         let v = classify(s, Form::Prose).expect("a decision");
         assert_eq!(v.kind, Kind::Decision);
         assert!(

@@ -21,8 +21,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The `source` of a session's [`Kind::Session`] event: one per session.
 pub const SESSION_SOURCE: &str = "session";
 
-/// The longest summary, in characters.
-pub const SUMMARY_MAX: usize = 120;
+/// The longest summary, in characters: four in five sentences kept as reasoning fit whole.
+pub const SUMMARY_MAX: usize = 160;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

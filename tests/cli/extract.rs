@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use git_agent_context::event::SUMMARY_MAX;
 use serde_json::Value;
 
 use crate::repo::{TestRepo, fixture, run_within, stderr};
@@ -71,7 +72,7 @@ fn every_real_fixture_is_read_whole_and_yields_well_formed_events() {
     for e in &events {
         let summary = e["summary"].as_str().unwrap();
         assert!(
-            !summary.is_empty() && summary.chars().count() <= 120,
+            !summary.is_empty() && summary.chars().count() <= SUMMARY_MAX,
             "summary {summary:?}"
         );
         let id = e["id"].as_str().unwrap();
@@ -1060,12 +1061,12 @@ fn secrets_never_reach_any_file_of_the_store_even_where_text_is_cut() {
     let repo = TestRepo::new();
     let path = repo.home.join("secret.jsonl");
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
-    // The token straddles the 120-character summary cut; the turn stays open, so the
+    // The token straddles the summary's cut at SUMMARY_MAX characters; the turn stays open, so the
     // extractor's saved state holds the text too, in the open message and in what was said
     // since a check failed.
     let decision = format!(
         "I'll go with the token-based client because {} and the token is {token}",
-        "x".repeat(70)
+        "x".repeat(85)
     );
     // A finished turn wrote a file whose path holds the token: the path is in events, in
     // their source, and in the session's list of files written.
@@ -1101,7 +1102,10 @@ fn secrets_never_reach_any_file_of_the_store_even_where_text_is_cut() {
     );
     assert!(stored.contains("[REDACTED:github-token]"));
     for e in repo.pending() {
-        assert!(e["summary"].as_str().unwrap().chars().count() <= 120, "{e}");
+        assert!(
+            e["summary"].as_str().unwrap().chars().count() <= SUMMARY_MAX,
+            "{e}"
+        );
     }
 }
 
