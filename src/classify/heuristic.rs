@@ -46,12 +46,17 @@ const GROUPS: [(Kind, &[&str]); 5] = [
     (
         Kind::Rejection,
         &[
-            r"\b(won'?t|wouldn'?t|doesn'?t|does not|can'?t|cannot|would not|will not) (work|help|solve|fix|scale|catch)\b",
+            r"\b(won'?t|wouldn'?t|doesn'?t|does not|can'?t|cannot|would not|will not) (work|help|solve|fix|scale)\b",
             r"\bwould (change|break) (the )?(semantics|behaviou?r|compatibility|existing)\b",
             r"\b(overkill|over-?engineer\w*|not worth (it|the)|isn'?t worth|dead end|non-?starter)\b",
             r"\btoo (slow|complex|complicated|fragile|risky|expensive|brittle|heavy|invasive|strict)\b",
             r"\bwould (break|corrupt|lose|leak|deadlock)\b",
-            r"\b(ruled? out|rejected|abandon(ed|ing)?|scrapp(ed|ing))\b",
+            r"\b(ruled? out|scrapp(ed|ing))\b",
+            // Ruled out by the session, not what the code or a user rejects or abandons
+            // ("empty strings are rejected", "the work stream was abandoned").
+            r"\b(i|we)('ve| have| had| already)? (rejected|abandoned)\b",
+            r"\b(rejected|abandoned) (it|this|that|the idea|(this|that|the|an?) (approach|option|idea|plan|attempt))\b",
+            r"\b(was|were|is|been) (rejected|abandoned) (because|since|as|in favou?r of)\b",
             r"\b(we|i) (should not|shouldn'?t|must not|won'?t) (use|add|rely on|go with|mock|depend on|port)\b",
         ],
     ),
@@ -64,6 +69,8 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             r"\blimitation of\b",
             r"\b(this|that) is the (bug|problem|issue|cause)\s*(—|:|-)+\s*\w",
             r"\bturns out\b",
+            // A gap found, not an alternative ruled out: "the compiler won't catch that".
+            r"\b(won'?t|wouldn'?t|doesn'?t|does not|can'?t|cannot|would not|will not) catch\b",
             r"\bprocess-(global|wide)\b",
             r"\bfixed (a|the) (long-standing |known )?bug\b",
             r"\bexists to\b",
@@ -491,6 +498,28 @@ mod tests {
         );
         assert_eq!(
             kind("The root cause is that the hook runs before the index is written."),
+            Some(Kind::Discovery)
+        );
+        // What the code rejects is no alternative ruled out; what the session rejected is.
+        assert_ne!(
+            kind("Invalid IDs will be rejected when loading persisted data."),
+            Some(Kind::Rejection)
+        );
+        assert_ne!(
+            kind("The suffix changes because the previous work stream was abandoned."),
+            Some(Kind::Rejection)
+        );
+        assert_eq!(
+            kind("We rejected the lru crate: entries must expire by time."),
+            Some(Kind::Rejection)
+        );
+        assert_eq!(
+            kind("The retry loop was abandoned because it hid the real error."),
+            Some(Kind::Rejection)
+        );
+        // A check that misses something is a gap found, not an alternative ruled out.
+        assert_eq!(
+            kind("Callers need a new case in their switch, but the compiler won't catch that."),
             Some(Kind::Discovery)
         );
         assert_eq!(
