@@ -24,7 +24,7 @@ key (`key.json`) keeps each item's event id, kind and origin for `score`, which 
 shares, all together and by kind: `real` is the strict precision.
 
 `pair` compares two builds' versions of the same events: it picks `--count` of the reasoning
-events both clones hold whose summary or rationale differ, and splits them between two batches
+events both clones hold that a judge would see differently, and splits them between two batches
 so that each judge sees every event once: batch `a` has the first half as before and the second
 as after, batch `b` the other way round, each shuffled. `score` then gives the shares before and
 after, and how each event's label moved.
@@ -102,7 +102,7 @@ def pair(args):
     changed = sorted(
         i for i, e in after.items()
         if e.get("kind") in KINDS and i in before and before[i].get("kind") == e["kind"]
-        and (before[i]["summary"], before[i].get("rationale")) != (e["summary"], e.get("rationale"))
+        and item(0, before[i]) != item(0, e)
     )
     rng = random.Random(args.seed)
     chosen = rng.sample(changed, min(args.count, len(changed)))

@@ -20,6 +20,9 @@ const ITEMS_MAX: usize = 8;
 const FILES_MAX: usize = 30;
 /// The longest request or current task, in characters.
 const TEXT_MAX: usize = 300;
+/// The longest item of a list, in characters: eight items in each of six lists stay within the
+/// continuation's budget however long the events' summaries.
+const ITEM_CHARS: usize = 120;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -61,12 +64,9 @@ impl Summary {
         let mut s = Summary::default();
         let mut read = Recent::new(FILES_MAX);
         let mut edited = Recent::new(FILES_MAX);
-        let (mut investigated, mut learned, mut completed) = (
-            Recent::new(ITEMS_MAX),
-            Recent::new(ITEMS_MAX),
-            Recent::new(ITEMS_MAX),
-        );
-        let (mut decisions, mut rejected) = (Recent::new(ITEMS_MAX), Recent::new(ITEMS_MAX));
+        let (mut investigated, mut learned, mut completed) =
+            (Recent::text(), Recent::text(), Recent::text());
+        let (mut decisions, mut rejected) = (Recent::text(), Recent::text());
         // The newest task list; the session event's is the list as the extractor last saw it.
         let mut tasks: Option<&[Task]> = None;
         let mut session: Option<&Event> = None;
@@ -145,6 +145,8 @@ impl Summary {
 struct Recent {
     items: Vec<String>,
     max: usize,
+    /// Characters an item is cut to.
+    chars: usize,
 }
 
 impl Recent {
@@ -152,6 +154,15 @@ impl Recent {
         Recent {
             items: Vec::new(),
             max,
+            chars: usize::MAX,
+        }
+    }
+
+    /// A list of sentences: [`ITEMS_MAX`] of them, each cut to [`ITEM_CHARS`].
+    fn text() -> Recent {
+        Recent {
+            chars: ITEM_CHARS,
+            ..Recent::new(ITEMS_MAX)
         }
     }
 
@@ -159,8 +170,9 @@ impl Recent {
         if item.is_empty() {
             return;
         }
-        self.items.retain(|i| i != item);
-        self.items.push(item.to_owned());
+        let item = truncate_words(item, self.chars);
+        self.items.retain(|i| *i != item);
+        self.items.push(item);
         if self.items.len() > self.max {
             self.items.remove(0);
         }
@@ -278,6 +290,20 @@ mod tests {
             s.decisions,
             ["d4", "d5", "d6", "d7", "d8", "d9", "d0", "d1"]
         );
+    }
+
+    #[test]
+    fn a_list_item_is_cut_to_fit_the_continuation() {
+        let long = "word ".repeat(32);
+        let e = event(Kind::Decision, Origin::Text, long.trim(), "t0");
+        let path = format!("src/{}.rs", "deep/".repeat(30));
+        let mut written = event(Kind::Write, Origin::Text, "w", "t1");
+        written.files_affected = vec![path.clone()];
+        let s = Summary::of(&[&e, &written]);
+        assert!(s.decisions[0].ends_with('…'));
+        assert!(s.decisions[0].chars().count() <= ITEM_CHARS);
+        // A file's path is never cut.
+        assert_eq!(s.files_edited, [path]);
     }
 
     #[test]

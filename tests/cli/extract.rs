@@ -1061,13 +1061,18 @@ fn secrets_never_reach_any_file_of_the_store_even_where_text_is_cut() {
     let repo = TestRepo::new();
     let path = repo.home.join("secret.jsonl");
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
-    // The token straddles the summary's cut at SUMMARY_MAX characters; the turn stays open, so the
-    // extractor's saved state holds the text too, in the open message and in what was said
-    // since a check failed.
-    let decision = format!(
-        "I'll go with the token-based client because {} and the token is {token}",
-        "x".repeat(85)
+    // The token straddles the summary's cut at SUMMARY_MAX characters, with no space near
+    // enough before it for the cut to fall at a word; the turn stays open, so the extractor's
+    // saved state holds the text too, in the open message and in what was said since a check
+    // failed.
+    let lead = format!(
+        "I'll go with the token-based client because {}=",
+        "x".repeat(95)
     );
+    let at = lead.chars().count();
+    assert!(at < SUMMARY_MAX && at + token.len() > SUMMARY_MAX);
+    assert!(lead.rfind(' ').unwrap() < SUMMARY_MAX * 2 / 3);
+    let decision = format!("{lead}{token}");
     // A finished turn wrote a file whose path holds the token: the path is in events, in
     // their source, and in the session's list of files written.
     let content = user("p0", "Save the key")
