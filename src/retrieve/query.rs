@@ -133,7 +133,7 @@ pub struct Item {
     pub supersedes: Vec<Replaced>,
     pub score: f64,
     /// What the hooks show beside the summary: the rationale without the summary's words
-    /// ([`beside`]), cut to [`RATIONALE_CHARS`].
+    /// (`beside`), cut to `RATIONALE_CHARS`.
     #[serde(skip)]
     pub context: String,
 }
@@ -847,7 +847,7 @@ const KEY_CHARS: usize = 79;
 
 /// What stands for an item's words among the ids a session was given, so that its twin under
 /// another id is not given after it: `words:` and a hash of the words of the summary's first
-/// [`KEY_CHARS`] characters, white space folded.
+/// `KEY_CHARS` characters, white space folded.
 pub fn words_key(summary: &str) -> String {
     let mut words = Vec::new();
     let mut chars = 0;
