@@ -140,7 +140,7 @@ def score_pairs(args, key):
         if label:
             by_event[p["id"]][p["version"]] = label
     both = {i: v for i, v in by_event.items() if len(v) == 2}
-    print(f"events whose summary or rationale changed: {key['changed']}; judged both ways: {len(both)}")
+    print(f"events a judge would see differently: {key['changed']}; judged both ways: {len(both)}")
     for version in ("before", "after"):
         c = collections.Counter(v[version] for v in both.values())
         n = sum(c.values()) or 1
@@ -175,17 +175,13 @@ def score(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("draw")
-    d.add_argument("--clone", required=True)
-    d.add_argument("--out", required=True)
-    d.add_argument("--count", type=int, default=100)
-    d.add_argument("--seed", type=int, default=20261127)
-    p = sub.add_parser("pair")
-    p.add_argument("--before", required=True)
-    p.add_argument("--after", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--count", type=int, default=60)
-    p.add_argument("--seed", type=int, default=20261127)
+    for name, clones, count in (("draw", ["--clone"], 100), ("pair", ["--before", "--after"], 60)):
+        drawing = sub.add_parser(name)
+        for clone in clones:
+            drawing.add_argument(clone, required=True)
+        drawing.add_argument("--out", required=True)
+        drawing.add_argument("--count", type=int, default=count)
+        drawing.add_argument("--seed", type=int, default=20261127)
     s = sub.add_parser("score")
     s.add_argument("--out", required=True)
     args = parser.parse_args()

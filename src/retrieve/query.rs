@@ -803,8 +803,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     kept.retain(|i| {
         let alternatives = i.alternatives.iter().map(String::as_str);
         let texts = [&i.summary, &i.rationale, &i.context].map(String::as_str);
-        let texts = texts.into_iter();
-        sanitise::flag(texts.chain(alternatives)).is_none()
+        sanitise::flag(texts.into_iter().chain(alternatives)).is_none()
     });
     left_out.instructions = before - kept.len();
     // What was ruled out about the files at hand first, then what was decided about them.
@@ -1081,12 +1080,18 @@ fn beside(rationale: &str, summary: &str) -> String {
 
 /// The context a prompt or a file gets: the items through the template.
 fn render(template: &minijinja::Template<'_, '_>, items: &[Item], files: &[String]) -> String {
-    let items: Vec<serde_json::Value> = items
+    /// An item as the templates see it: with what is shown beside its summary.
+    #[derive(Serialize)]
+    struct Shown<'i> {
+        #[serde(flatten)]
+        item: &'i Item,
+        context: &'i str,
+    }
+    let items: Vec<Shown<'_>> = items
         .iter()
-        .map(|item| {
-            let mut value = serde_json::to_value(item).expect("an item serialises");
-            value["context"] = item.context.clone().into();
-            value
+        .map(|item| Shown {
+            item,
+            context: &item.context,
         })
         .collect();
     // Sanitised as shown: what is left of a rationale is checked, not only the whole of it.
