@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::heuristic::{Verdict, alternatives, kind_of, says_why};
+use super::heuristic::{Verdict, alternatives, is_step, kind_of, narrates, says_why};
 use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences::{self, Form};
 use super::tools::{
@@ -970,7 +970,7 @@ impl<'w> Extractor<'w> {
                 continue;
             }
             matched = true;
-            let paragraph = paragraphs[s.paragraph].as_str();
+            let paragraph = &*without_narration(&paragraphs, &sentences, at);
             let alts = alternatives(sentence);
             let id = event_id(&self.state.session_id, source, kind);
             if let Some(draft) = self
@@ -1575,6 +1575,34 @@ fn introduced<'p>(paragraph: &'p str, after: &[String]) -> Cow<'p, str> {
     Cow::Owned(joined)
 }
 
+/// The paragraph of sentence `at` as its rationale: without the sentences beside it that only
+/// narrate the work ("Let me fix that.", "Now I need to update the test.", "Good!"), which a
+/// later reader has no use for. A lead-in that ends the paragraph introduces what follows
+/// ([`introduced`]) and stays, unless it is a step of the work ("Let me fix the helper:", not
+/// "I need to either:").
+fn without_narration<'p>(
+    paragraphs: &'p [String],
+    sentences: &[sentences::Sentence],
+    at: usize,
+) -> Cow<'p, str> {
+    let paragraph = sentences[at].paragraph;
+    let beside = || (sentences.iter().enumerate()).filter(|(_, s)| s.paragraph == paragraph);
+    let last = beside().next_back().map(|(i, _)| i);
+    let aside = |(i, s): &(usize, &sentences::Sentence)| {
+        let text = s.text(paragraphs);
+        let leads_on = Some(*i) == last && text.trim_end().ends_with(':') && !is_step(text);
+        *i != at && !leads_on && narrates(text)
+    };
+    if !beside().any(|s| aside(&s)) {
+        return Cow::Borrowed(&paragraphs[paragraph]);
+    }
+    let kept: Vec<&str> = beside()
+        .filter(|s| !aside(s))
+        .map(|(_, s)| s.text(paragraphs).trim())
+        .collect();
+    Cow::Owned(kept.join(" "))
+}
+
 /// Fill in what a draft led to: the tool calls of its message (or, when it made none, of the
 /// next message that did) and the files they touched.
 fn complete(draft: Draft, calls: &[Call]) -> Event {
@@ -1971,6 +1999,41 @@ mod tests {
         // Too little room left: the sentence alone, never cut.
         let wordy = format!("That won't work because {}.", "reasons ".repeat(16).trim());
         assert_eq!(with_antecedent(&wordy, Some(&long)), wordy);
+    }
+
+    #[test]
+    fn a_rationale_leaves_out_the_narration_beside_its_sentence() {
+        let text = "Good! The hook runs before stdin is parsed. Let me fix that. \
+                    I'll keep the cursor instead of re-reading the file, because the file only grows. \
+                    Let me check what we'd need:\n\nAnother paragraph.";
+        let (paragraphs, sentences) = sentences::split(text);
+        let at = (sentences.iter())
+            .position(|s| s.text(&paragraphs).starts_with("I'll keep"))
+            .expect("the kept sentence");
+        assert_eq!(
+            without_narration(&paragraphs, &sentences, at),
+            "The hook runs before stdin is parsed. I'll keep the cursor instead of re-reading \
+             the file, because the file only grows."
+        );
+        // A lead-in to what follows stays, unless it is a step of the work.
+        for (lead, kept) in [
+            ("I need to either:", true),
+            ("Let me fix the helper:", false),
+        ] {
+            let text = format!("The fix is to return early, since the check fails. {lead}");
+            let (paragraphs, sentences) = sentences::split(&text);
+            assert_eq!(
+                without_narration(&paragraphs, &sentences, 0).ends_with(lead),
+                kept,
+                "{lead}"
+            );
+        }
+        // A paragraph with nothing to leave out is the paragraph as it was.
+        let (paragraphs, sentences) = sentences::split("Keep the cursor. The file only grows.");
+        assert!(matches!(
+            without_narration(&paragraphs, &sentences, 0),
+            Cow::Borrowed(p) if p == paragraphs[0]
+        ));
     }
 
     #[test]

@@ -334,6 +334,38 @@ pub fn says_why(sentence: &str, form: Form) -> bool {
     REASONS.is_match(bytes) || CONSEQUENCE.is_match(bytes) || first_kept(bytes).is_some()
 }
 
+/// An interjection that reports how it went, on its own: "Good!", "Perfect.", "Excellent!".
+static INTERJECTION: LazyLock<Set> = LazyLock::new(|| {
+    set([r"^(good|great|perfect|excellent|nice|done|ok|okay|right|now|hmm|ah|oh)[!.]*$"])
+});
+
+/// Whether a sentence only narrates the work: the next step or a look to take, said in a few
+/// words and without a reason or a choice ("Let me fix that.", "Now I need to update the
+/// test.", "Let me check what we'd need:"), or an interjection ("Good!"). A longer one says how
+/// ("I can fix this by iterating over the array directly instead of…") and is kept.
+pub fn narrates(sentence: &str) -> bool {
+    /// Words past which the next step says how it is done.
+    const WORDS: usize = 12;
+    let s = sentence.trim();
+    let bytes = s.trim_end_matches(':').as_bytes();
+    let next = NARRATES.is_match(bytes) || STEPS.is_match(bytes) || EXPLORES.is_match(bytes);
+    INTERJECTION.is_match(bytes)
+        || (next
+            && s.split_whitespace().count() <= WORDS
+            && !REASONS.is_match(bytes)
+            && !CONSEQUENCE.is_match(bytes)
+            && !CHOICE.is_match(bytes))
+}
+
+/// A choice between things said in a sentence: "…instead of…", "…rather than…", "…or…".
+static CHOICE: LazyLock<Set> = LazyLock::new(|| set([r"\b(instead of|rather than|or)\b"]));
+
+/// Whether a sentence is a step of the work itself ("Let me fix the helper:", "I'll update the
+/// test."), as against a look to take or what is needed ("I need to either:").
+pub fn is_step(sentence: &str) -> bool {
+    STEPS.is_match(sentence.trim().as_bytes())
+}
+
 /// Where the clause holding the match of [`KEEP`] pattern `pattern` starts in `s`: after the
 /// last clause break (`, `, `; `, ` — `, ` - `, `: `) before the match.
 fn statement_start(s: &str, pattern: usize) -> usize {
@@ -368,47 +400,66 @@ pub fn kind_of(sentence: &str, form: Form) -> Option<Verdict> {
     })
 }
 
-/// Words one of which a pattern needs, the pattern, and the pattern built.
-type Alternative = (&'static [&'static str], String, OnceLock<Regex>);
+/// Where a pattern finds the alternative it names.
+#[derive(Clone, Copy)]
+enum Names {
+    /// In its capture: what was considered, what won't work.
+    Captured,
+    /// In the clause after its match: "instead of …", "ruled out …".
+    After,
+}
+
+/// Words one of which a pattern needs, the pattern, where it names its alternative, and the
+/// pattern built.
+type Alternative = (&'static [&'static str], String, Names, OnceLock<Regex>);
 
 /// The patterns of an alternative not taken, each with words it cannot match without (in
 /// lower case, one of them): a pattern is built the first time a sentence has one of its words,
 /// and a sentence without any is not searched.
 static ALTERNATIVE: LazyLock<Vec<Alternative>> = LazyLock::new(|| {
-    let end = r"(?:[,;:.!?)—]|$| - | because| since| which| so | as | but | and then)";
-    let alternatives: [(&'static [&'static str], String); 7] = [
-        (
-            &["instead of", "rather than", "over"],
-            r"(?i)\b(?:instead of|rather than|over)\s+`([^`]{1,80})`".to_owned(),
-        ),
+    let alternatives: [(&'static [&'static str], &str, Names); 7] = [
+        (&["over"], r"(?i)\bover\s+`([^`]{1,80})`", Names::Captured),
         (
             &["instead of", "rather than"],
-            format!(r"(?i)\b(?:instead of|rather than)\s+([^`].{{2,80}}?){end}"),
+            r"(?i)\b(?:instead of|rather than)\s+",
+            Names::After,
         ),
         (
             &["considered"],
-            r"(?i)\bconsidered\s+(.{3,80}?)\s+but\b".to_owned(),
+            r"(?i)\bconsidered\s+(.{3,80}?)\s+but\b",
+            Names::Captured,
         ),
         (
             &["over"],
-            format!(r"(?i)\b(?:chose|chosen|picked|prefer|preferred|went with|go with|going with|use|using)\s+.{{1,60}}?\s+over\s+(.{{3,80}}?){end}"),
+            r"(?i)\b(?:chose|chosen|picked|prefer|preferred|went with|go with|going with|use|using)\s+.{1,60}?\s+over\s+",
+            Names::After,
         ),
         (
-            &["ruled out", "rejected", "dropped", "abandoned", "scrapped", "reverted"],
-            format!(r"(?i)\b(?:ruled out|rejected|dropped|abandoned|scrapped|reverted)\s+(?:the\s+)?(.{{3,80}}?){end}"),
+            &[
+                "ruled out",
+                "rejected",
+                "dropped",
+                "abandoned",
+                "scrapped",
+                "reverted",
+            ],
+            r"(?i)\b(?:ruled out|rejected|dropped|abandoned|scrapped|reverted)\s+(?:the\s+)?",
+            Names::After,
         ),
         (
             &["work"],
-            r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:won'?t|doesn'?t|didn'?t|can'?t|will not|does not) work\b".to_owned(),
+            r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:won'?t|doesn'?t|didn'?t|can'?t|will not|does not) work\b",
+            Names::Captured,
         ),
         (
             &["overkill", "worth", "too"],
-            r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:is|would be) (?:overkill|not worth it|too \w+)\b".to_owned(),
+            r"(?i)^(?:using\s+)?(.{3,60}?)\s+(?:is|would be) (?:overkill|not worth it|too \w+)\b",
+            Names::Captured,
         ),
     ];
     alternatives
         .into_iter()
-        .map(|(words, p)| (words, ascii_boundaries(&p), OnceLock::new()))
+        .map(|(words, p, names)| (words, ascii_boundaries(p), names, OnceLock::new()))
         .collect()
 });
 
@@ -418,26 +469,138 @@ pub fn alternatives(sentence: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // As `(?i)` reads them: the long s is an s.
     let lower = sentence.to_lowercase().replace('ſ', "s");
-    for (words, pattern, re) in ALTERNATIVE.iter() {
+    for (words, pattern, names, re) in ALTERNATIVE.iter() {
         if !words.iter().any(|w| lower.contains(w)) {
             continue;
         }
         let re = re.get_or_init(|| Regex::new(pattern).expect("alternative patterns compile"));
         for caps in re.captures_iter(sentence) {
-            let alt = caps[1]
-                .trim()
-                .trim_matches(|c: char| "`\"',;:".contains(c))
+            let found = match names {
+                Names::Captured => subject(&caps[1]),
+                Names::After => clause(&sentence[caps.get(0).map_or(0, |m| m.end())..]),
+            };
+            let alt = unwrapped(found.trim())
+                .trim_end_matches([',', ';', ':'])
                 .trim();
-            let generic = matches!(
-                alt.to_ascii_lowercase().as_str(),
-                "this" | "that" | "it" | "them"
-            );
-            if alt.chars().count() >= 3 && !generic && !out.iter().any(|o| o == alt) {
+            if named(alt) && !out.iter().any(|o| o == alt) {
                 out.push(alt.to_owned());
             }
         }
     }
     out
+}
+
+/// The alternative that starts `text`: up to its first punctuation or linking word ("…, since",
+/// " because", " which") outside a code span, brackets or quotes, so that "calling
+/// `GetAgent()` directly" and "`s.Phase`" stay whole; a full stop ends it only before a space.
+/// Past 80 characters, only a code span it starts with, or nothing.
+fn clause(text: &str) -> &str {
+    const LINKS: [&str; 10] = [
+        " - ",
+        " because",
+        " since",
+        " which",
+        " so ",
+        " as ",
+        " but ",
+        " and then",
+        " to avoid",
+        " to keep",
+    ];
+    let (mut code, mut quoted, mut depth) = (false, false, 0usize);
+    let mut end = text.len();
+    for (at, c) in text.char_indices() {
+        match c {
+            '`' => code = !code,
+            _ if code => {}
+            '"' => quoted = !quoted,
+            _ if quoted => {}
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth > 0 => depth -= 1,
+            _ if depth > 0 => {}
+            ',' | ';' | ':' | '!' | '?' | '—' | '…' | ')' | ']' | '}' => {
+                end = at;
+                break;
+            }
+            '.' if text[at + 1..]
+                .chars()
+                .next()
+                .is_none_or(char::is_whitespace) =>
+            {
+                end = at;
+                break;
+            }
+            ' ' if LINKS.iter().any(|l| {
+                text.get(at..at + l.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(l))
+            }) =>
+            {
+                end = at;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let found = &text[..end];
+    if found.chars().count() <= 80 {
+        return found;
+    }
+    // Past the limit, a code span that starts it is named on its own.
+    match text.strip_prefix('`').and_then(|t| t.find('`')) {
+        Some(close) if close < 80 => &text[..close + 2],
+        _ => "",
+    }
+}
+
+/// The thing a sentence says won't work or is overkill, without the words that lead into it
+/// ("So", "Actually, on second thought,") or the clause it is the object of ("I'm realizing
+/// that cherry-pick"): nothing when only a pronoun or a bare noun is left ("So this", "The
+/// function"), which names no alternative.
+fn subject(found: &str) -> &str {
+    static LEAD: LazyLock<Regex> = LazyLock::new(|| {
+        let pattern = r"(?i)^(?:(?:so|also|actually|but|and|then|however|on second thought|for \w+)\b[,:]?\s+)+";
+        Regex::new(&ascii_boundaries(pattern)).expect("the lead pattern compiles")
+    });
+    let found = found
+        .rsplit_once(" that ")
+        .map_or(found, |(_, after)| after);
+    let found = LEAD.find(found).map_or(found, |m| &found[m.end()..]);
+    let words: Vec<&str> = found.split_whitespace().collect();
+    let bare = words.len() <= 2
+        && words.first().is_some_and(|w| {
+            [
+                "the", "this", "that", "these", "those", "our", "my", "its", "a", "an",
+            ]
+            .contains(&w.to_ascii_lowercase().as_str())
+        });
+    if bare { "" } else { found }
+}
+
+/// `alt` without the backticks or quotes around it when it is one code span or quotation
+/// ("`enabled`"), and as it is when they belong to a span inside it.
+fn unwrapped(alt: &str) -> &str {
+    for mark in ['`', '"', '\''] {
+        if let Some(inner) = (alt.strip_prefix(mark)).and_then(|a| a.strip_suffix(mark))
+            && !inner.contains(mark)
+        {
+            return inner;
+        }
+    }
+    alt
+}
+
+/// Whether `alt` names something: three characters at least, starting as a word, a code span,
+/// a quotation or a path does, and not a pronoun ("this", "that").
+fn named(alt: &str) -> bool {
+    let starts = alt
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || "`\"'./_$~@".contains(c));
+    let generic = matches!(
+        alt.to_ascii_lowercase().as_str(),
+        "this" | "that" | "it" | "them" | "these" | "those" | "one" | "any" | "just" | "still"
+    );
+    starts && alt.chars().count() >= 3 && !generic
 }
 
 #[cfg(test)]
@@ -617,5 +780,91 @@ mod tests {
             alternatives("I chose a TTL map over an LRU because entries expire."),
             ["an LRU"]
         );
+    }
+
+    #[test]
+    fn narration_is_told_from_a_step_that_says_how() {
+        for narrates_only in [
+            "Let me fix that.",
+            "Now I need to update the assertions in the test.",
+            "Let me check what we'd need:",
+            "Good!",
+            "Let me look at how the hooks are set up in tests:",
+        ] {
+            assert!(narrates(narrates_only), "{narrates_only}");
+        }
+        for says_more in [
+            "I can fix this by iterating over the array directly instead of over its length.",
+            "I'll need to implement my own version or duplicate it.",
+            "I need to add exclusions for these paths so only user changes are counted.",
+            "Let me keep the cursor because the file only grows.",
+            "The issue is that the hook runs before stdin is parsed.",
+            "I need to fix this by having the check read the interaction time from the state file and stop refreshing it on commits.",
+        ] {
+            assert!(!narrates(says_more), "{says_more}");
+        }
+    }
+
+    #[test]
+    fn an_alternative_is_not_cut_inside_its_code() {
+        for (sentence, alt) in [
+            (
+                "Use `state.Root` instead of calling `FindRoot()` — it avoids a subprocess.",
+                "calling `FindRoot()`",
+            ),
+            (
+                "I should use the store's getter instead of accessing `s.store` directly.",
+                "accessing `s.store` directly",
+            ),
+            (
+                "Check `!id.IsEmpty()` instead of `id != \"\"`.",
+                "id != \"\"",
+            ),
+            (
+                "It goes into the typed struct rather than a `map[string]json.RawMessage`.",
+                "a `map[string]json.RawMessage`",
+            ),
+            (
+                "Keep the constants in `agent` rather than in each sub-package (claude/gemini) because the caller is there.",
+                "in each sub-package (claude/gemini)",
+            ),
+            (
+                "Upgrade to v1.2 instead of pinning v1.1.3 for now.",
+                "pinning v1.1.3 for now",
+            ),
+            (
+                "A custom `UnmarshalJSON` is overkill here.",
+                "A custom `UnmarshalJSON`",
+            ),
+            ("Use `enabled` over `disabled`.", "disabled"),
+        ] {
+            assert_eq!(alternatives(sentence), [alt], "{sentence}");
+        }
+    }
+
+    #[test]
+    fn an_alternative_names_something() {
+        for (sentence, alt) in [
+            ("Also: `flock` doesn't work on NFS.", Some("flock")),
+            (
+                "Actually, on second thought, debug logging with println is overkill.",
+                Some("debug logging with println"),
+            ),
+            (
+                "I'm realizing that cherry-pick won't work here.",
+                Some("cherry-pick"),
+            ),
+            ("So this won't work.", None),
+            ("The function won't work for symlinks.", None),
+            ("But the issue is that this won't work.", None),
+            ("The problem is that <= 2 won't work.", None),
+            ("Going with the map over 4 entries, which is plenty.", None),
+        ] {
+            assert_eq!(
+                alternatives(sentence).first().map(String::as_str),
+                alt,
+                "{sentence}"
+            );
+        }
     }
 }
