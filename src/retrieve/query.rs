@@ -1044,12 +1044,13 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
     (chosen, text)
 }
 
-/// A rationale as shown beside its summary: on one line, with the summary's words, where they
-/// stand whole in it (as words, not inside others), given once (`…` in their place). Empty when
-/// it says nothing more. A summary cut at its end is completed by its rationale, which is then
-/// shown whole.
+/// A rationale as shown beside its summary: on one line, its headings as labels ("## Context"
+/// reads "Context:"), with the summary's words, where they stand whole in it (as words, not
+/// inside others), given once (`…` in their place). Empty when it says nothing more. A summary
+/// cut at its end is completed by its rationale, which is then shown whole. A plan's summary
+/// ("Plan: <its title>") is found by its title.
 fn beside(rationale: &str, summary: &str) -> String {
-    let rationale = rationale.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rationale = one_line(rationale);
     if rationale == summary {
         return String::new();
     }
@@ -1057,18 +1058,30 @@ fn beside(rationale: &str, summary: &str) -> String {
     if said.is_empty() || summary.ends_with('…') {
         return rationale;
     }
-    let whole = |&(at, _): &(usize, &str)| {
+    let whole = |said: &str, at: usize| {
         let before = rationale[..at].chars().next_back();
         let after = rationale[at + said.len()..].chars().next();
         before.is_none_or(char::is_whitespace)
             && after.is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation())
     };
-    let Some((at, _)) = rationale.match_indices(said).find(whole) else {
+    let found = [Some(said), said.strip_prefix("Plan: ")]
+        .into_iter()
+        .flatten()
+        .find_map(|said| {
+            let at = rationale.match_indices(said).map(|(at, _)| at);
+            at.into_iter()
+                .find(|&at| whole(said, at))
+                .map(|at| (at, said))
+        });
+    let Some((at, said)) = found else {
         return rationale;
     };
     let (before, after) = (
         rationale[..at].trim_end(),
-        rationale[at + said.len()..].trim_start(),
+        // A heading's label mark goes with it.
+        rationale[at + said.len()..]
+            .trim_start_matches(':')
+            .trim_start(),
     );
     match (before.is_empty(), after.is_empty()) {
         (true, true) => String::new(),
@@ -1076,6 +1089,31 @@ fn beside(rationale: &str, summary: &str) -> String {
         (true, false) => format!("… {after}"),
         (false, false) => format!("{before} … {after}"),
     }
+}
+
+/// `text` on one line, each Markdown heading a label ("## Context" → "Context:").
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let line = line.trim();
+        let heading = line.strip_prefix('#').map(|h| h.trim_start_matches('#'));
+        let (words, label) = match heading {
+            Some(h) if h.starts_with(' ') => {
+                (h.trim(), !h.trim_end().ends_with(['.', ':', '!', '?']))
+            }
+            _ => (line, false),
+        };
+        for word in words.split_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+        if label && !words.is_empty() {
+            out.push(':');
+        }
+    }
+    out
 }
 
 /// The context a prompt or a file gets: the items through the template.
@@ -1185,6 +1223,19 @@ mod tests {
         );
         // A summary that is its whole rationale, cut or not, is said once.
         assert_eq!(beside("Keep the cache…", "Keep the cache…"), "");
+        // A plan: its title found without the label, its headings read as labels.
+        let plan = "# Versioned stanzas\n\n## Context\nThe installer appends a line twice.\n\n\
+                    ## Files to Modify\n- setup.go";
+        assert_eq!(
+            beside(plan, "Plan: Versioned stanzas"),
+            "… Context: The installer appends a line twice. Files to Modify: - setup.go"
+        );
+        assert_eq!(
+            beside(plan, "Plan: The installer appends a line twice."),
+            "Versioned stanzas: Context: … Files to Modify: - setup.go"
+        );
+        // A line that starts with a hash but is no heading stays as it is.
+        assert_eq!(beside("#42 is the issue.", summary), "#42 is the issue.");
     }
 
     #[test]
