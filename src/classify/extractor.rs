@@ -17,6 +17,7 @@ use std::collections::{BTreeSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::heuristic::{Verdict, alternatives, is_step, kind_of, narrates, says_why};
+use super::options::{self, Choice};
 use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences::{self, Form};
 use super::tools::{
@@ -95,6 +96,13 @@ pub struct State {
     /// The folder the session's file paths are relative to, once known (see [`Roots::of`]).
     #[serde(default)]
     root: Option<String>,
+    /// The last options laid out ("We need to either: 1. … 2. …"), which a later "Option 2
+    /// is simpler" names, and how many prompts came since: they are answered in the turn they
+    /// are laid out in or the next one ("go with 2"), and forgotten after.
+    #[serde(default)]
+    options: Vec<Choice>,
+    #[serde(default)]
+    options_prompts: u8,
 }
 
 impl State {
@@ -744,6 +752,10 @@ impl<'w> Extractor<'w> {
         thread.prompt = truncate_words(&prompt, PROMPT_MAX);
         // The user's own words can carry decisions ("don't use X; use Y").
         let source = thread.turn.clone();
+        self.state.options_prompts = self.state.options_prompts.saturating_add(1);
+        if self.state.options_prompts > 1 {
+            self.state.options.clear();
+        }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
         self.reasoning(
             &prompt,
@@ -958,6 +970,7 @@ impl<'w> Extractor<'w> {
         kinds: &[Kind],
     ) -> bool {
         let (paragraphs, sentences) = sentences::split(body);
+        let mut lists = options::laid_out(body);
         let mut matched = false;
         for (at, s) in sentences.iter().enumerate() {
             let sentence = s.text(&paragraphs);
@@ -1002,6 +1015,15 @@ impl<'w> Extractor<'w> {
                 0 => with_antecedent(sentence, before),
                 _ => Cow::Owned(format!("…{}", &sentence[from..])),
             };
+            // The options it may name: the last list laid out before it, in this text or
+            // an earlier one, unless this text offers options it does not lay out as a list.
+            let here = body.find(sentence).unwrap_or(body.len());
+            let known = match lists.iter().rev().find(|(end, _)| *end <= here) {
+                Some((_, list)) => list.as_slice(),
+                None if options::offers(&body[..here]) => &[],
+                None => self.state.options.as_slice(),
+            };
+            let summary = options::spelled_out(&summary, known);
             let mut event = self.event(kind, &summary, origin, source, timestamp, chain);
             event.rationale = truncate_words(
                 &introduced(paragraph, &paragraphs[s.paragraph + 1..]),
@@ -1009,6 +1031,11 @@ impl<'w> Extractor<'w> {
             );
             event.alternatives = alts.into_iter().take(ALTERNATIVES_MAX).collect();
             self.draft(event, chain);
+        }
+        match lists.pop() {
+            Some((_, last)) => (self.state.options, self.state.options_prompts) = (last, 0),
+            None if options::offers(body) => self.state.options.clear(),
+            None => {}
         }
         matched
     }

@@ -1286,3 +1286,38 @@ fn a_rejection_that_points_back_names_what_it_rejects() {
         ]
     );
 }
+
+#[test]
+fn an_option_named_by_its_label_is_spelled_out_from_where_it_was_laid_out() {
+    let options = "The session id is gone once stdin is read. We need to either:\n\
+                   1. Refactor the handler to parse stdin once and pass the data through\n\
+                   2. Use the persisted current session file to get the session ID\n\n\
+                   Which do you prefer?";
+    let chosen = "Option 2 is simplest because we already have a reader for that file.";
+    let summaries = |lines: &str| -> Vec<String> {
+        extracted(lines)
+            .iter()
+            .filter(|e| e["kind"] == "decision")
+            .map(|e| e["summary"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Answered in the next turn: the verdict says which option it took.
+    let answered = user("p1", "fix the session id in the end hook")
+        + &assistant("m1", options)
+        + &user("p2", "go with 2")
+        + &assistant("m2", chosen);
+    assert_eq!(
+        summaries(&answered),
+        [
+            "Option 2 (use the persisted current session file to get the session ID) is simplest \
+          because we already have a reader for that file."
+        ]
+    );
+    // Two prompts later the list is forgotten, and the label is left as it was said.
+    let later = user("p1", "fix the session id in the end hook")
+        + &assistant("m1", options)
+        + &user("p2", "go with 2")
+        + &user("p3", "now the tests")
+        + &assistant("m3", chosen);
+    assert_eq!(summaries(&later), [chosen]);
+}

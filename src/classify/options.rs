@@ -1,0 +1,252 @@
+//! Options laid out and then chosen by their label: "Option 2 is simpler since we already have
+//! the data." says nothing on its own. The options are most often laid out earlier, in the same
+//! text or an earlier message ("We need to either:\n1. Refactor to parse stdin once\n2. Use the
+//! persisted session file"), so the extractor keeps the last list it met and a summary that
+//! names one of its labels spells the option out: "Option 2 (use the persisted session file)
+//! is simpler since…".
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::event::{SUMMARY_MAX, truncate_words};
+
+/// One option of a list: its label (a number or a lower-case letter) and what it says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    pub label: String,
+    pub text: String,
+}
+
+/// Options in a list, at most: past them a list is a plan's steps, not a choice.
+const OPTIONS_MAX: usize = 6;
+/// Characters of an option kept, at most.
+const TEXT_MAX: usize = 160;
+/// Characters an option spelled out in a summary takes, at least: fewer say nothing.
+const SPELLED_MIN: usize = 16;
+
+/// A line that labels an option: "Option 2: …", "**Option A — …**", "### Approach 1: …".
+static LABELLED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^[\s#>*-]*(?:option|approach|alternative)\s+\(?([0-9]|[a-f])\)?\**\s*(?:[:.)—–-]|\*\*)[\s*]*(.+)$",
+    )
+    .expect("the option pattern compiles")
+});
+
+/// A line of a numbered or lettered list: "1. …", "2) …", "(a) …", "b) …".
+static LISTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:([0-9])[.)]|\(?([a-f])\))\s+(.+)$").expect("the list pattern compiles")
+});
+
+/// A lead-in that says a numbered list is a choice: "We need to either:", "which could
+/// mean:", "Two options:".
+static OFFERS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(either|options?|alternatives?|choices?|approaches|could|ways)\b")
+        .expect("the offer pattern compiles")
+});
+
+/// A label named in a sentence: "Option 2", "option (a)", "Approach B".
+static NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:option|approach|alternative)\s+\(?([0-9]|[a-f])\b\)?")
+        .expect("the label pattern compiles")
+});
+
+/// The lists of options `text` lays out, each with the byte offset where its last option ends:
+/// lines labelled as options, whatever stands between them ("**Option A — …**", its example,
+/// "**Option B — …**") until another choice is offered, or a numbered or lettered list that a line offering a choice leads
+/// into ("We need to either:"), up to the first line of prose. A list has two options at least.
+pub fn laid_out(text: &str) -> Vec<(usize, Vec<Choice>)> {
+    let mut lists = Vec::new();
+    let mut list: Vec<Choice> = Vec::new();
+    // Whether the list being read is of labelled lines, and where its last option ends.
+    let (mut labelled, mut end) = (false, 0);
+    let mut offered = false;
+    let mut at = 0;
+    let mut close = |list: &mut Vec<Choice>, end: usize| {
+        if list.len() >= 2 {
+            lists.push((end, std::mem::take(list)));
+        }
+        list.clear();
+    };
+    for line in text.split_inclusive('\n') {
+        at += line.len();
+        let line = line.trim_end();
+        if let Some(c) = LABELLED.captures(line) {
+            if !labelled {
+                close(&mut list, end);
+                labelled = true;
+            }
+            add(&mut list, c[1].to_ascii_lowercase(), &c[2]);
+            end = at;
+        } else if let Some(c) = LISTED.captures(line).filter(|_| !labelled) {
+            if offered || !list.is_empty() {
+                let label = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+                add(&mut list, label.to_owned(), &c[3]);
+                end = at;
+            }
+        } else if !line.trim().is_empty() {
+            // Prose ends a numbered list; labelled options go on past it, until another
+            // choice is offered.
+            let offers = OFFERS.is_match(line) && line.ends_with(':');
+            if !labelled || offers {
+                close(&mut list, end);
+                (labelled, offered) = (false, offers);
+            }
+        }
+    }
+    close(&mut list, end);
+    lists
+}
+
+/// Add option `label` to `list` unless it is there, or the list is full; its emphasis
+/// ("**Move it to `paths`** (cleaner)") left out.
+fn add(list: &mut Vec<Choice>, label: String, said: &str) {
+    if list.len() < OPTIONS_MAX && !list.iter().any(|o| o.label == label) {
+        let said = said.replace("**", "");
+        list.push(Choice {
+            label,
+            text: truncate_words(said.trim(), TEXT_MAX),
+        });
+    }
+}
+
+/// Whether `text` offers a choice: a line that labels an option, or one that leads into a
+/// list of them ("So I either need to:"). Options it offers but [`laid_out`] cannot read (a
+/// list run together on one line) leave a label unknown rather than named by older ones.
+pub fn offers(text: &str) -> bool {
+    text.lines().any(|line| {
+        let line = line.trim_end();
+        LABELLED.is_match(line) || (OFFERS.is_match(line) && line.ends_with(':'))
+    })
+}
+
+/// `summary` with the option it names by its label spelled out after the label, as far as
+/// [`SUMMARY_MAX`] leaves room: "Option 2 (use the persisted session file) is simpler…".
+/// As it is when it names none of `options`, or says the option already.
+pub fn spelled_out<'s>(summary: &'s str, options: &[Choice]) -> Cow<'s, str> {
+    let Some(caps) = NAMED.captures(summary) else {
+        return Cow::Borrowed(summary);
+    };
+    let label = caps[1].to_ascii_lowercase();
+    let Some(option) = options.iter().find(|o| o.label == label) else {
+        return Cow::Borrowed(summary);
+    };
+    let said = option.text.trim_end_matches(['.', ':', ';', ',']);
+    let first_words = said
+        .split_whitespace()
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if (summary.to_lowercase()).contains(&first_words.to_lowercase()) {
+        return Cow::Borrowed(summary);
+    }
+    let room = SUMMARY_MAX.saturating_sub(summary.chars().count() + 3);
+    if room < SPELLED_MIN {
+        return Cow::Borrowed(summary);
+    }
+    let said = truncate_words(said, room);
+    let end = caps.get(0).map_or(0, |m| m.end());
+    Cow::Owned(format!(
+        "{} ({}){}",
+        &summary[..end],
+        lowered(&said),
+        &summary[end..]
+    ))
+}
+
+/// `text` with its first letter in lower case when it starts a sentence ("Use the file" →
+/// "use the file"), not when it starts a name or code ("API", "`Foo`").
+fn lowered(text: &str) -> Cow<'_, str> {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if first.is_uppercase() && second.is_lowercase() => Cow::Owned(
+            first
+                .to_lowercase()
+                .chain(text[first.len_utf8()..].chars())
+                .collect(),
+        ),
+        _ => Cow::Borrowed(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(lists: &[(usize, Vec<Choice>)]) -> Vec<Vec<(&str, &str)>> {
+        lists
+            .iter()
+            .map(|(_, l)| {
+                (l.iter())
+                    .map(|o| (o.label.as_str(), o.text.as_str()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn options_are_labelled_lines_or_a_list_a_choice_leads_into() {
+        let numbered = "We need to either:\n1. Refactor to parse stdin once\n2. Use the \
+                        persisted session file\nThen:\n1. Run the tests\n2. Commit\n";
+        assert_eq!(
+            labels(&laid_out(numbered)),
+            [[
+                ("1", "Refactor to parse stdin once"),
+                ("2", "Use the persisted session file")
+            ]],
+            "a numbered list of steps is no choice"
+        );
+        let labelled = "**Option A — A footer**\n\nThanks at the bottom:\n1. one\n2. two\n\n\
+                        **Option B — Inline**\nThat's all.\n\nThe choices:\n\
+                        1. **Move it** (cleaner)\n2. Keep it";
+        assert_eq!(
+            labels(&laid_out(labelled)),
+            [
+                vec![("a", "A footer"), ("b", "Inline")],
+                vec![("1", "Move it (cleaner)"), ("2", "Keep it")]
+            ]
+        );
+        let lettered = "Looking at the options:\n(a) Validate the name\n(b) Update the comment";
+        assert_eq!(
+            labels(&laid_out(lettered)),
+            [[("a", "Validate the name"), ("b", "Update the comment")]]
+        );
+        assert!(laid_out("Option 1: only one\nThe end.").is_empty());
+        let run_together = "So I either need to:\n1. Keep the struct2. Add a new one";
+        assert!(laid_out(run_together).is_empty() && offers(run_together));
+        assert!(!offers("1. Run the tests\n2. Commit"));
+    }
+
+    #[test]
+    fn a_summary_that_names_an_option_spells_it_out() {
+        let options = &laid_out(
+            "The fix is to either:\n1. Make the private helper check global config\n\
+             2. Pass the author in",
+        )[0]
+        .1;
+        assert_eq!(
+            spelled_out(
+                "Option 1 is simpler since it fixes all call sites.",
+                options
+            ),
+            "Option 1 (make the private helper check global config) is simpler since it fixes \
+             all call sites."
+        );
+        // Said already, not named, or another label: as it is.
+        for same in [
+            "Option 1 (make the private helper check global config) is simpler.",
+            "The helper is simpler.",
+            "Option 3 is simpler.",
+        ] {
+            assert_eq!(spelled_out(same, options), same);
+        }
+        // Within the summary's limit, cut at a word, or not at all when too little room is left.
+        let long = format!("Option 2 is cleaner {}.", "because ".repeat(16).trim());
+        let spelled = spelled_out(&long, options);
+        assert!(spelled.chars().count() <= SUMMARY_MAX, "{spelled}");
+        let longer = format!("Option 2 is cleaner {}.", "because ".repeat(17).trim());
+        assert_eq!(spelled_out(&longer, options), longer);
+    }
+}
