@@ -357,8 +357,14 @@ pub fn narrates(sentence: &str) -> bool {
             && !CHOICE.is_match(bytes))
 }
 
-/// A choice between things said in a sentence: "…instead of…", "…rather than…", "…or…".
-static CHOICE: LazyLock<Set> = LazyLock::new(|| set([r"\b(instead of|rather than|or)\b"]));
+/// A choice between things said in a sentence ("…instead of…", "…rather than…", "…or…"), or
+/// what it is for ("…to reduce the complexity").
+static CHOICE: LazyLock<Set> = LazyLock::new(|| {
+    set([
+        r"\b(instead of|rather than|or)\b",
+        r"\bto (reduce|avoid|prevent|ensure|simplify|satisfy|match)\b",
+    ])
+});
 
 /// Whether a sentence is a step of the work itself ("Let me fix the helper:", "I'll update the
 /// test."), as against a look to take or what is needed ("I need to either:").
@@ -796,6 +802,7 @@ mod tests {
         for says_more in [
             "I can fix this by iterating over the array directly instead of over its length.",
             "I'll need to implement my own version or duplicate it.",
+            "I'll split it into smaller helpers to reduce its complexity.",
             "I need to add exclusions for these paths so only user changes are counted.",
             "Let me keep the cursor because the file only grows.",
             "The issue is that the hook runs before stdin is parsed.",
