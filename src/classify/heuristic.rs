@@ -145,6 +145,8 @@ const NOT_REASONING: &[&str] = &[
     r"^(feat|fix|chore|docs|test|tests|refactor|style|perf|build|ci|revert)(\([^)]*\))?!?:",
     // What the user asked or chose, said back.
     r"^(the )?user('s)? (wants|asked|asks|chose|is asking|said|says|requested|prefers|mentioned|wants me|approved|confirmed|selected|picked)\b",
+    // The user as the model speaks of them in its thinking: "They want to just fix the bug".
+    r"^(they|he|she)('re| are| is)? (asking|wants?|asked|said|says|prefers?|wondering)\b",
     r"^(you'?re right|good (question|point|catch)|got it|understood)\b",
     // What a tool asks for, said back: the linter's or the reviewer's wish, not a choice.
     r"^(the )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains)\b",
@@ -718,6 +720,7 @@ mod tests {
             "❌ NOT tested: the cache won't work on Windows",
             "Maybe the fix is to reset the cursor instead of re-reading the file.",
             "The linter wants us to use `slices.Sort` instead of `sort.Slice`.",
+            "They want to just fix the bug simply, without over-engineering it.",
             "Got it — I'll skip the commit and write the plan to a file instead.",
             "But I'm wondering if that's over-engineering for a rare edge case.",
             "Now step 4: update telemetry.go to use the enabled parameter instead of env var.",
