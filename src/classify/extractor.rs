@@ -96,9 +96,10 @@ pub struct State {
     /// The folder the session's file paths are relative to, once known (see [`Roots::of`]).
     #[serde(default)]
     root: Option<String>,
-    /// The last options laid out ("We need to either: 1. … 2. …"), which a later "Option 2
-    /// is simpler" names, and how many prompts came since: they are answered in the turn they
-    /// are laid out in or the next one ("go with 2"), and forgotten after.
+    /// The last options the main thread laid out ("We need to either: 1. … 2. …"), which a
+    /// later "Option 2 is simpler" names, and how many prompts came since: they are answered
+    /// in the turn they are laid out in or the next one ("go with 2"), and forgotten after. A
+    /// subagent's options are its own business, and neither kept nor named.
     #[serde(default)]
     options: Vec<Choice>,
     #[serde(default)]
@@ -342,6 +343,9 @@ impl<'w> Extractor<'w> {
         }
         if !self.state.taint.is_empty() {
             state.request = clean.text(&state.request).into_owned();
+            for option in &mut state.options {
+                option.text = clean.text(&option.text).into_owned();
+            }
             for task in &mut state.tasks {
                 task.subject = clean.text(&task.subject).into_owned();
             }
@@ -752,9 +756,11 @@ impl<'w> Extractor<'w> {
         thread.prompt = truncate_words(&prompt, PROMPT_MAX);
         // The user's own words can carry decisions ("don't use X; use Y").
         let source = thread.turn.clone();
-        self.state.options_prompts = self.state.options_prompts.saturating_add(1);
-        if self.state.options_prompts > 1 {
-            self.state.options.clear();
+        if chain == Chain::Main {
+            self.state.options_prompts = self.state.options_prompts.saturating_add(1);
+            if self.state.options_prompts > 1 {
+                self.state.options.clear();
+            }
         }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
         self.reasoning(
@@ -970,7 +976,10 @@ impl<'w> Extractor<'w> {
         kinds: &[Kind],
     ) -> bool {
         let (paragraphs, sentences) = sentences::split(body);
-        let mut lists = options::laid_out(body);
+        let mut lists = match chain {
+            Chain::Main => options::laid_out(body),
+            Chain::Side => Vec::new(),
+        };
         let mut matched = false;
         for (at, s) in sentences.iter().enumerate() {
             let sentence = s.text(&paragraphs);
@@ -1017,8 +1026,9 @@ impl<'w> Extractor<'w> {
             };
             // The options it may name: the last list laid out before it, in this text or
             // an earlier one, unless this text offers options it does not lay out as a list.
-            let here = body.find(sentence).unwrap_or(body.len());
+            let here = position(body, sentence);
             let known = match lists.iter().rev().find(|(end, _)| *end <= here) {
+                _ if chain == Chain::Side => &[],
                 Some((_, list)) => list.as_slice(),
                 None if options::offers(&body[..here]) => &[],
                 None => self.state.options.as_slice(),
@@ -1034,7 +1044,7 @@ impl<'w> Extractor<'w> {
         }
         match lists.pop() {
             Some((_, last)) => (self.state.options, self.state.options_prompts) = (last, 0),
-            None if options::offers(body) => self.state.options.clear(),
+            None if chain == Chain::Main && options::offers(body) => self.state.options.clear(),
             None => {}
         }
         matched
@@ -1602,6 +1612,18 @@ fn introduced<'p>(paragraph: &'p str, after: &[String]) -> Cow<'p, str> {
     Cow::Owned(joined)
 }
 
+/// Where `sentence` stands in `body`, the text it was split from: found whole, else by its
+/// last words (splitting takes emphasis out and joins wrapped lines), else at the start, so
+/// that only what stands before it for certain counts as before it.
+fn position(body: &str, sentence: &str) -> usize {
+    let tail = sentence
+        .char_indices()
+        .rev()
+        .nth(23)
+        .map_or(sentence, |(at, _)| &sentence[at..]);
+    body.find(sentence).or_else(|| body.find(tail)).unwrap_or(0)
+}
+
 /// The paragraph of sentence `at` as its rationale: without the sentences beside it that only
 /// narrate the work ("Let me fix that.", "Now I need to update the test.", "Good!"), which a
 /// later reader has no use for. A lead-in that ends the paragraph introduces what follows
@@ -2088,6 +2110,10 @@ mod tests {
         .unwrap();
         // Before failures were kept per thread, with the check a call runs.
         thread.as_object_mut().unwrap().remove("failure");
+        // Before options were kept.
+        let fields = state.as_object_mut().unwrap();
+        fields.remove("options");
+        fields.remove("options_prompts");
         let old_call = thread["calls"][0].as_object_mut().unwrap();
         old_call.remove("check");
         old_call.remove("discards");
@@ -2096,6 +2122,7 @@ mod tests {
         let loaded: State = serde_json::from_value(state).unwrap();
         assert!(loaded.main.failure.is_none());
         assert_eq!(loaded.main.calls[0].check, None);
+        assert!(loaded.options.is_empty() && loaded.options_prompts == 0);
     }
 
     #[test]

@@ -484,6 +484,8 @@ pub fn alternatives(sentence: &str) -> Vec<String> {
         let re = re.get_or_init(|| Regex::new(pattern).expect("alternative patterns compile"));
         for caps in re.captures_iter(sentence) {
             let found = match names {
+                // A capture that parts a code span or a quotation names half of something.
+                Names::Captured if !balanced(&caps[1]) => continue,
                 Names::Captured => subject(&caps[1]),
                 Names::After => clause(&sentence[caps.get(0).map_or(0, |m| m.end())..]),
             };
@@ -555,33 +557,47 @@ fn clause(text: &str) -> &str {
     }
     // Past the limit, a code span that starts it is named on its own.
     match text.strip_prefix('`').and_then(|t| t.find('`')) {
-        Some(close) if close < 80 => &text[..close + 2],
+        Some(close) if text[..close + 2].chars().count() <= 80 => &text[..close + 2],
         _ => "",
     }
 }
 
 /// The thing a sentence says won't work or is overkill, without the words that lead into it
 /// ("So", "Actually, on second thought,") or the clause it is the object of ("I'm realizing
-/// that cherry-pick"): nothing when only a pronoun or a bare noun is left ("So this", "The
-/// function"), which names no alternative.
+/// that cherry-pick", not "A cache that expires"): nothing when only a pronoun or a noun after
+/// a definite article is left ("So this", "The function"), which points back rather than
+/// names an alternative ("A mutex" names one).
 fn subject(found: &str) -> &str {
     static LEAD: LazyLock<Regex> = LazyLock::new(|| {
         let pattern = r"(?i)^(?:(?:so|also|actually|but|and|then|however|on second thought|for \w+)\b[,:]?\s+)+";
         Regex::new(&ascii_boundaries(pattern)).expect("the lead pattern compiles")
     });
-    let found = found
-        .rsplit_once(" that ")
-        .map_or(found, |(_, after)| after);
+    static REPORTED: LazyLock<Regex> = LazyLock::new(|| {
+        let pattern = r"(?i)^.*\b(?:realiz\w*|realis\w*|think|thought|noticed?|notice|seems?|means|is|was|turns out|found)\s+that\s+";
+        Regex::new(&ascii_boundaries(pattern)).expect("the reported pattern compiles")
+    });
+    let found = REPORTED.find(found).map_or(found, |m| &found[m.end()..]);
     let found = LEAD.find(found).map_or(found, |m| &found[m.end()..]);
     let words: Vec<&str> = found.split_whitespace().collect();
     let bare = words.len() <= 2
         && words.first().is_some_and(|w| {
-            [
-                "the", "this", "that", "these", "those", "our", "my", "its", "a", "an",
-            ]
-            .contains(&w.to_ascii_lowercase().as_str())
+            ["the", "this", "that", "these", "those", "our", "my", "its"]
+                .contains(&w.to_ascii_lowercase().as_str())
         });
-    if bare { "" } else { found }
+    // "The one thing that still doesn't work": the verb is the clause's, and the subject is
+    // cut inside it.
+    let cut = words.last().is_some_and(|w| {
+        [
+            "that", "which", "who", "still", "also", "just", "really", "even", "never",
+        ]
+        .contains(&w.to_ascii_lowercase().as_str())
+    });
+    if bare || cut { "" } else { found }
+}
+
+/// Whether `text` closes every code span and quotation it opens.
+fn balanced(text: &str) -> bool {
+    text.matches('`').count().is_multiple_of(2) && text.matches('"').count().is_multiple_of(2)
 }
 
 /// `alt` without the backticks or quotes around it when it is one code span or quotation
@@ -864,6 +880,18 @@ mod tests {
                 "I'm realizing that cherry-pick won't work here.",
                 Some("cherry-pick"),
             ),
+            (
+                "A cache that expires won't work here.",
+                Some("A cache that expires"),
+            ),
+            (
+                "A mutex won't work here because it is per process.",
+                Some("A mutex"),
+            ),
+            ("An LRU is overkill for four entries.", Some("An LRU")),
+            ("We considered an LRU but entries expire.", Some("an LRU")),
+            ("I considered `foo but bar` but it was slow.", None),
+            ("The one thing that still doesn't work.", None),
             ("So this won't work.", None),
             ("The function won't work for symlinks.", None),
             ("But the issue is that this won't work.", None),

@@ -47,16 +47,19 @@ static OFFERS: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the offer pattern compiles")
 });
 
-/// A label named in a sentence: "Option 2", "option (a)", "Approach B".
+/// A label named in a sentence: "Option 2", "option (a)", "Approach B" — a letter in capitals
+/// or brackets, not the article of "this approach a bit cleaner".
 static NAMED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:option|approach|alternative)\s+\(?([0-9]|[a-f])\b\)?")
+    Regex::new(r"\b(?i:option|approach|alternative)\s+(?:([0-9])\b|([A-F])\b|\(([a-fA-F])\))")
         .expect("the label pattern compiles")
 });
 
 /// The lists of options `text` lays out, each with the byte offset where its last option ends:
 /// lines labelled as options, whatever stands between them ("**Option A — …**", its example,
-/// "**Option B — …**") until another choice is offered, or a numbered or lettered list that a line offering a choice leads
-/// into ("We need to either:"), up to the first line of prose. A list has two options at least.
+/// "**Option B — …**") until another choice is offered or the labels change from numbers to
+/// letters; or a numbered or lettered list that a line offering a choice leads into ("We need
+/// to either:"), its items' indented details included, up to the first line of prose. A list
+/// has two options at least.
 pub fn laid_out(text: &str) -> Vec<(usize, Vec<Choice>)> {
     let mut lists = Vec::new();
     let mut list: Vec<Choice> = Vec::new();
@@ -74,12 +77,19 @@ pub fn laid_out(text: &str) -> Vec<(usize, Vec<Choice>)> {
         at += line.len();
         let line = line.trim_end();
         if let Some(c) = LABELLED.captures(line) {
-            if !labelled {
+            let label = c[1].to_ascii_lowercase();
+            let numbered = |l: &str| l.starts_with(|c: char| c.is_ascii_digit());
+            let other_kind = list
+                .first()
+                .is_some_and(|o| numbered(&o.label) != numbered(&label));
+            if !labelled || other_kind {
                 close(&mut list, end);
                 labelled = true;
             }
-            add(&mut list, c[1].to_ascii_lowercase(), &c[2]);
+            add(&mut list, label, &c[2]);
             end = at;
+        } else if !labelled && !list.is_empty() && line.starts_with([' ', '\t']) {
+            // An item's detail, indented under it.
         } else if let Some(c) = LISTED.captures(line).filter(|_| !labelled) {
             if offered || !list.is_empty() {
                 let label = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
@@ -112,14 +122,17 @@ fn add(list: &mut Vec<Choice>, label: String, said: &str) {
     }
 }
 
-/// Whether `text` offers a choice: a line that labels an option, or one that leads into a
+/// Whether `text` offers a choice: two lines that label options, or one that leads into a
 /// list of them ("So I either need to:"). Options it offers but [`laid_out`] cannot read (a
-/// list run together on one line) leave a label unknown rather than named by older ones.
+/// list run together on one line) leave a label unknown rather than named by older ones; a
+/// reply that names one ("Option 2 - but keep it private") offers nothing.
 pub fn offers(text: &str) -> bool {
-    text.lines().any(|line| {
-        let line = line.trim_end();
-        LABELLED.is_match(line) || (OFFERS.is_match(line) && line.ends_with(':'))
-    })
+    let lines = || text.lines().map(str::trim_end);
+    lines()
+        .filter(|line| LABELLED.is_match(line))
+        .nth(1)
+        .is_some()
+        || lines().any(|line| OFFERS.is_match(line) && line.ends_with(':'))
 }
 
 /// `summary` with the option it names by its label spelled out after the label, as far as
@@ -129,7 +142,13 @@ pub fn spelled_out<'s>(summary: &'s str, options: &[Choice]) -> Cow<'s, str> {
     let Some(caps) = NAMED.captures(summary) else {
         return Cow::Borrowed(summary);
     };
-    let label = caps[1].to_ascii_lowercase();
+    let end = caps.get(0).map_or(0, |m| m.end());
+    // "Option 2's cost…" is not parted from its possessive.
+    if summary[end..].starts_with(['\'', '’']) {
+        return Cow::Borrowed(summary);
+    }
+    let label = (caps.iter().skip(1).flatten().next())
+        .map_or(String::new(), |m| m.as_str().to_ascii_lowercase());
     let Some(option) = options.iter().find(|o| o.label == label) else {
         return Cow::Borrowed(summary);
     };
@@ -147,7 +166,6 @@ pub fn spelled_out<'s>(summary: &'s str, options: &[Choice]) -> Cow<'s, str> {
         return Cow::Borrowed(summary);
     }
     let said = truncate_words(said, room);
-    let end = caps.get(0).map_or(0, |m| m.end());
     Cow::Owned(format!(
         "{} ({}){}",
         &summary[..end],
@@ -214,9 +232,24 @@ mod tests {
             [[("a", "Validate the name"), ("b", "Update the comment")]]
         );
         assert!(laid_out("Option 1: only one\nThe end.").is_empty());
+        let detailed = "Two options:\n1. Foo the bar\n   - with a detail\n2. Baz the qux";
+        assert_eq!(
+            labels(&laid_out(detailed)),
+            [[("1", "Foo the bar"), ("2", "Baz the qux")]]
+        );
+        let kinds =
+            "Option A: one\nOption B: two\n\nLater prose.\nOption 3 - three\nOption 4 - four";
+        assert_eq!(
+            labels(&laid_out(kinds)),
+            [
+                vec![("a", "one"), ("b", "two")],
+                vec![("3", "three"), ("4", "four")]
+            ]
+        );
         let run_together = "So I either need to:\n1. Keep the struct2. Add a new one";
         assert!(laid_out(run_together).is_empty() && offers(run_together));
         assert!(!offers("1. Run the tests\n2. Commit"));
+        assert!(!offers("Option 2 - but keep the reader private"));
     }
 
     #[test]
@@ -234,18 +267,36 @@ mod tests {
             "Option 1 (make the private helper check global config) is simpler since it fixes \
              all call sites."
         );
-        // Said already, not named, or another label: as it is.
+        // Said already, not named, another label, a possessive, or a letter that is a word:
+        // as it is.
         for same in [
             "Option 1 (make the private helper check global config) is simpler.",
             "The helper is simpler.",
             "Option 3 is simpler.",
+            "Option 2's cost is lower.",
         ] {
             assert_eq!(spelled_out(same, options), same);
         }
+        let lettered =
+            &laid_out("Options:\n(a) Validate the name first\n(b) Update the comment")[0].1;
+        for same in ["This approach a bit cleaner.", "Option b is it."] {
+            assert_eq!(spelled_out(same, lettered), same);
+        }
+        assert_eq!(
+            spelled_out("Option (a) is safer.", lettered),
+            "Option (a) (validate the name first) is safer."
+        );
+        assert_eq!(
+            spelled_out("Option A is safer.", lettered),
+            "Option A (validate the name first) is safer."
+        );
         // Within the summary's limit, cut at a word, or not at all when too little room is left.
-        let long = format!("Option 2 is cleaner {}.", "because ".repeat(16).trim());
+        let long = format!("Option 1 is cleaner {}.", "because ".repeat(13).trim());
         let spelled = spelled_out(&long, options);
-        assert!(spelled.chars().count() <= SUMMARY_MAX, "{spelled}");
+        assert!(
+            spelled.contains("…)") && spelled.chars().count() <= SUMMARY_MAX,
+            "{spelled}"
+        );
         let longer = format!("Option 2 is cleaner {}.", "because ".repeat(17).trim());
         assert_eq!(spelled_out(&longer, options), longer);
     }

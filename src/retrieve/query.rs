@@ -1091,12 +1091,20 @@ fn beside(rationale: &str, summary: &str) -> String {
     }
 }
 
-/// `text` on one line, each Markdown heading a label ("## Context" → "Context:").
+/// `text` on one line, each Markdown heading a label ("## Context" → "Context:"), outside
+/// fenced code.
 fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    // Inside a fenced block a `#` starts a comment, not a heading.
+    let mut fenced = false;
     for line in text.lines() {
         let line = line.trim();
-        let heading = line.strip_prefix('#').map(|h| h.trim_start_matches('#'));
+        if line.starts_with("```") || line.starts_with("~~~") {
+            fenced = !fenced;
+        }
+        let heading = (line.strip_prefix('#'))
+            .filter(|_| !fenced)
+            .map(|h| h.trim_start_matches('#'));
         let (words, label) = match heading {
             Some(h) if h.starts_with(' ') => {
                 (h.trim(), !h.trim_end().ends_with(['.', ':', '!', '?']))
@@ -1234,8 +1242,13 @@ mod tests {
             beside(plan, "Plan: The installer appends a line twice."),
             "Versioned stanzas: Context: … Files to Modify: - setup.go"
         );
-        // A line that starts with a hash but is no heading stays as it is.
+        // A line that starts with a hash but is no heading stays as it is, as does a comment
+        // in fenced code.
         assert_eq!(beside("#42 is the issue.", summary), "#42 is the issue.");
+        assert_eq!(
+            beside("## Steps\n```sh\n# install deps\nmake\n```", summary),
+            "Steps: ```sh # install deps make ```"
+        );
     }
 
     #[test]

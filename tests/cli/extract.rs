@@ -1320,4 +1320,22 @@ fn an_option_named_by_its_label_is_spelled_out_from_where_it_was_laid_out() {
         + &user("p3", "now the tests")
         + &assistant("m3", chosen);
     assert_eq!(summaries(&later), [chosen]);
+    // A list laid out after the verdict, in the same message, is not what it answers, even
+    // where emphasis keeps the verdict from being found as it was split.
+    let after = user("p1", "fix the session id in the end hook")
+        + &assistant("m1", options)
+        + &user("p2", "go with 2")
+        + &assistant(
+            "m2",
+            "**Option 2** is simplest because we already have a reader for that file.\n\n\
+                 For the tests we could either:\n1. Mock the clock in every \
+                 test\n2. Inject a fake reader into the handler",
+        );
+    assert_eq!(
+        summaries(&after),
+        [
+            "Option 2 (use the persisted current session file to get the session ID) is simplest \
+          because we already have a reader for that file."
+        ]
+    );
 }
