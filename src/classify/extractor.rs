@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::heuristic::{Verdict, alternatives, is_step, kind_of, narrates, says_why};
-use super::options::{self, Choice};
+use super::options::{self, Choice, LaidOut};
 use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences::{self, Form};
 use super::tools::{
@@ -98,8 +98,7 @@ pub struct State {
     root: Option<String>,
     /// The last options the main thread laid out ("We need to either: 1. … 2. …"), which a
     /// later "Option 2 is simpler" names, and how many prompts came since: they are answered
-    /// in the turn they are laid out in or the next one ("go with 2"), and forgotten after. A
-    /// subagent's options are its own business, and neither kept nor named.
+    /// in the turn they are laid out in or the next one ("go with 2"), and forgotten after.
     #[serde(default)]
     options: Vec<Choice>,
     #[serde(default)]
@@ -976,9 +975,10 @@ impl<'w> Extractor<'w> {
         kinds: &[Kind],
     ) -> bool {
         let (paragraphs, sentences) = sentences::split(body);
-        let mut lists = match chain {
+        // A subagent's options are its own business, neither kept nor named.
+        let mut laid = match chain {
             Chain::Main => options::laid_out(body),
-            Chain::Side => Vec::new(),
+            Chain::Side => LaidOut::default(),
         };
         let mut matched = false;
         for (at, s) in sentences.iter().enumerate() {
@@ -1024,16 +1024,12 @@ impl<'w> Extractor<'w> {
                 0 => with_antecedent(sentence, before),
                 _ => Cow::Owned(format!("…{}", &sentence[from..])),
             };
-            // The options it may name: the last list laid out before it, in this text or
-            // an earlier one, unless this text offers options it does not lay out as a list.
-            let here = position(body, sentence);
-            let known = match lists.iter().rev().find(|(end, _)| *end <= here) {
-                _ if chain == Chain::Side => &[],
-                Some((_, list)) => list.as_slice(),
-                None if options::offers(&body[..here]) => &[],
-                None => self.state.options.as_slice(),
+            let summary = match chain {
+                Chain::Main => {
+                    options::spelled_out(&summary, || laid.before(s.source, &self.state.options))
+                }
+                Chain::Side => Cow::Borrowed(&*summary),
             };
-            let summary = options::spelled_out(&summary, known);
             let mut event = self.event(kind, &summary, origin, source, timestamp, chain);
             event.rationale = truncate_words(
                 &introduced(paragraph, &paragraphs[s.paragraph + 1..]),
@@ -1042,9 +1038,9 @@ impl<'w> Extractor<'w> {
             event.alternatives = alts.into_iter().take(ALTERNATIVES_MAX).collect();
             self.draft(event, chain);
         }
-        match lists.pop() {
+        match laid.lists.pop() {
             Some((_, last)) => (self.state.options, self.state.options_prompts) = (last, 0),
-            None if chain == Chain::Main && options::offers(body) => self.state.options.clear(),
+            None if laid.offered_at.is_some() => self.state.options.clear(),
             None => {}
         }
         matched
@@ -1610,18 +1606,6 @@ fn introduced<'p>(paragraph: &'p str, after: &[String]) -> Cow<'p, str> {
         joined.push_str(next);
     }
     Cow::Owned(joined)
-}
-
-/// Where `sentence` stands in `body`, the text it was split from: found whole, else by its
-/// last words (splitting takes emphasis out and joins wrapped lines), else at the start, so
-/// that only what stands before it for certain counts as before it.
-fn position(body: &str, sentence: &str) -> usize {
-    let tail = sentence
-        .char_indices()
-        .rev()
-        .nth(23)
-        .map_or(sentence, |(at, _)| &sentence[at..]);
-    body.find(sentence).or_else(|| body.find(tail)).unwrap_or(0)
 }
 
 /// The paragraph of sentence `at` as its rationale: without the sentences beside it that only

@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+use crate::classify::sentences::strip_emphasis;
 use crate::event::{SUMMARY_MAX, truncate_words};
 
 /// One option of a list: its label (a number or a lower-case letter) and what it says.
@@ -54,14 +55,40 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the label pattern compiles")
 });
 
-/// The lists of options `text` lays out, each with the byte offset where its last option ends:
-/// lines labelled as options, whatever stands between them ("**Option A — …**", its example,
+/// The options a text lays out, and where it first offers a choice.
+#[derive(Debug, Default)]
+pub struct LaidOut {
+    /// Each list with the byte offset where its last option ends.
+    pub lists: Vec<(usize, Vec<Choice>)>,
+    /// Where the text first offers a choice, in bytes: its second line labelled as an option,
+    /// or a line that leads into a list of them ("So I either need to:"). Options offered but
+    /// not laid out as a list (one run together on one line) leave a label unknown rather
+    /// than named by older ones; a reply that names one ("Option 2 - but keep it private")
+    /// offers nothing.
+    pub offered_at: Option<usize>,
+}
+
+impl LaidOut {
+    /// The options a sentence whose paragraph starts at byte `at` may name: the last list laid
+    /// out before it, else `older` ones unless a choice was offered before it and not laid out.
+    pub fn before<'a>(&'a self, at: usize, older: &'a [Choice]) -> &'a [Choice] {
+        match self.lists.iter().rev().find(|(end, _)| *end <= at) {
+            Some((_, list)) => list,
+            None if self.offered_at.is_some_and(|o| o < at) => &[],
+            None => older,
+        }
+    }
+}
+
+/// The options `text` lays out (see [`LaidOut`]), each list with the byte offset where its last
+/// option ends: lines labelled as options, whatever stands between them ("**Option A — …**", its example,
 /// "**Option B — …**") until another choice is offered or the labels change from numbers to
 /// letters; or a numbered or lettered list that a line offering a choice leads into ("We need
 /// to either:"), its items' indented details included, up to the first line of prose. A list
 /// has two options at least.
-pub fn laid_out(text: &str) -> Vec<(usize, Vec<Choice>)> {
+pub fn laid_out(text: &str) -> LaidOut {
     let mut lists = Vec::new();
+    let (mut offered_at, mut labels) = (None, 0);
     let mut list: Vec<Choice> = Vec::new();
     // Whether the list being read is of labelled lines, and where its last option ends.
     let (mut labelled, mut end) = (false, 0);
@@ -74,9 +101,14 @@ pub fn laid_out(text: &str) -> Vec<(usize, Vec<Choice>)> {
         list.clear();
     };
     for line in text.split_inclusive('\n') {
+        let start = at;
         at += line.len();
         let line = line.trim_end();
         if let Some(c) = LABELLED.captures(line) {
+            labels += 1;
+            if labels == 2 {
+                offered_at = offered_at.or(Some(start));
+            }
             let label = c[1].to_ascii_lowercase();
             let numbered = |l: &str| l.starts_with(|c: char| c.is_ascii_digit());
             let other_kind = list
@@ -100,6 +132,9 @@ pub fn laid_out(text: &str) -> Vec<(usize, Vec<Choice>)> {
             // Prose ends a numbered list; labelled options go on past it, until another
             // choice is offered.
             let offers = OFFERS.is_match(line) && line.ends_with(':');
+            if offers {
+                offered_at = offered_at.or(Some(start));
+            }
             if !labelled || offers {
                 close(&mut list, end);
                 (labelled, offered) = (false, offers);
@@ -107,14 +142,14 @@ pub fn laid_out(text: &str) -> Vec<(usize, Vec<Choice>)> {
         }
     }
     close(&mut list, end);
-    lists
+    LaidOut { lists, offered_at }
 }
 
 /// Add option `label` to `list` unless it is there, or the list is full; its emphasis
 /// ("**Move it to `paths`** (cleaner)") left out.
 fn add(list: &mut Vec<Choice>, label: String, said: &str) {
     if list.len() < OPTIONS_MAX && !list.iter().any(|o| o.label == label) {
-        let said = said.replace("**", "");
+        let said = strip_emphasis(said);
         list.push(Choice {
             label,
             text: truncate_words(said.trim(), TEXT_MAX),
@@ -122,26 +157,18 @@ fn add(list: &mut Vec<Choice>, label: String, said: &str) {
     }
 }
 
-/// Whether `text` offers a choice: two lines that label options, or one that leads into a
-/// list of them ("So I either need to:"). Options it offers but [`laid_out`] cannot read (a
-/// list run together on one line) leave a label unknown rather than named by older ones; a
-/// reply that names one ("Option 2 - but keep it private") offers nothing.
-pub fn offers(text: &str) -> bool {
-    let lines = || text.lines().map(str::trim_end);
-    lines()
-        .filter(|line| LABELLED.is_match(line))
-        .nth(1)
-        .is_some()
-        || lines().any(|line| OFFERS.is_match(line) && line.ends_with(':'))
-}
-
 /// `summary` with the option it names by its label spelled out after the label, as far as
 /// [`SUMMARY_MAX`] leaves room: "Option 2 (use the persisted session file) is simpler…".
-/// As it is when it names none of `options`, or says the option already.
-pub fn spelled_out<'s>(summary: &'s str, options: &[Choice]) -> Cow<'s, str> {
+/// As it is when it names none of the `options` (asked for only when it names one), or says
+/// the option already.
+pub fn spelled_out<'s, 'o>(
+    summary: &'s str,
+    options: impl FnOnce() -> &'o [Choice],
+) -> Cow<'s, str> {
     let Some(caps) = NAMED.captures(summary) else {
         return Cow::Borrowed(summary);
     };
+    let options = options();
     let end = caps.get(0).map_or(0, |m| m.end());
     // "Option 2's cost…" is not parted from its possessive.
     if summary[end..].starts_with(['\'', '’']) {
@@ -193,8 +220,8 @@ fn lowered(text: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
 
-    fn labels(lists: &[(usize, Vec<Choice>)]) -> Vec<Vec<(&str, &str)>> {
-        lists
+    fn labels(laid: &LaidOut) -> Vec<Vec<(&str, &str)>> {
+        laid.lists
             .iter()
             .map(|(_, l)| {
                 (l.iter())
@@ -231,7 +258,7 @@ mod tests {
             labels(&laid_out(lettered)),
             [[("a", "Validate the name"), ("b", "Update the comment")]]
         );
-        assert!(laid_out("Option 1: only one\nThe end.").is_empty());
+        assert!(laid_out("Option 1: only one\nThe end.").lists.is_empty());
         let detailed = "Two options:\n1. Foo the bar\n   - with a detail\n2. Baz the qux";
         assert_eq!(
             labels(&laid_out(detailed)),
@@ -247,9 +274,13 @@ mod tests {
             ]
         );
         let run_together = "So I either need to:\n1. Keep the struct2. Add a new one";
-        assert!(laid_out(run_together).is_empty() && offers(run_together));
-        assert!(!offers("1. Run the tests\n2. Commit"));
-        assert!(!offers("Option 2 - but keep the reader private"));
+        let laid = laid_out(run_together);
+        assert!(laid.lists.is_empty() && laid.offered_at == Some(0));
+        assert_eq!(laid_out("1. Run the tests\n2. Commit").offered_at, None);
+        assert_eq!(
+            laid_out("Option 2 - but keep the reader private").offered_at,
+            None
+        );
     }
 
     #[test]
@@ -257,13 +288,13 @@ mod tests {
         let options = &laid_out(
             "The fix is to either:\n1. Make the private helper check global config\n\
              2. Pass the author in",
-        )[0]
-        .1;
+        )
+        .lists[0]
+            .1;
         assert_eq!(
-            spelled_out(
-                "Option 1 is simpler since it fixes all call sites.",
+            spelled_out("Option 1 is simpler since it fixes all call sites.", || {
                 options
-            ),
+            }),
             "Option 1 (make the private helper check global config) is simpler since it fixes \
              all call sites."
         );
@@ -275,29 +306,29 @@ mod tests {
             "Option 3 is simpler.",
             "Option 2's cost is lower.",
         ] {
-            assert_eq!(spelled_out(same, options), same);
+            assert_eq!(spelled_out(same, || options), same);
         }
         let lettered =
-            &laid_out("Options:\n(a) Validate the name first\n(b) Update the comment")[0].1;
+            &laid_out("Options:\n(a) Validate the name first\n(b) Update the comment").lists[0].1;
         for same in ["This approach a bit cleaner.", "Option b is it."] {
-            assert_eq!(spelled_out(same, lettered), same);
+            assert_eq!(spelled_out(same, || lettered), same);
         }
         assert_eq!(
-            spelled_out("Option (a) is safer.", lettered),
+            spelled_out("Option (a) is safer.", || lettered),
             "Option (a) (validate the name first) is safer."
         );
         assert_eq!(
-            spelled_out("Option A is safer.", lettered),
+            spelled_out("Option A is safer.", || lettered),
             "Option A (validate the name first) is safer."
         );
         // Within the summary's limit, cut at a word, or not at all when too little room is left.
         let long = format!("Option 1 is cleaner {}.", "because ".repeat(13).trim());
-        let spelled = spelled_out(&long, options);
+        let spelled = spelled_out(&long, || options);
         assert!(
             spelled.contains("…)") && spelled.chars().count() <= SUMMARY_MAX,
             "{spelled}"
         );
         let longer = format!("Option 2 is cleaner {}.", "because ".repeat(17).trim());
-        assert_eq!(spelled_out(&longer, options), longer);
+        assert_eq!(spelled_out(&longer, || options), longer);
     }
 }

@@ -11,6 +11,9 @@ pub struct Sentence {
     pub paragraph: usize,
     pub range: std::ops::Range<usize>,
     pub form: Form,
+    /// Where its paragraph's first line starts in the text split, in bytes: what stands
+    /// before it there (a list of options) stands before the sentence.
+    pub source: usize,
 }
 
 /// The kind of line a sentence's paragraph was.
@@ -32,43 +35,53 @@ impl Sentence {
 /// The paragraphs of `text` (prose only, markup removed) and their sentences.
 pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
     let mut paragraphs: Vec<String> = Vec::new();
-    // The form of each paragraph, by its index.
+    // The form of each paragraph, and where its first line starts, by its index.
     let mut forms: Vec<Form> = Vec::new();
+    let mut sources: Vec<usize> = Vec::new();
     let mut current = String::new();
+    let mut source = 0;
     let mut in_fence = false;
-    let flush = |current: &mut String, paragraphs: &mut Vec<String>| {
+    let flush = |current: &mut String,
+                 paragraphs: &mut Vec<String>,
+                 sources: &mut Vec<usize>,
+                 source: usize| {
         if !current.trim().is_empty() {
             paragraphs.push(std::mem::take(current));
+            sources.push(source);
         }
         current.clear();
     };
     for line in text.lines() {
+        // `line` is a slice of `text`.
+        let at = line.as_ptr() as usize - text.as_ptr() as usize;
         let trimmed = line.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             in_fence = !in_fence;
-            flush(&mut current, &mut paragraphs);
+            flush(&mut current, &mut paragraphs, &mut sources, source);
             continue;
         }
         if in_fence || line.starts_with("    ") && current.is_empty() || trimmed.starts_with('|') {
             continue;
         }
         if trimmed.is_empty() {
-            flush(&mut current, &mut paragraphs);
+            flush(&mut current, &mut paragraphs, &mut sources, source);
             continue;
         }
         let (marker, content) = strip_marker(trimmed);
         // Each bullet or heading stands alone.
         let item = marker != Form::Prose;
         if item {
-            flush(&mut current, &mut paragraphs);
+            flush(&mut current, &mut paragraphs, &mut sources, source);
         }
         if !current.is_empty() {
             current.push(' ');
+        } else {
+            source = at;
         }
         current.push_str(&strip_emphasis(content));
         if item {
             let before = paragraphs.len();
-            flush(&mut current, &mut paragraphs);
+            flush(&mut current, &mut paragraphs, &mut sources, source);
             if paragraphs.len() > before {
                 // The paragraphs between the last item and this one were prose.
                 forms.resize(before, Form::Prose);
@@ -76,7 +89,7 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
             }
         }
     }
-    flush(&mut current, &mut paragraphs);
+    flush(&mut current, &mut paragraphs, &mut sources, source);
 
     let mut sentences = Vec::new();
     for (i, p) in paragraphs.iter().enumerate() {
@@ -87,6 +100,7 @@ pub fn split(text: &str) -> (Vec<String>, Vec<Sentence>) {
                 paragraph: i,
                 range: start..start + s.len(),
                 form: forms.get(i).copied().unwrap_or(Form::Prose),
+                source: sources[i],
             });
         }
     }
@@ -119,7 +133,8 @@ fn strip_marker(line: &str) -> (Form, &str) {
     (Form::Prose, line)
 }
 
-fn strip_emphasis(s: &str) -> String {
+/// `s` without its emphasis (`**`, `__`).
+pub(crate) fn strip_emphasis(s: &str) -> String {
     s.replace("**", "").replace("__", "")
 }
 
@@ -257,6 +272,27 @@ mod tests {
                 "Then the fix is to either:",
                 "Keep it"
             ]
+        );
+    }
+
+    #[test]
+    fn a_sentence_knows_where_its_paragraph_starts_in_the_text() {
+        let text = "Options:\n1. **Keep** it\n\n```\ncode\n```\n**Option 1** wins. It is \
+                    short.\nStill the same paragraph.";
+        let (paragraphs, sentences) = split(text);
+        let at = |said: &str| {
+            let s = sentences
+                .iter()
+                .find(|s| s.text(&paragraphs) == said)
+                .unwrap();
+            s.source
+        };
+        assert_eq!(at("Options:"), 0);
+        assert_eq!(at("Keep it"), text.find("1.").unwrap());
+        assert_eq!(at("Option 1 wins."), text.find("**Option").unwrap());
+        assert_eq!(
+            at("Still the same paragraph."),
+            text.find("**Option").unwrap()
         );
     }
 
