@@ -22,7 +22,7 @@ use regex::{Captures, Regex};
 
 use exclude::Exclude;
 pub use exclude::check_glob;
-use rules::{RULES, any, each};
+use rules::{RULES, any, each, may_match};
 pub use taint::Taint;
 pub use user::{DEFAULT_EXCLUDE, Invalid, Settings};
 
@@ -185,9 +185,10 @@ impl Redactor {
     /// `text` with every secret replaced by `[REDACTED:<rule>]`.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
-        // Most text holds no secret: a plain search says so faster than an overlapping one.
-        let any = any(text);
-        if any.is_match(text.as_bytes()) {
+        // Most text holds no secret: a plain search says so faster than an overlapping one,
+        // and a look for the words rules need, before the search is built, faster still.
+        let any = may_match(text).then(|| any(text));
+        if let Some(any) = any.filter(|any| any.is_match(text.as_bytes())) {
             for i in any.matches(text.as_bytes()) {
                 let rule = &RULES[i];
                 self.apply(&mut out, each(i), rule.name, rule.secret);
