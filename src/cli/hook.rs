@@ -49,7 +49,7 @@ const PATIENCE: Duration = Duration::from_millis(200);
 /// the log may be where the hook was stuck.
 const LOG_PATIENCE: Duration = Duration::from_millis(100);
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, PartialEq, clap::Args)]
 pub struct Args {
     /// The agent whose hook this is: claude-code, codex or gemini-cli.
     #[arg(long, default_value = "claude-code", value_name = "AGENT")]
@@ -61,6 +61,27 @@ pub struct Args {
     /// What git passes to the hook (post-rewrite: `amend` or `rebase`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     rest: Vec<String>,
+}
+
+impl Args {
+    /// The arguments of `hook <name>` and `hook --agent <agent> <name>`, the forms hooks are
+    /// installed with, read without the command line's parser: building it for every command
+    /// costs a hook about a tenth of a millisecond. Any other command line is `None`, and
+    /// left to the parser.
+    pub fn simple(args: &[std::ffi::OsString]) -> Option<Args> {
+        let words: Vec<&str> = args.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+        let (agent, name) = match words[..] {
+            ["hook", name] => ("claude-code", name),
+            ["hook", "--agent", agent, name] => (agent, name),
+            _ => return None,
+        };
+        let plain = |w: &str| !w.is_empty() && !w.starts_with('-');
+        (plain(agent) && plain(name)).then(|| Args {
+            agent: agent.to_owned(),
+            name: name.to_owned(),
+            rest: Vec::new(),
+        })
+    }
 }
 
 pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {

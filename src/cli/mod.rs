@@ -154,7 +154,17 @@ enum Command {
 pub type CmdResult = Result<(), Failure>;
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let cli = match hook::Args::simple(&args) {
+        Some(hook) => Cli {
+            directory: None,
+            paginate: false,
+            no_pager: false,
+            color: terminal::ColorWhen::default(),
+            command: Command::Hook(hook),
+        },
+        None => Cli::parse(),
+    };
     // A hook writes and flushes its answer itself, and says why when it cannot: whatever is
     // left, it exits 0.
     let hook = matches!(cli.command, Command::Hook(_));
@@ -310,5 +320,46 @@ mod tests {
         assert!(text.contains(r#""a\u009b2Jb\u007f\u001b[m é""#), "{text}");
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, value);
+    }
+
+    /// A hook's command line read without the parser reads as the parser reads it; any other
+    /// is left to the parser.
+    #[test]
+    fn a_hook_s_command_line_reads_as_the_parser_reads_it() {
+        let words = |line: &str| -> Vec<std::ffi::OsString> {
+            line.split(' ').map(std::ffi::OsString::from).collect()
+        };
+        for line in [
+            "hook PreToolUse",
+            "hook SessionStart",
+            "hook post-commit",
+            "hook --agent codex Stop",
+            "hook --agent gemini-cli BeforeAgent",
+            "hook --agent nobody Stop",
+        ] {
+            let simple = hook::Args::simple(&words(line)).expect(line);
+            let parsed =
+                Cli::try_parse_from(["git-agent-context"].into_iter().chain(line.split(' ')))
+                    .expect(line);
+            assert!(parsed.directory.is_none() && !parsed.paginate && !parsed.no_pager);
+            assert_eq!(parsed.color, terminal::ColorWhen::default());
+            match parsed.command {
+                Command::Hook(args) => assert_eq!(args, simple, "{line}"),
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+        for line in [
+            "hook",
+            "hook --help",
+            "hook post-rewrite amend",
+            "hook --agent=codex Stop",
+            "hook --agent codex",
+            "-C sub hook Stop",
+            "--no-pager hook Stop",
+            "hook Stop --agent codex",
+            "why hook",
+        ] {
+            assert_eq!(hook::Args::simple(&words(line)), None, "{line}");
+        }
     }
 }
