@@ -150,10 +150,24 @@ fn inside(root: Option<&str>, path: String) -> String {
 /// teammate's transcript) or nothing on its way is a link.
 fn follow_links(root: &str, relative: &str) -> String {
     use std::path::Path;
-    // Most words of a command name nothing here: when its first part does not exist, nothing
-    // on the way can be a link (one `lstat`, not a walk).
-    let first = relative.split('/').next().unwrap_or(relative);
-    if std::fs::symlink_metadata(Path::new(root).join(first)).is_err() {
+    // Most paths have no link on their way, and most words of a command name nothing here:
+    // each part is looked at (`lstat`) until one is a link or is not there (nothing below a
+    // missing part can be one). Only a link has the path resolved whole, which reads every
+    // folder from the top of the file system again.
+    let mut at = Path::new(root).to_owned();
+    let mut linked = false;
+    for part in relative.split('/') {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                linked = true;
+                break;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    if !linked {
         return relative.to_owned();
     }
     let Ok(real_root) = std::fs::canonicalize(root) else {
@@ -299,12 +313,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
         std::fs::create_dir_all(root.join("secrets")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
         std::os::unix::fs::symlink("secrets", root.join("vault")).unwrap();
+        std::os::unix::fs::symlink("../../secrets", root.join("src/deep/keys")).unwrap();
         std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
         let root = root.to_str().unwrap();
         assert_eq!(follow_links(root, "vault/prod.txt"), "secrets/prod.txt");
         assert_eq!(follow_links(root, "vault"), "secrets");
         assert_eq!(follow_links(root, "src/new.rs"), "src/new.rs");
+        // A link further down the path, and one under a folder that is not there.
+        assert_eq!(
+            follow_links(root, "src/deep/keys/prod.txt"),
+            "secrets/prod.txt"
+        );
+        assert_eq!(follow_links(root, "src/gone/keys/x"), "src/gone/keys/x");
+        assert_eq!(follow_links(root, "src/deep/new/x.rs"), "src/deep/new/x.rs");
         let out = follow_links(root, "out/x.txt");
         assert!(is_absolute(&out) && out.ends_with("/x.txt"), "{out}");
         assert_eq!(follow_links("/no/such/folder", "vault/x"), "vault/x");
