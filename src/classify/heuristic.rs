@@ -153,7 +153,7 @@ const NOT_REASONING: &[&str] = &[
     // The agent's own tooling, and second thoughts.
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",
-    r"^(ah|oh|hmm|wait|ok so|okay so)\b",
+    r"^(ah|oh|hmm|ok so|okay so)\b",
     r"\bnot too (slow|complex|complicated|fragile|risky|expensive|brittle|heavy|invasive|strict)\b",
     r"\b(cherry-picked|merged|rebased|reverted|squashed)\b",
     // Housekeeping: committing, staging, pull requests, replies, making a test pass.
@@ -163,7 +163,9 @@ const NOT_REASONING: &[&str] = &[
 
 /// Guesses, open questions and options still weighed: not settled, so not kept.
 const HEDGE: &[&str] = &[
-    r"\b(might|maybe|perhaps|possibly|i wonder|wondering|not sure|could be|i suspect|wait|the question is|whether|i think|would be|must be|should be fine)\b",
+    r"\b(might|maybe|perhaps|possibly|i wonder|wondering|not sure|could be|i suspect|the question is|whether|i think|would be|must be|should be fine)\b",
+    // "Wait, …", "But wait —": a second thought; not the verb ("writers must not wait").
+    r"(^|\bbut |\bhmm,? )wait\b|\bwait\s*(,|—|–|:|!|-|\.\.\.|…)",
     r", or \w+|\bor to \w+| OR ",
 ];
 
@@ -740,9 +742,15 @@ mod tests {
             "Got it — I'll skip the commit and write the plan to a file instead.",
             "But I'm wondering if that's over-engineering for a rare edge case.",
             "Now step 4: update telemetry.go to use the enabled parameter instead of env var.",
+            "Wait, we should use the TTL map instead because entries expire by time.",
+            "But wait - the cache is keyed by path instead of by id, so renames miss it.",
         ] {
             assert!(!keeps(s), "{s}");
         }
+        // "Wait" is a second thought, not the verb.
+        assert!(keeps(
+            "I'll use a channel instead of a mutex, because writers should not wait."
+        ));
         // A choice with its reason, a lead-in that states its content, are kept.
         assert!(keeps(
             "I'll keep the cursor instead of re-reading the file, because the file only grows."
