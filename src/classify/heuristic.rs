@@ -58,6 +58,11 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             r"\b(rejected|abandoned) (it|this|that|the idea|(this|that|the|an?) (approach|option|idea|plan|attempt))\b",
             r"\b(was|were|is|been) (rejected|abandoned) (because|since|as|in favou?r of)\b",
             r"\b(we|i) (should not|shouldn'?t|must not|won'?t) (use|add|rely on|go with|mock|depend on|port)\b",
+            // Said as a decision: "decided against retrying", "chose not to add…", "Rejected
+            // the daemon: …", "I'm not using a regex here because…".
+            r"(^|\b(i|we)('ve| have)? )(decided|chose|opted) (against|not to)\b",
+            r"^rejected\b",
+            r"\b(i'?m|we'?re|i am|we are) not (using|adding|going with|relying on)\b.{1,80}\b(because|since)\b",
         ],
     ),
     (
@@ -105,6 +110,11 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             r"\b(is|was) (intentional|deliberate|by design)\b",
             r"\bno need (for|to)\b",
             r"\bwe (don'?t|do not) need\b",
+            // A choice by what it does: "Using `BTreeMap` keeps the output sorted", "Don't
+            // cache the config: it can change", "The reason for the two passes is that…".
+            r"^(using|keeping|storing|caching|putting|making) .{1,60}\b(keeps|makes|lets|avoids|means|ensures)\b",
+            r"^(don'?t|do not|never) \w+\b.{1,80}(: |\bbecause\b|\bsince\b| — )",
+            r"\bthe reason (for|behind|why) .{1,80} (is|was) (that|because|to)\b",
         ],
     ),
     (
@@ -127,6 +137,8 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             r"\bto satisfy the (compiler|linter|type checker)\b",
             r"\bto avoid (import cycles|a race|races|deadlock)\b",
             r"\bis (safe|necessary|required|needed) (because|since|as)\b",
+            r"\bit'?s (important|essential|critical|crucial) (that|to)\b",
+            r"\b(can'?t|cannot) use\b.{1,80}\b(so|because|since)\b",
         ],
     ),
 ];
@@ -669,6 +681,57 @@ mod tests {
 
     fn keeps(s: &str) -> bool {
         classify(s, Form::Prose).is_some()
+    }
+
+    /// Reasoning said as a decision, or by what the choice does, in words the sessions the
+    /// rules were written on seldom use.
+    #[test]
+    fn reasoning_in_other_words_is_kept() {
+        for (s, k) in [
+            (
+                "I decided against retrying on 429 because the budget is per day.",
+                Kind::Rejection,
+            ),
+            (
+                "Chose not to add a dependency on tokio; the tool does no network I/O.",
+                Kind::Rejection,
+            ),
+            (
+                "Rejected the background daemon: users complained about stray processes.",
+                Kind::Rejection,
+            ),
+            (
+                "I'm not using a regex here because the input is a fixed prefix.",
+                Kind::Rejection,
+            ),
+            (
+                "Using `BTreeMap` keeps the output sorted, which makes the snapshots stable.",
+                Kind::Decision,
+            ),
+            (
+                "Don't cache the config: it can change between hooks.",
+                Kind::Decision,
+            ),
+            (
+                "The reason for the two-pass design is that the first pass finds the roots.",
+                Kind::Decision,
+            ),
+            (
+                "It's important that the summary is redacted before it is cut.",
+                Kind::Decision,
+            ),
+            (
+                "We can't use mmap on network drives, so the reader falls back to read().",
+                Kind::Decision,
+            ),
+        ] {
+            assert_eq!(kind(s), Some(k), "{s}");
+        }
+        // What someone else chose is no alternative the session ruled out.
+        assert_ne!(
+            kind("Deleting them is safe: if the user committed, they chose not to keep it."),
+            Some(Kind::Rejection)
+        );
     }
 
     #[test]
