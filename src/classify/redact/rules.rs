@@ -592,6 +592,74 @@ mod tests {
         assert_eq!(rules_met.len(), RULES.len());
     }
 
+    /// What the texts above sample, for every text: no text of ASCII holds a match of a rule's
+    /// loosened pattern (which matches wherever the rule does) without what the rule needs.
+    /// Each rule's automaton is walked in step with one that finds its needs (case aside), over
+    /// every ASCII byte from the start, pair of states by pair of states; a pair in which the
+    /// rule has matched and no need has been seen would be such a text.
+    #[test]
+    fn no_text_matches_a_rule_without_what_it_needs() {
+        use regex_automata::hybrid::dfa::DFA;
+        use regex_automata::nfa::thompson;
+        use regex_automata::util::syntax;
+        use regex_automata::{Input, MatchKind};
+        let build = |pattern: &str| {
+            DFA::builder()
+                .syntax(syntax::Config::new().unicode(false).utf8(false))
+                .thompson(thompson::Config::new().utf8(false))
+                .configure(
+                    DFA::config()
+                        .match_kind(MatchKind::All)
+                        .cache_capacity(64 << 20),
+                )
+                .build(pattern)
+                .expect("the pattern builds")
+        };
+        for rule in RULES.iter() {
+            assert!(!rule.needs.is_empty(), "{}", rule.name);
+            let matches = build(&loosened(&rule.pattern));
+            let needs: Vec<String> = rule.needs.iter().map(|n| regex::escape(n)).collect();
+            let needed = build(&format!("(?i:{})", needs.join("|")));
+            let (mut m, mut n) = (matches.create_cache(), needed.create_cache());
+            let start = |dfa: &DFA, cache| {
+                dfa.start_state_forward(cache, &Input::new(""))
+                    .expect("a start state")
+            };
+            let first = (start(&matches, &mut m), start(&needed, &mut n));
+            let mut reached = std::collections::HashSet::from([first]);
+            let mut queue = vec![first];
+            while let Some((at, seen)) = queue.pop() {
+                // The text ends here.
+                let end = matches.next_eoi_state(&mut m, at).expect("a state");
+                let ended = needed.next_eoi_state(&mut n, seen).expect("a state");
+                assert!(
+                    ended.is_match() || !end.is_match(),
+                    "{} matches a text without what it needs",
+                    rule.name
+                );
+                for byte in 0..128u8 {
+                    // A match state comes one byte after its match: both tell of the text
+                    // before `byte`.
+                    let seen = needed.next_state(&mut n, seen, byte).expect("a state");
+                    if seen.is_match() {
+                        continue;
+                    }
+                    let at = matches.next_state(&mut m, at, byte).expect("a state");
+                    assert!(
+                        !at.is_match(),
+                        "{} matches a text without what it needs",
+                        rule.name
+                    );
+                    if !at.is_dead() && reached.insert((at, seen)) {
+                        queue.push((at, seen));
+                    }
+                }
+            }
+            // The states' ids held throughout: neither cache was cleared.
+            assert_eq!(m.clear_count() + n.clear_count(), 0, "{}", rule.name);
+        }
+    }
+
     /// What a hook records of a read or an edit is let through without building the rules;
     /// every sample secret is looked at.
     #[test]
