@@ -61,6 +61,7 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             // Said as a decision: "decided against retrying", "chose not to add…", "Rejected
             // the daemon: …", "I'm not using a regex here because…".
             r"(^|\b(i|we)('ve| have)? )(decided|chose|opted) (against|not to)\b",
+            r"\b(we|i) (should not|shouldn'?t|must not|won'?t) (catch|throw|retry|cache|block|store|call|expose|change|touch|generate|create|write|delete|remove|modify|log|print|return|hardcode|hard-code|swallow|ignore)\b.{0,60}(: |\bbecause\b|\bsince\b| — )",
             r"^rejected\b",
             r"\b(i'?m|we'?re|i am|we are) not (using|adding|going with|relying on)\b.{1,80}\b(because|since)\b",
         ],
@@ -112,7 +113,12 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             r"\bwe (don'?t|do not) need\b",
             // A choice by what it does: "Using `BTreeMap` keeps the output sorted", "Don't
             // cache the config: it can change", "The reason for the two passes is that…".
-            r"^(using|keeping|storing|caching|putting|making) .{1,60}\b(keeps|makes|lets|avoids|means|ensures)\b",
+            r"^(using|keeping|storing|caching|putting|making|moving|splitting|returning|capturing|adding|removing|passing|wrapping|memoizing|switching|deferring|batching|pinning|inlining|extracting|centrali[sz]ing)\b[^.;:]{1,60}\b(keeps|makes|lets|avoids|means|ensures|prevents|saves)\b",
+            r"\brather than\b.{0,120}, so\b",
+            r"\bi considered\b.{1,60}\bbut\b",
+            r"^(rather than|instead of) .{3,80}, (i'?ll|we'?ll|i will|we will|let'?s)\b",
+            r"\b(i'?m|we'?re) keeping\b.{1,80}\b(because|since|so that)\b",
+            r"\b(can'?t|cannot) be\b.{1,60}\bbecause\b",
             r"^(don'?t|do not|never) \w+\b.{1,80}(: |\bbecause\b|\bsince\b| — )",
             r"\bthe reason (for|behind|why) .{1,80} (is|was) (that|because|to)\b",
         ],
@@ -126,6 +132,7 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             r"\bbut (still )?(requires|keeps|costs|loses|adds|means)\b",
             r"\b(acceptable|worth the)\b",
             r"\bdownside\b",
+            r"\bcompromise\b",
             r"\bis valuable\b",
         ],
     ),
@@ -724,8 +731,51 @@ mod tests {
                 "We can't use mmap on network drives, so the reader falls back to read().",
                 Kind::Decision,
             ),
+            (
+                "Memoizing with `useMemo` avoids recomputing the sorted list on every render.",
+                Kind::Decision,
+            ),
+            (
+                "Timestamps are stored as integers rather than strings, so comparisons are exact.",
+                Kind::Decision,
+            ),
+            (
+                "Rather than patching every caller, I'll enforce the invariant in the constructor.",
+                Kind::Decision,
+            ),
+            (
+                "I'm keeping the old endpoint for now because the mobile app still calls it.",
+                Kind::Decision,
+            ),
+            (
+                "This can't be a unique index because soft-deleted rows keep their email.",
+                Kind::Decision,
+            ),
+            (
+                "I considered a trie but a sorted vector is faster for this size.",
+                Kind::Decision,
+            ),
+            (
+                "We shouldn't catch the exception here: the caller needs it to roll back.",
+                Kind::Rejection,
+            ),
+            (
+                "Debouncing at 300ms is a compromise: shorter fires too often.",
+                Kind::Tradeoff,
+            ),
         ] {
             assert_eq!(kind(s), Some(k), "{s}");
+        }
+        // What code does, or what should not happen, is no choice.
+        for s in [
+            "Looking at the CI configuration, it uses `--new-from-patch` which means it only checks new issues.",
+            "We shouldn't be getting a conflict error because both sessions share the branch.",
+            "If `messages` is a string instead of an array, the unmarshal fails, so it returns false.",
+        ] {
+            assert!(
+                !matches!(kind(s), Some(Kind::Decision | Kind::Rejection)),
+                "{s}"
+            );
         }
         // What someone else chose is no alternative the session ruled out.
         assert_ne!(
