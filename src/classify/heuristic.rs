@@ -126,7 +126,9 @@ const GROUPS: [(Kind, &[&str]); 5] = [
     (
         Kind::Tradeoff,
         &[
-            r"\btrade-?offs?\b",
+            // A trade-off stated, not one mentioned ("the PR explains the trade-off").
+            r"\btrade-?offs? (is|are|was|between|here|though|of|for)\b|\btrade-?offs?\s*(:|—|-)",
+            r"\b(is|it'?s|that'?s|was|seems like|looks like) (an? |the )?(\w+ )?trade-?off\b",
             r"\bat the (cost|expense|price) of\b",
             r"\bgood enough\b",
             r"\bbut (still )?(requires|keeps|costs|loses|adds|means)\b",
@@ -168,7 +170,7 @@ const NOT_REASONING: &[&str] = &[
     r"^(they|he|she)('re| are| is)? (asking|wants?|asked|said|says|prefers?|wondering)\b",
     r"^(you'?re right|good (question|point|catch)|got it|understood)\b",
     // What a tool asks for, said back: the linter's or the reviewer's wish, not a choice.
-    r"^(the )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains)\b",
+    r"^(the )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains|said|says|thinks|pointed out)\b",
     // The agent's own tooling, and second thoughts.
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",
@@ -855,11 +857,18 @@ mod tests {
             "Got it — I'll skip the commit and write the plan to a file instead.",
             "But I'm wondering if that's over-engineering for a rare edge case.",
             "Now step 4: update telemetry.go to use the enabled parameter instead of env var.",
+            "The PR description explains the trade-off in detail.",
+            "The reviewer said it's better to keep the old API.",
             "Wait, we should use the TTL map instead because entries expire by time.",
             "But wait - the cache is keyed by path instead of by id, so renames miss it.",
         ] {
             assert!(!keeps(s), "{s}");
         }
+        // A trade-off stated, not one mentioned.
+        assert!(keeps(
+            "The tradeoff is between a simpler API and fewer allocations."
+        ));
+        assert!(keeps("Seems like a reasonable tradeoff."));
         // "Wait" is a second thought, not the verb.
         assert!(keeps(
             "I'll use a channel instead of a mutex, because writers should not wait."
