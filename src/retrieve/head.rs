@@ -51,9 +51,19 @@ impl<'r> HeadTree<'r> {
         entry.mode().is_blob().then(|| entry.object_id())
     }
 
-    /// The content of the file at `path` at HEAD.
+    /// The content of the file at `path` at HEAD: the working tree's copy when it is HEAD's
+    /// blob byte for byte (it hashes to its id), which is read from a file rather than
+    /// inflated out of a pack's chain of deltas; else the blob.
     pub fn read(&mut self, path: &str) -> Option<Vec<u8>> {
         let id = self.blob(path)?;
+        let copy = (self.repo.workdir()).and_then(|dir| std::fs::read(dir.join(path)).ok());
+        if let Some(data) = copy {
+            let hash =
+                gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &data);
+            if hash.is_ok_and(|h| h == id) {
+                return Some(data);
+            }
+        }
         Some(self.repo.find_blob(id).ok()?.detach().data)
     }
 }
@@ -91,6 +101,23 @@ mod tests {
         let mut head = HeadTree::new(&repo);
         assert_eq!(head.read("a/b/c.rs").unwrap(), b"fn c() {}\n");
         assert_eq!(head.read("top.md").unwrap(), b"top\n");
+        // The working tree's copy is read when it is HEAD's blob: with the blob gone from the
+        // object store, the file is still there to read.
+        let id = head.blob("top.md").unwrap().to_string();
+        let object = dir
+            .path()
+            .join(".git/objects")
+            .join(&id[..2])
+            .join(&id[2..]);
+        std::fs::remove_file(object).unwrap();
+        let mut head = HeadTree::new(&repo);
+        assert_eq!(head.read("top.md").unwrap(), b"top\n");
+        // A copy that is not HEAD's, changed or gone, is not read for it.
+        std::fs::write(dir.path().join("top.md"), "changed\n").unwrap();
+        std::fs::remove_file(dir.path().join("a/b/c.rs")).unwrap();
+        let mut head = HeadTree::new(&repo);
+        assert_eq!(head.read("top.md"), None);
+        assert_eq!(head.read("a/b/c.rs").unwrap(), b"fn c() {}\n");
         for missing in ["a/b", "a", "a/b/", "a/x/c.rs", "c.rs", "", "top.md/x"] {
             assert!(head.blob(missing).is_none(), "{missing}");
         }
