@@ -5,6 +5,9 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
+/// The largest working tree copy read in place of HEAD's blob.
+const COPY_MAX: u64 = 8 << 20;
+
 pub struct HeadTree<'r> {
     repo: &'r gix::Repository,
     /// Folders by path ("" for the root); `None` where HEAD has no such folder.
@@ -53,10 +56,17 @@ impl<'r> HeadTree<'r> {
 
     /// The content of the file at `path` at HEAD: the working tree's copy when it is HEAD's
     /// blob byte for byte (it hashes to its id), which is read from a file rather than
-    /// inflated out of a pack's chain of deltas; else the blob.
+    /// inflated out of a pack's chain of deltas; else the blob. Only a plain file is read
+    /// there, of a size a blob of source has: not a link, a pipe or a device.
     pub fn read(&mut self, path: &str) -> Option<Vec<u8>> {
         let id = self.blob(path)?;
-        let copy = (self.repo.workdir()).and_then(|dir| std::fs::read(dir.join(path)).ok());
+        let copy = (self.repo.workdir())
+            .map(|dir| dir.join(path))
+            .filter(|file| {
+                std::fs::symlink_metadata(file)
+                    .is_ok_and(|m| m.file_type().is_file() && m.len() <= COPY_MAX)
+            })
+            .and_then(|file| std::fs::read(file).ok());
         if let Some(data) = copy {
             let hash =
                 gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &data);
@@ -112,6 +122,13 @@ mod tests {
         std::fs::remove_file(object).unwrap();
         let mut head = HeadTree::new(&repo);
         assert_eq!(head.read("top.md").unwrap(), b"top\n");
+        // A link to the same content is not followed.
+        std::fs::remove_file(dir.path().join("top.md")).unwrap();
+        std::fs::write(dir.path().join("elsewhere.md"), "top\n").unwrap();
+        std::os::unix::fs::symlink("elsewhere.md", dir.path().join("top.md")).unwrap();
+        let mut head = HeadTree::new(&repo);
+        assert_eq!(head.read("top.md"), None);
+        std::fs::remove_file(dir.path().join("top.md")).unwrap();
         // A copy that is not HEAD's, changed or gone, is not read for it.
         std::fs::write(dir.path().join("top.md"), "changed\n").unwrap();
         std::fs::remove_file(dir.path().join("a/b/c.rs")).unwrap();
