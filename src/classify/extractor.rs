@@ -25,8 +25,8 @@ use super::tools::{
     operation, runs_git_commit,
 };
 use crate::event::{
-    Event, Kind, Origin, Outcome, SESSION_SOURCE, SUMMARY_MAX, SessionMeta, Task, ToolCall,
-    event_id, fingerprint, summarize, truncate_words,
+    Event, Kind, Origin, Outcome, PLAN_LABEL, SESSION_SOURCE, SUMMARY_MAX, SessionMeta, Task,
+    ToolCall, event_id, fingerprint, summarize, truncate_words,
 };
 use crate::transcript::record::{
     Block, Content, Entry, ToolInput, ToolUseResult, is_synthetic, text,
@@ -1203,7 +1203,7 @@ impl<'w> Extractor<'w> {
         let what = plan_goal(&paragraphs, &sentences).unwrap_or_else(|| untitled(title));
         let mut event = self.event(
             Kind::Decision,
-            &format!("Plan: {what}"),
+            &format!("{PLAN_LABEL}{what}"),
             Origin::Plan,
             source,
             timestamp,
@@ -1619,21 +1619,23 @@ fn without_narration<'p>(
     at: usize,
 ) -> Cow<'p, str> {
     let paragraph = sentences[at].paragraph;
-    let beside = || (sentences.iter().enumerate()).filter(|(_, s)| s.paragraph == paragraph);
-    let last = beside().next_back().map(|(i, _)| i);
-    let aside = |(i, s): &(usize, &sentences::Sentence)| {
-        let text = s.text(paragraphs);
-        let leads_on = Some(*i) == last && text.trim_end().ends_with(':') && !is_step(text);
-        *i != at && !leads_on && narrates(text)
-    };
-    if !beside().any(|s| aside(&s)) {
-        return Cow::Borrowed(&paragraphs[paragraph]);
-    }
-    let kept: Vec<&str> = beside()
-        .filter(|s| !aside(s))
-        .map(|(_, s)| s.text(paragraphs).trim())
+    // Sentences come in the order of their paragraphs.
+    let first = sentences.partition_point(|s| s.paragraph < paragraph);
+    let beside = &sentences[first..sentences.partition_point(|s| s.paragraph <= paragraph)];
+    let last = first + beside.len() - 1;
+    let kept: Vec<&str> = (first..)
+        .zip(beside)
+        .map(|(i, s)| (i, s.text(paragraphs)))
+        .filter(|&(i, text)| {
+            let leads_on = i == last && text.trim_end().ends_with(':') && !is_step(text);
+            i == at || leads_on || !narrates(text)
+        })
+        .map(|(_, text)| text.trim())
         .collect();
-    Cow::Owned(kept.join(" "))
+    match kept.len() == beside.len() {
+        true => Cow::Borrowed(&paragraphs[paragraph]),
+        false => Cow::Owned(kept.join(" ")),
+    }
 }
 
 /// Fill in what a draft led to: the tool calls of its message (or, when it made none, of the

@@ -131,7 +131,7 @@ pub fn laid_out(text: &str) -> LaidOut {
         } else if !line.trim().is_empty() {
             // Prose ends a numbered list; labelled options go on past it, until another
             // choice is offered.
-            let offers = OFFERS.is_match(line) && line.ends_with(':');
+            let offers = line.ends_with(':') && OFFERS.is_match(line);
             if offers {
                 offered_at = offered_at.or(Some(start));
             }

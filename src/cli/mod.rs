@@ -154,8 +154,8 @@ enum Command {
 pub type CmdResult = Result<(), Failure>;
 
 pub fn main() -> ExitCode {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let cli = match hook::Args::simple(&args) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match hook::Args::simple(args.get(1..).unwrap_or_default()) {
         Some(hook) => Cli {
             directory: None,
             paginate: false,
@@ -163,7 +163,7 @@ pub fn main() -> ExitCode {
             color: terminal::ColorWhen::default(),
             command: Command::Hook(hook),
         },
-        None => Cli::parse(),
+        None => Cli::parse_from(args),
     };
     // A hook writes and flushes its answer itself, and says why when it cannot: whatever is
     // left, it exits 0.

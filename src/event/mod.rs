@@ -24,6 +24,9 @@ pub const SESSION_SOURCE: &str = "session";
 /// The longest summary, in characters: four in five sentences kept as reasoning fit whole.
 pub const SUMMARY_MAX: usize = 160;
 
+/// What a plan's summary starts with, before what the plan sets out to do.
+pub const PLAN_LABEL: &str = "Plan: ";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::config::Backend;
 use crate::event::time::unix_seconds;
-use crate::event::{Event, Kind, Origin, truncate_words};
+use crate::event::{Event, Kind, Origin, PLAN_LABEL, truncate_words};
 use crate::retrieve::head::HeadTree;
 use crate::retrieve::hints::{self, Hint, Hinted};
 use crate::retrieve::index::{self, Index, Ownership, terms};
@@ -1064,12 +1064,12 @@ fn beside(rationale: &str, summary: &str) -> String {
         before.is_none_or(char::is_whitespace)
             && after.is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation())
     };
-    let found = [Some(said), said.strip_prefix("Plan: ")]
+    let found = [Some(said), said.strip_prefix(PLAN_LABEL)]
         .into_iter()
         .flatten()
         .find_map(|said| {
-            let at = rationale.match_indices(said).map(|(at, _)| at);
-            at.into_iter()
+            (rationale.match_indices(said))
+                .map(|(at, _)| at)
                 .find(|&at| whole(said, at))
                 .map(|at| (at, said))
         });
