@@ -62,11 +62,16 @@ impl<'r> HeadTree<'r> {
         let id = self.blob(path)?;
         let copy = (self.repo.workdir())
             .map(|dir| dir.join(path))
-            .filter(|file| {
-                std::fs::symlink_metadata(file)
-                    .is_ok_and(|m| m.file_type().is_file() && m.len() <= COPY_MAX)
-            })
-            .and_then(|file| std::fs::read(file).ok());
+            .filter(|file| std::fs::symlink_metadata(file).is_ok_and(|m| !m.is_symlink()))
+            // A regular file, checked again on the handle opened (a pipe or a device put in
+            // its place between the two would hang the hook or never end).
+            .and_then(|file| crate::transcript::open(&file).ok())
+            .filter(|file| file.metadata().is_ok_and(|m| m.len() <= COPY_MAX))
+            .and_then(|mut file| {
+                let mut data = Vec::new();
+                std::io::Read::read_to_end(&mut file, &mut data).ok()?;
+                Some(data)
+            });
         if let Some(data) = copy {
             let hash =
                 gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &data);
