@@ -2,6 +2,7 @@
 //! is read from the object store once.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use gix::ObjectId;
 
@@ -60,18 +61,7 @@ impl<'r> HeadTree<'r> {
     /// there, of a size a blob of source has: not a link, a pipe or a device.
     pub fn read(&mut self, path: &str) -> Option<Vec<u8>> {
         let id = self.blob(path)?;
-        let copy = (self.repo.workdir())
-            .map(|dir| dir.join(path))
-            .filter(|file| std::fs::symlink_metadata(file).is_ok_and(|m| !m.is_symlink()))
-            // A regular file, checked again on the handle opened (a pipe or a device put in
-            // its place between the two would hang the hook or never end).
-            .and_then(|file| crate::transcript::open(&file).ok())
-            .filter(|file| file.metadata().is_ok_and(|m| m.len() <= COPY_MAX))
-            .and_then(|mut file| {
-                let mut data = Vec::new();
-                std::io::Read::read_to_end(&mut file, &mut data).ok()?;
-                Some(data)
-            });
+        let copy = (self.repo.workdir()).and_then(|dir| working_copy(&dir.join(path), COPY_MAX));
         if let Some(data) = copy {
             let hash =
                 gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &data);
@@ -81,6 +71,24 @@ impl<'r> HeadTree<'r> {
         }
         Some(self.repo.find_blob(id).ok()?.detach().data)
     }
+}
+
+/// The working tree's file `file`, when it is a plain file of at most `most` bytes: not a
+/// link, which could lead out of the working tree, and a regular file checked again on the
+/// handle opened, since a pipe or a device put in its place would hang the reader or never
+/// end (docs/security.md). A path a prompt names is read so, and HEAD's copy of a file.
+pub fn working_copy(file: &Path, most: u64) -> Option<Vec<u8>> {
+    if !std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let file = crate::transcript::open(file).ok()?;
+    if !file.metadata().is_ok_and(|m| m.len() <= most) {
+        return None;
+    }
+    let mut data = Vec::new();
+    // A file that grows as it is read stops at the size it may have.
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, most), &mut data).ok()?;
+    Some(data)
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@
 //! measures 4.3 characters a token, so the estimate counts high and a budget is not overrun.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 
@@ -24,7 +23,7 @@ use serde::Serialize;
 use crate::config::Backend;
 use crate::event::time::unix_seconds;
 use crate::event::{Event, Kind, Origin, PLAN_LABEL, truncate_words};
-use crate::retrieve::head::HeadTree;
+use crate::retrieve::head::{self, HeadTree};
 use crate::retrieve::hints::{self, Hint, Hinted};
 use crate::retrieve::index::{self, Index, Ownership, terms};
 use crate::sanitise::{self, Reader};
@@ -54,6 +53,8 @@ const RARE: f64 = 0.01;
 const LINES_WEIGHT: f64 = 1.5;
 /// Characters of a rationale shown.
 const RATIONALE_CHARS: usize = 400;
+/// The largest working tree file whose lines a prompt can name: a source file's size.
+const WORKING_COPY_MAX: u64 = 8 << 20;
 
 /// The template file items about to be edited are rendered through.
 const FILE_TEMPLATE: &str = include_str!("../../templates/file.md.j2");
@@ -409,7 +410,8 @@ impl<'r> Gather<'r> {
     /// the file's lines cannot be read at all: the caller takes the whole file instead.
     fn lines(&mut self, path: &str, first: u32, last: u32) -> store::Result<bool> {
         let (first, last) = (first as usize, last as usize);
-        let worktree = (self.workdir.as_ref()).and_then(|w| fs::read(w.join(path)).ok());
+        let worktree = (self.workdir.as_ref())
+            .and_then(|w| head::working_copy(&w.join(path), WORKING_COPY_MAX));
         let repo = self.head.repo();
         let here = worktree.and_then(|data| {
             Ownership::of(&self.index, path, &data, |e| repo.has_object(e.commit))

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
-use crate::retrieve::binary;
 use crate::retrieve::index::{self, Ownership, lines};
+use crate::retrieve::{binary, head};
 use crate::store::{self, Store, history, notes, pending};
 
 /// How far before an annotated commit's own time its ancestors may have been committed: clocks
@@ -339,7 +339,8 @@ fn uncommitted(store: &Store, path: &str, head: &[u8]) -> Result<Option<Uncommit
     let Some(workdir) = store.workdir() else {
         return Ok(None);
     };
-    let Ok(current) = std::fs::read(workdir.join(path)) else {
+    // Only a plain file: a pipe put in its place would hang `why`.
+    let Some(current) = head::working_copy(&workdir.join(path), u64::MAX) else {
         return Ok(None);
     };
     if current == head {

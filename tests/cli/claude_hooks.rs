@@ -189,6 +189,20 @@ fn a_prompt_naming_lines_gets_the_reasoning_of_those_lines() {
         "{context}"
     );
     fs::write(&path, &cache).unwrap();
+    // A link in the file's place is not read (a clone can commit one to a device that never
+    // ends): the lines are HEAD's.
+    #[cfg(unix)]
+    {
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let context = ask(format!("{cap}"), "s-link");
+        assert!(
+            context.contains(capped) && !context.contains(ttl),
+            "{context}"
+        );
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, &cache).unwrap();
+    }
     // Lines of both have both.
     let context = ask(format!("{}-{}", cap.min(map), cap.max(map)), "s-both");
     assert!(
