@@ -49,6 +49,12 @@ const RELATIVE_FLOOR: f64 = 0.4;
 /// words, however many and however rare, are not enough: measured on real sessions, what they
 /// matched was a tenth relevant (docs/quality.md).
 const RARE: f64 = 0.01;
+/// A hook's prompt of more distinct terms than this — a plan or a summary pasted in, with
+/// hundreds of words and a few dozen identifiers — weighs a match by the identifiers it shares
+/// alone: each term is a bucket of the index to read, and the prose of such a prompt is about
+/// everything at once. The first prompts of the corpus replay's 80 tasks have at most 65
+/// distinct words (docs/quality.md).
+const LONG_PROMPT_TERMS: usize = 100;
 /// What the reasoning of the lines a prompt names weighs, against a whole named file's 1.
 const LINES_WEIGHT: f64 = 1.5;
 /// Characters of a rationale shown.
@@ -323,6 +329,10 @@ impl<'r> Gather<'r> {
         let mut query: Vec<String> = terms::terms(prompt);
         query.sort();
         query.dedup();
+        // A long prompt is weighed by its identifiers alone (see `LONG_PROMPT_TERMS`).
+        if strict && query.len() > LONG_PROMPT_TERMS {
+            query = identifiers.iter().cloned().collect();
+        }
         let docs = self.index.docs();
         let average = self.index.average_length();
         // An event shares a rare identifier with the prompt when one is in it and in at most

@@ -151,6 +151,21 @@ fn a_prompt_sharing_a_rare_identifier_with_a_note_gets_it() {
         ask("Should we raise the retries per host?", "s-prose"),
         None
     );
+    // A plan pasted in as the prompt, hundreds of words about everything, is weighed by its
+    // identifiers: the one it shares still finds the note, its prose alone nothing.
+    let plan: String = (0..300).map(|n| format!("step{n} ")).collect();
+    let context = ask(
+        &format!("Implement the following plan: {plan}\nRaise MAX_RETRIES_PER_HOST."),
+        "s-plan",
+    );
+    assert!(context.unwrap_or_default().contains(said));
+    assert_eq!(
+        ask(
+            &format!("Implement the following plan: {plan}"),
+            "s-plan-prose"
+        ),
+        None
+    );
 }
 
 #[test]
