@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Error, Result, Store, pending, write_atomic};
+use super::{Error, Result, Store, pending, write_cache};
 
 pub const DIR: &str = "sessions";
 
@@ -61,7 +61,10 @@ pub fn record(store: &Store, session: &str, transcript: &Path, cwd: &str) -> Res
         path: path.clone(),
         source,
     })?;
-    write_atomic(&path, &bytes)
+    // What the registry holds can be found again (in Claude Code's project folder, by the
+    // next hook that names the transcript): not synced to disk, which would hold up the first
+    // hook of every session.
+    write_cache(&path, &bytes)
 }
 
 /// Every readable registry entry.
