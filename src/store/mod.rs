@@ -260,8 +260,11 @@ impl Store {
                 outer,
             });
         }
+        // Each folder made absolute once: `canonicalize` reads every folder from `/` down.
+        let workdir = repo.workdir().map(absolute);
+        let git_dir = absolute(repo.git_dir());
         if std::env::var_os("GIT_DIR").is_none()
-            && let Some(dot_git) = broken_git_link(path, &repo)
+            && let Some(dot_git) = broken_git_link(path, workdir.as_deref(), &git_dir)
         {
             let target = fs::read_to_string(&dot_git)
                 .ok()
@@ -282,8 +285,10 @@ impl Store {
                 path: absolute(repo.common_dir()),
             });
         }
-        let common_dir = absolute(repo.common_dir());
-        let workdir = repo.workdir().map(absolute);
+        let common_dir = match repo.common_dir() == repo.git_dir() {
+            true => git_dir,
+            false => absolute(repo.common_dir()),
+        };
         let dir = common_dir.join(DIR);
         let config = Config::load(workdir.as_deref(), &dir)?;
         Ok(Store {
@@ -632,12 +637,11 @@ fn backoff(attempt: usize) {
 /// The `.git` between `path` and the repository gix found above it, which gix passed over
 /// because it names no repository (a linked worktree whose git directory is gone, such as
 /// Claude Code's `.claude/worktrees/<name>` after `git worktree prune`): git stops there with
-/// "not a git repository", and so do we, rather than act on the repository around it.
-fn broken_git_link(path: &Path, repo: &gix::Repository) -> Option<PathBuf> {
-    let top = repo.workdir().map(absolute);
-    let git_dir = absolute(repo.git_dir());
+/// "not a git repository", and so do we, rather than act on the repository around it. `top`
+/// and `git_dir` are that repository's working tree and git directory, made absolute.
+fn broken_git_link(path: &Path, top: Option<&Path>, git_dir: &Path) -> Option<PathBuf> {
     for dir in absolute(path).ancestors() {
-        if Some(dir) == top.as_deref() || dir.starts_with(&git_dir) {
+        if Some(dir) == top || dir.starts_with(git_dir) {
             return None;
         }
         let dot_git = dir.join(".git");
