@@ -840,6 +840,8 @@ fn built_on(
 /// back from the younger commit no further than the older one's time; answers are remembered.
 struct Ancestry<'r> {
     repo: &'r gix::Repository,
+    /// Commit times and parents, from the commit-graph when it has them.
+    commits: history::Commits<'r>,
     known: HashMap<(String, String), bool>,
     /// The prepared commits, each with its bit.
     bit: HashMap<ObjectId, usize>,
@@ -851,6 +853,7 @@ impl<'r> Ancestry<'r> {
     fn new(repo: &'r gix::Repository) -> Self {
         Ancestry {
             repo,
+            commits: history::Commits::new(repo),
             known: HashMap::new(),
             bit: HashMap::new(),
             descendants: HashMap::new(),
@@ -877,13 +880,12 @@ impl<'r> Ancestry<'r> {
             if parents.len() >= WALK_MAX || parents.contains_key(&id) {
                 continue;
             }
-            let Ok(commit) = self.repo.find_commit(id) else {
+            let Some((time, _, ps)) = self.commits.queued(id) else {
                 continue;
             };
-            if commit.time().map_or(true, |t| t.seconds < since) {
+            if time < since {
                 continue;
             }
-            let ps: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
             queue.extend(ps.iter().copied());
             parents.insert(id, ps);
         }
@@ -959,7 +961,7 @@ impl<'r> Ancestry<'r> {
 
     /// The commit time of `id`.
     fn time(&self, id: ObjectId) -> Option<i64> {
-        Some(self.repo.find_commit(id).ok()?.time().ok()?.seconds)
+        self.commits.queued(id).map(|(time, _, _)| time)
     }
 }
 
