@@ -141,9 +141,9 @@ fn finish(store: &Store, commit: Option<&String>) -> Result<String, Error> {
     let events = commit::finish(store, &env, &session)?;
     let carried = repair::carry_to(store, &[commit])?.len();
     // Last, with nothing of ours waiting on it: the hooks read the newest objects most.
-    let packed = match pack::pack_if_loose(store, false) {
-        Ok(Some(_)) => "; the loose objects packed".to_owned(),
-        Ok(None) => String::new(),
+    let packed = match pack::pack_if_loose(store) {
+        Ok(true) => "; the loose objects packed".to_owned(),
+        Ok(false) => String::new(),
         Err(e) => format!("; the loose objects left loose: {e}"),
     };
     Ok(format!(

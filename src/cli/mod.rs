@@ -250,13 +250,12 @@ fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn W
     }
 }
 
-/// Run a command that may write many objects (notes, the graph), then have the repository's
-/// loose objects packed if there are many ([`store::pack`]), by a process of its own that the
-/// command does not wait for; a pack that cannot start is a warning, the objects being there
-/// loose.
+/// Run a command that may write many objects (notes, the graph), then pack the repository's
+/// loose objects if there are many ([`store::pack`]); a pack that fails is a warning, the
+/// objects being there loose.
 fn packing(store: &Store, command: impl FnOnce(&Store) -> CmdResult) -> CmdResult {
     let done = command(store);
-    if let Err(e) = store::pack::pack_if_loose(store, true) {
+    if let Err(e) = store::pack::pack_if_loose(store) {
         eprintln!("warning: the objects written were left loose: {e}");
     }
     done

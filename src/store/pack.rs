@@ -4,11 +4,9 @@
 //! commit leaves its work to pack the repository's loose objects once there are many
 //! ([`pack_if_loose`]): an import of hundreds of sessions leaves one pack rather than thousands
 //! of files, and the hooks, which read the newest objects most, do not pay for a file opened,
-//! mapped and inflated for each (docs/performance.md). A command leaves the packing to a
-//! process of its own, as git's own `gc --auto` does (`gc.autoDetach`), and returns.
+//! mapped and inflated for each (docs/performance.md).
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use super::{Error, Result, Store};
@@ -37,18 +35,16 @@ fn loose(store: &Store) -> usize {
 /// than the last such packing left (`loose-after-pack` in the store: objects no ref reaches,
 /// which `git repack -d` leaves loose), unless `gc.auto` is 0 or less or `maintenance.auto`
 /// false (the user's word that nothing packs on its own): git's own `gc --auto` waits for about
-/// 6,700. Nothing is done where the store does not exist. With `detach`, `git repack` runs in
-/// a process of its own that nothing waits for, unless `gc.autoDetach` is false. What it did.
-pub fn pack_if_loose(store: &Store, detach: bool) -> Result<Option<Packed>> {
+/// 6,700. Nothing is done where the store does not exist. Whether it packed.
+pub fn pack_if_loose(store: &Store) -> Result<bool> {
     let repo = store.repo();
     let config = repo.config_snapshot();
     // git takes a `gc.auto` of 0 or less for "never".
     let off = config.integer("gc.auto").is_some_and(|n| n <= 0)
         || config.boolean("maintenance.auto") == Some(false);
-    let detach = detach && config.boolean("gc.autoDetach") != Some(false);
     // Nothing of ours was written where there is no store, and none is made for the count.
     if off || !store.exists() {
-        return Ok(None);
+        return Ok(false);
     }
     let left_path = store.dir().join(LEFT_AFTER_PACK);
     let left = fs::read_to_string(&left_path)
@@ -66,37 +62,11 @@ pub fn pack_if_loose(store: &Store, detach: bool) -> Result<Option<Packed>> {
             // git packed or pruned them since: new ones count from here.
             keep(now);
         }
-        return Ok(None);
+        return Ok(false);
     }
-    if detach {
-        let started = repack(store)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| Error::git("run git repack", e.to_string()))?;
-        // What is loose now; once packed, the next run finds fewer and counts from there.
-        keep(now);
-        return Ok(Some(Packed::Started(started.id())));
-    }
-    let out = (repack(store).output()).map_err(|e| Error::git("run git repack", e.to_string()))?;
-    if !out.status.success() {
-        return Err(Error::git(
-            "git repack",
-            String::from_utf8_lossy(&out.stderr).trim(),
-        ));
-    }
+    repack(store)?;
     keep(loose(store));
-    Ok(Some(Packed::Here))
-}
-
-/// What [`pack_if_loose`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Packed {
-    /// Packed the loose objects.
-    Here,
-    /// Started the process (its id) that packs them.
-    Started(u32),
+    Ok(true)
 }
 
 /// The file in the store that keeps how many loose objects the last [`pack_if_loose`] left.
@@ -104,12 +74,19 @@ const LEFT_AFTER_PACK: &str = "loose-after-pack";
 
 /// `git repack -d`: the loose objects only, into one new pack, the packs already there left as
 /// they are.
-fn repack(store: &Store) -> Command {
-    let mut command = Command::new("git");
-    command
+fn repack(store: &Store) -> Result<()> {
+    let out = Command::new("git")
         .arg("--git-dir")
         .arg(store.common_dir())
         .args(["repack", "-d", "-q", "--no-write-bitmap-index"])
-        .stdin(Stdio::null());
-    command
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::git("run git repack", e.to_string()))?;
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(Error::git(
+            "git repack",
+            String::from_utf8_lossy(&out.stderr).trim(),
+        )),
+    }
 }
