@@ -53,7 +53,7 @@ const RARE: f64 = 0.01;
 /// hundreds of words and a few dozen identifiers — weighs a match by the identifiers it shares
 /// alone: each term is a bucket of the index to read, and the prose of such a prompt is about
 /// everything at once. The first prompts of the corpus replay's 80 tasks have at most 65
-/// distinct words (docs/quality.md).
+/// distinct words, and are weighed as before (docs/quality.md).
 const LONG_PROMPT_TERMS: usize = 100;
 /// What the reasoning of the lines a prompt names weighs, against a whole named file's 1.
 const LINES_WEIGHT: f64 = 1.5;
@@ -326,13 +326,7 @@ impl<'r> Gather<'r> {
         if strict && identifiers.is_empty() {
             return;
         }
-        let mut query: Vec<String> = terms::terms(prompt);
-        query.sort();
-        query.dedup();
-        // A long prompt is weighed by its identifiers alone (see `LONG_PROMPT_TERMS`).
-        if strict && query.len() > LONG_PROMPT_TERMS {
-            query = identifiers.iter().cloned().collect();
-        }
+        let query = weighed_terms(prompt, &identifiers, strict);
         let docs = self.index.docs();
         let average = self.index.average_length();
         // An event shares a rare identifier with the prompt when one is in it and in at most
@@ -1162,6 +1156,18 @@ fn render(template: &minijinja::Template<'_, '_>, items: &[Item], files: &[Strin
     template.render(ctx).expect("the query templates render")
 }
 
+/// The terms a keyword match is weighed by: the prompt's, each once; for a hook, only its
+/// `identifiers` when it has more than [`LONG_PROMPT_TERMS`].
+fn weighed_terms(prompt: &str, identifiers: &BTreeSet<String>, strict: bool) -> Vec<String> {
+    let mut query: Vec<String> = terms::terms(prompt);
+    query.sort();
+    query.dedup();
+    if strict && query.len() > LONG_PROMPT_TERMS {
+        return identifiers.iter().cloned().collect();
+    }
+    query
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1261,6 +1267,29 @@ mod tests {
             beside("## Steps\n```sh\n# install deps\nmake\n```", summary),
             "Steps: ```sh # install deps make ```"
         );
+    }
+
+    #[test]
+    fn a_long_prompt_is_weighed_by_its_identifiers_in_a_hook() {
+        let weighed = |prompt: &str, strict: bool| {
+            let identifiers = terms::identifiers(prompt).into_iter().collect();
+            weighed_terms(prompt, &identifiers, strict)
+        };
+        let short = "Should the cache expire entries by time? See parse_range.";
+        // A short one by all its words, its one identifier among them.
+        let all = weighed(short, true);
+        assert!(
+            all.len() > 5 && all.contains(&"parse_range".to_owned()),
+            "{all:?}"
+        );
+        assert_eq!(all, weighed(short, false));
+        let plan: String = (0..LONG_PROMPT_TERMS)
+            .map(|n| format!("step{n} "))
+            .collect();
+        let long = format!("{plan} then raise MAX_RETRIES and fix parseRange.");
+        assert_eq!(weighed(&long, true), ["max_retries", "parserange"]);
+        // `query` weighs every word, however long the prompt.
+        assert!(weighed(&long, false).len() > LONG_PROMPT_TERMS);
     }
 
     #[test]

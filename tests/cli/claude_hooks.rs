@@ -204,8 +204,8 @@ fn a_prompt_naming_lines_gets_the_reasoning_of_those_lines() {
         "{context}"
     );
     fs::write(&path, &cache).unwrap();
-    // A link in the file's place is not read (a clone can commit one to a device that never
-    // ends): the lines are HEAD's.
+    // A link in the file's place is not read (to a device that never ends, here): the lines
+    // are HEAD's.
     #[cfg(unix)]
     {
         fs::remove_file(&path).unwrap();
