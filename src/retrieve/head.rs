@@ -78,10 +78,7 @@ impl<'r> HeadTree<'r> {
 /// handle opened, since a pipe or a device put in its place would hang the reader or never
 /// end (docs/security.md). A path a prompt names is read so, and HEAD's copy of a file.
 pub fn working_copy(file: &Path, most: u64) -> Option<Vec<u8>> {
-    if !std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file()) {
-        return None;
-    }
-    let file = crate::transcript::open(file).ok()?;
+    let file = crate::transcript::open_unlinked(file).ok()?;
     if !file.metadata().is_ok_and(|m| m.len() <= most) {
         return None;
     }

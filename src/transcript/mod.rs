@@ -19,17 +19,37 @@ use std::path::Path;
 /// Open the transcript at `path` for reading: a regular file, or a link to one. Anything else is
 /// refused, before it is opened and again on the open handle (the path may have changed in
 /// between): a named pipe blocks the open until a writer comes, a device such as `/dev/zero`
-/// never ends, and a directory has no lines.
+/// never ends, and a directory has no lines. The open itself does not wait (`O_NONBLOCK`,
+/// which changes nothing in reading a regular file), so that a pipe put in the file's place
+/// between the two is refused as well.
 pub fn open(path: &Path) -> io::Result<File> {
+    open_regular(path, true)
+}
+
+/// [`open`], refusing a link as well, even one put in the file's place as it is opened
+/// (`O_NOFOLLOW`).
+pub fn open_unlinked(path: &Path) -> io::Result<File> {
+    open_regular(path, false)
+}
+
+fn open_regular(path: &Path, follow: bool) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
     let refuse = |kind: std::fs::FileType| match kind.is_dir() {
         true => io::Error::other("it is a directory"),
         false => io::Error::other("it is not a regular file"),
     };
-    let kind = std::fs::metadata(path)?.file_type();
+    let kind = match follow {
+        true => std::fs::metadata(path)?.file_type(),
+        false => std::fs::symlink_metadata(path)?.file_type(),
+    };
     if !kind.is_file() {
         return Err(refuse(kind));
     }
-    let file = File::open(path)?;
+    let flags = libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
         return Err(refuse(kind));
