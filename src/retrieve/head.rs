@@ -6,8 +6,9 @@ use std::path::Path;
 
 use gix::ObjectId;
 
-/// The largest working tree copy read in place of HEAD's blob.
-const COPY_MAX: u64 = 8 << 20;
+/// The largest working tree file read, in place of HEAD's blob or for the lines a prompt names:
+/// a source file's size.
+pub const COPY_MAX: u64 = 8 << 20;
 
 pub struct HeadTree<'r> {
     repo: &'r gix::Repository,

@@ -59,8 +59,6 @@ const LONG_PROMPT_TERMS: usize = 100;
 const LINES_WEIGHT: f64 = 1.5;
 /// Characters of a rationale shown.
 const RATIONALE_CHARS: usize = 400;
-/// The largest working tree file whose lines a prompt can name: a source file's size.
-const WORKING_COPY_MAX: u64 = 8 << 20;
 
 /// The template file items about to be edited are rendered through.
 const FILE_TEMPLATE: &str = include_str!("../../templates/file.md.j2");
@@ -414,8 +412,8 @@ impl<'r> Gather<'r> {
     /// the file's lines cannot be read at all: the caller takes the whole file instead.
     fn lines(&mut self, path: &str, first: u32, last: u32) -> store::Result<bool> {
         let (first, last) = (first as usize, last as usize);
-        let worktree = (self.workdir.as_ref())
-            .and_then(|w| head::working_copy(&w.join(path), WORKING_COPY_MAX));
+        let worktree =
+            (self.workdir.as_ref()).and_then(|w| head::working_copy(&w.join(path), head::COPY_MAX));
         let repo = self.head.repo();
         let here = worktree.and_then(|data| {
             Ownership::of(&self.index, path, &data, |e| repo.has_object(e.commit))
