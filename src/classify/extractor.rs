@@ -12,7 +12,7 @@
 //! more complete emission of the same draft replaces it in the store.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +59,8 @@ const EDIT_MARKS_MAX: usize = 64;
 /// Calls that change the task list or give a plan, waiting for their result.
 const PROPOSED_MAX: usize = 16;
 const COMMIT_COMMAND_MAX: usize = 8 * 1024;
+/// Subagents whose mirrored messages are remembered as read or not.
+const MIRRORED_AGENTS_MAX: usize = 256;
 
 /// The agent id given to subagent work whose transcript names no agent.
 pub const SIDECHAIN: &str = "sidechain";
@@ -272,6 +274,10 @@ pub struct Extractor<'w> {
     roots: &'w Roots<'w>,
     redactor: &'w Redactor,
     out: Vec<Event>,
+    /// Whether a subagent has a transcript of its own, read in its own right.
+    own_transcript: &'w dyn Fn(&str) -> bool,
+    /// What `own_transcript` said of each subagent so far.
+    mirrored: HashMap<String, bool>,
 }
 
 impl<'w> Extractor<'w> {
@@ -283,7 +289,17 @@ impl<'w> Extractor<'w> {
             roots,
             redactor,
             out: Vec::new(),
+            own_transcript: &|_| false,
+            mirrored: HashMap::new(),
         }
+    }
+
+    /// Read the messages of a subagent mirrored in this transcript (Claude Code up to 2.1.4x
+    /// writes them in both) only where `own_transcript` says it has no transcript of its own:
+    /// one copied or imported without its subagents' still holds what they did.
+    pub fn mirrors_unless(mut self, own_transcript: &'w dyn Fn(&str) -> bool) -> Self {
+        self.own_transcript = own_transcript;
+        self
     }
 
     /// Redaction and what the session saw of excluded files, as they stand.
@@ -371,6 +387,8 @@ impl<'w> Extractor<'w> {
             roots: self.roots,
             redactor: self.redactor,
             out: Vec::new(),
+            own_transcript: self.own_transcript,
+            mirrored: HashMap::new(),
         };
         copy.end_turn(Chain::Side);
         copy.end_turn(Chain::Main);
@@ -439,6 +457,44 @@ impl<'w> Extractor<'w> {
             Some("system") if text(&entry.subtype) == Some("compact_boundary") => {
                 self.state.compactions += 1
             }
+            Some("progress") => self.mirror(entry),
+            _ => {}
+        }
+    }
+
+    /// A subagent's message as the main transcript mirrors it, read as its side chain when the
+    /// subagent's own transcript is not read.
+    fn mirror(&mut self, entry: &Entry<'_>) {
+        let Some(progress) = entry
+            .data
+            .get()
+            .filter(|p| text(&p.kind) == Some("agent_progress"))
+        else {
+            return;
+        };
+        let Some(message) = progress.message.get() else {
+            return;
+        };
+        let agent = text(&progress.agent_id).unwrap_or(SIDECHAIN);
+        let own = match self.mirrored.get(agent) {
+            Some(&own) => own,
+            None => {
+                let own = (self.own_transcript)(agent);
+                if self.mirrored.len() < MIRRORED_AGENTS_MAX {
+                    self.mirrored.insert(agent.to_owned(), own);
+                }
+                own
+            }
+        };
+        if own {
+            return;
+        }
+        if self.state.side.agent_id.as_deref() != Some(agent) {
+            self.state.side.agent_id = Some(agent.to_owned());
+        }
+        match text(&message.kind) {
+            Some("assistant") => self.assistant(message, Chain::Side),
+            Some("user") => self.user(message, Chain::Side),
             _ => {}
         }
     }
@@ -753,13 +809,15 @@ impl<'w> Extractor<'w> {
         let thread = self.thread(chain);
         thread.turn = text(&entry.uuid).unwrap_or("").to_owned();
         thread.prompt = truncate_words(&prompt, PROMPT_MAX);
-        // The user's own words can carry decisions ("don't use X; use Y").
+        // The user's own words can carry decisions ("don't use X; use Y"); a subagent's
+        // prompt is the main thread's instructions, whose reasoning is read there.
+        if chain == Chain::Side {
+            return;
+        }
         let source = thread.turn.clone();
-        if chain == Chain::Main {
-            self.state.options_prompts = self.state.options_prompts.saturating_add(1);
-            if self.state.options_prompts > 1 {
-                self.state.options.clear();
-            }
+        self.state.options_prompts = self.state.options_prompts.saturating_add(1);
+        if self.state.options_prompts > 1 {
+            self.state.options.clear();
         }
         let timestamp = text(&entry.timestamp).unwrap_or("").to_owned();
         self.reasoning(

@@ -220,7 +220,9 @@ impl Run<'_> {
                 .as_ref()
                 .is_some_and(|tree| is_file_in(tree, path))
         });
-        let mut extractor = Extractor::new(extractor_state, &roots, store.config().redactor());
+        let own_transcript = |agent: &str| locate::has_own_transcript(path, agent);
+        let mut extractor = Extractor::new(extractor_state, &roots, store.config().redactor())
+            .mirrors_unless(&own_transcript);
         extractor.learn(shared_taint.iter().copied());
         let mut progress = Progress {
             store,

@@ -190,6 +190,27 @@ pub fn subagents_of(main: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Whether the subagent `agent` of the session whose transcript (main or subagent) is at `path`
+/// has a transcript of its own: `<session>/subagents/agent-<agent>.jsonl`, or, as Claude Code
+/// 2.0 kept them, `agent-<agent>.jsonl` beside the session's. An id that could not be such a
+/// name has none.
+pub fn has_own_transcript(path: &Path, agent: &str) -> bool {
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if agent.is_empty() || agent.len() > 64 || !agent.chars().all(plain) {
+        return false;
+    }
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    let (subagents, project) = if dir.file_name().is_some_and(|n| n == "subagents") {
+        (dir.to_path_buf(), dir.parent().and_then(Path::parent))
+    } else {
+        (path.with_extension("").join("subagents"), Some(dir))
+    };
+    let name = format!("agent-{agent}.jsonl");
+    subagents.join(&name).is_file() || project.is_some_and(|p| p.join(&name).is_file())
+}
+
 /// `paths` in the order to read them: by path, except that a session's subagents come before
 /// its main transcript, which may quote what they saw of a file never to capture (their reader
 /// records it for the main one's, see `store::seen`).
@@ -328,6 +349,32 @@ mod tests {
         );
         assert_eq!(project_dir_name(Path::new("/tmp/x_y z")), "-tmp-x-y-z");
         assert_eq!(project_dir_name(Path::new("/a/🦀é")), "-a----");
+    }
+
+    #[test]
+    fn a_subagents_own_transcript_is_found_beside_its_session_or_in_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("s1.jsonl");
+        let subagents = dir.path().join("s1/subagents");
+        fs::create_dir_all(&subagents).unwrap();
+        for name in [
+            "s1/subagents/agent-a1.jsonl",
+            "agent-old.jsonl",
+            "agent-z/w.jsonl",
+        ] {
+            let path = dir.path().join(name);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "").unwrap();
+        }
+        // From the main transcript and from another subagent's.
+        for from in [main.clone(), subagents.join("agent-a2.jsonl")] {
+            assert!(has_own_transcript(&from, "a1"), "{from:?}");
+            assert!(has_own_transcript(&from, "old"), "{from:?}");
+            assert!(!has_own_transcript(&from, "a2"), "{from:?}");
+            // An id is a name, never a path.
+            assert!(!has_own_transcript(&from, "z/w"), "{from:?}");
+            assert!(!has_own_transcript(&from, ""), "{from:?}");
+        }
     }
 
     #[test]

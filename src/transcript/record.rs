@@ -139,6 +139,23 @@ pub struct Entry<'a> {
     /// `summary` entries: a session title.
     #[serde(borrow, default)]
     pub summary: Text<'a>,
+    /// `progress` entries: what a tool or a subagent is doing meanwhile.
+    #[serde(borrow, default)]
+    pub data: Obj<Progress<'a>>,
+}
+
+/// A `progress` entry's `data`. Claude Code up to 2.1.4x mirrors each message of a running
+/// subagent here (`agent_progress`) as well as in the subagent's own transcript: the message
+/// is an entry of its own, without the fields every entry repeats.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Text<'a>,
+    #[serde(borrow, default)]
+    pub agent_id: Text<'a>,
+    #[serde(borrow, default)]
+    pub message: Obj<Box<Entry<'a>>>,
 }
 
 /// Whether an assistant message was written by Claude Code itself (an API error, an

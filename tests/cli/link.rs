@@ -517,6 +517,121 @@ fn a_commit_holding_the_sessions_lines_is_its_own_whatever_its_dates() {
     }
 }
 
+/// A session run in `root` as [`ttl_session`], whose subagent `a1` writes [`TTL`]: the
+/// subagent's messages as Claude Code up to 2.1.4x mirrors them in the main transcript
+/// (`progress` entries of `agent_progress`), and as its own transcript holds them.
+fn subagent_session(root: &Path) -> (String, String) {
+    let at = |m: u32, s: u32| format!("2026-01-01T10:{m:02}:{s:02}Z");
+    let task = serde_json::json!({"type": "tool_use", "id": "t1", "name": "Task",
+        "input": {"description": "Write the cache", "prompt": "Write a TTL map in src/ttl.rs"}});
+    let write = serde_json::json!({"type": "tool_use", "id": "w1", "name": "Write",
+        "input": {"file_path": root.join("src/ttl.rs"), "content": TTL}});
+    let messages = [
+        serde_json::json!({"type": "user", "uuid": "a1-p", "timestamp": at(1, 10),
+            "message": {"role": "user", "content": [text("Write src/ttl.rs. I chose a TTL map over an LRU because entries expire by time.")]}}),
+        serde_json::json!({"type": "assistant", "uuid": "a1-m", "timestamp": at(1, 20),
+            "message": {"id": "msg-a1", "model": "claude-test", "role": "assistant",
+                "content": [write]}}),
+        serde_json::json!({"type": "user", "uuid": "a1-r", "timestamp": at(1, 30),
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "w1",
+                "content": "File created successfully"}]}}),
+    ];
+    let mirrored: String = messages
+        .iter()
+        .enumerate()
+        .map(|(n, m)| {
+            line(serde_json::json!({"type": "progress", "uuid": format!("g{n}"),
+                "sessionId": "s-link", "timestamp": m["timestamp"], "toolUseID": format!("agent_{n}"),
+                "parentToolUseID": "t1", "data": {"type": "agent_progress", "agentId": "a1",
+                "prompt": "Write a TTL map in src/ttl.rs", "normalizedMessages": [], "message": m}}))
+        })
+        .collect();
+    let own: String = messages
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            m["isSidechain"] = true.into();
+            m["agentId"] = "a1".into();
+            m["sessionId"] = "s-link".into();
+            line(m)
+        })
+        .collect();
+    let main = [
+        prompt("p1", "Add a cache that forgets", &at(0, 0)),
+        say("m1", &at(1, 0), serde_json::json!([task])),
+        mirrored,
+        bash_result("t1", "Done: src/ttl.rs holds the map.", &at(2, 0)),
+        prompt("p2", "thanks", &at(6, 0)),
+    ]
+    .concat();
+    let with_cwd = |text: String| -> String {
+        text.lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["cwd"] = root.to_str().unwrap().into();
+                format!("{v}\n")
+            })
+            .collect()
+    };
+    (with_cwd(main), with_cwd(own))
+}
+
+#[test]
+fn a_subagents_write_mirrored_in_the_main_transcript_links_the_commit_holding_it() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    // Committed by hand two days later: only the subagent's lines tell whose work it is.
+    let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-03T09:00:00Z");
+    let (main, _) = subagent_session(&repo.root);
+    // The main transcript alone, as a teammate shares it or a tool keeps it.
+    let transcript = repo.home.join("s-link.jsonl");
+    std::fs::write(&transcript, main).unwrap();
+    let report = repo.extract(&transcript);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert_eq!(link_of(&repo, &commit)["signal"], "content");
+    let events = notes::read(&store(&repo), &commit).unwrap();
+    let write = events.iter().find(|e| e.kind == Kind::Write).unwrap();
+    assert_eq!(write.files_affected, ["src/ttl.rs"]);
+    assert_eq!(write.agent_id.as_deref(), Some("a1"));
+    // The main thread's instructions to it are no decision of the user's.
+    assert!(
+        events.iter().all(|e| e.kind != Kind::Decision),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn a_subagent_with_a_transcript_of_its_own_is_read_once() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-03T09:00:00Z");
+    let (main, own) = subagent_session(&repo.root);
+    let transcript = repo.home.join("s-link.jsonl");
+    std::fs::write(&transcript, main).unwrap();
+    let subagents = repo.home.join("s-link/subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    std::fs::write(subagents.join("agent-a1.jsonl"), own).unwrap();
+    // The main transcript read first: its mirror is left to the subagent's own transcript.
+    let main_only = repo.extract(&transcript);
+    assert_eq!(
+        main_only["transcripts"][0]["commits_linked"], 0,
+        "{main_only:#}"
+    );
+    let report = repo.json(&[
+        "extract",
+        "--transcript",
+        subagents.join("agent-a1.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    let writes: Vec<Event> = notes::read(&store(&repo), &commit)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == Kind::Write)
+        .collect();
+    assert_eq!(writes.len(), 1, "{writes:#?}");
+    repo.assert_each_event_once();
+}
+
 #[test]
 fn a_commit_made_before_the_session_wrote_its_lines_is_not_its_own() {
     // The session writes src/ttl.rs at 10:01. A commit holding the same lines, committed half
