@@ -499,7 +499,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .chain(index.values().copied())
                 .collect();
             let grace = store.config().link_grace_seconds();
-            let found = by_time_and_files(&repo, &recent, &mut batch, &known, grace);
+            let authors: Vec<Author> = known.iter().filter_map(|c| author(&repo, *c)).collect();
+            let found = by_time_and_files(&repo, &recent, &mut batch, &known, &authors, grace);
             for (commit, events, score) in found {
                 let signal = Signal::Time;
                 links.entry(commit).or_insert(Link { signal, score });
@@ -867,16 +868,29 @@ fn by_subject(
         .collect()
 }
 
+/// Who wrote a commit: its author's name and email.
+type Author = (String, String);
+
+fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Author> {
+    let commit = repo.find_commit(commit).ok()?;
+    let author = commit.author().ok()?;
+    Some((author.name.to_string(), author.email.to_string()))
+}
+
 /// The last resort: commits on any branch made between the first of `events` and `grace`
 /// seconds after the last (`link.grace_minutes`: the user commits what the session left in
 /// the working tree), by author or committer date, that change a file the events before them
-/// changed. Takes the events each such commit led to out of `events`; with each commit, the
-/// share of the files those events changed that it changes.
+/// changed, and, when the session's other commits are known (`authors`), written by one of
+/// their authors (by name or email): one developer runs a session, and a teammate's commit
+/// of the same hours to the same files is theirs. Takes the events each such commit led to
+/// out of `events`; with each commit, the share of the files those events changed that it
+/// changes.
 fn by_time_and_files(
     repo: &gix::Repository,
     recent: &[history::Recent],
     events: &mut Vec<Event>,
     known: &HashSet<ObjectId>,
+    authors: &[Author],
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>, f32)> {
     let Some((first, last)) = span(events).filter(|_| !written(events).is_empty()) else {
@@ -908,6 +922,14 @@ fn by_time_and_files(
         let files = written(&events[..led_to]);
         let met = changed(repo, commit, &files).len();
         if !files.is_empty() && met == 0 {
+            continue;
+        }
+        let theirs = |(name, email): Author| {
+            (authors.iter()).any(|(n, e)| {
+                !n.is_empty() && *n == name || !e.is_empty() && e.eq_ignore_ascii_case(&email)
+            })
+        };
+        if !authors.is_empty() && !author(repo, commit).is_some_and(theirs) {
             continue;
         }
         let score = if files.is_empty() {

@@ -270,6 +270,55 @@ fn without_a_named_commit_events_go_to_the_commit_that_fits_their_time_and_files
 }
 
 #[test]
+fn a_teammates_commit_of_the_sessions_hours_and_files_is_not_the_sessions() {
+    let at = |m: u32, s: u32| format!("2026-01-01T10:{m:02}:{s:02}Z");
+    for (name, email, its_own) in [
+        ("Test Author", "author@example.com", true),
+        // The same developer on another machine.
+        ("Test Author", "author@laptop.example", true),
+        ("A Teammate", "teammate@example.com", false),
+    ] {
+        let repo = TestRepo::new();
+        repo.commit_at("other.txt", "x\n", "older work", "2026-01-01T09:00:00Z");
+        // The session names its first commit: whoever wrote that one ran the session.
+        let cache = repo.commit_at("cache.py", "ttl\n", "cache", &at(6, 0));
+        let commit = serde_json::json!({"type": "tool_use", "id": "c1", "name": "Bash",
+            "input": {"command": "git commit -qam cache"}});
+        let named = format!("[main {}] cache\n 1 file changed", &cache[..7]);
+        let look = "The README says nothing of caching yet.";
+        let content = [
+            cache_turn(&repo),
+            say("m9", &at(6, 0), serde_json::json!([commit])),
+            bash_result("c1", &named, &at(6, 10)),
+            edit_turn(&repo, 2, "Document it", 10, look, "README.md"),
+            prompt("p3", "thanks", &at(12, 0)),
+        ]
+        .concat();
+        let transcript = repo.home.join("s-link.jsonl");
+        std::fs::write(&transcript, content).unwrap();
+        // The README committed by hand while the session runs on.
+        std::fs::write(repo.root.join("README.md"), "cache\n").unwrap();
+        repo.git(&["add", "README.md"]);
+        let date = at(11, 0);
+        let vars = [
+            ("GIT_AUTHOR_NAME", name),
+            ("GIT_AUTHOR_EMAIL", email),
+            ("GIT_AUTHOR_DATE", &date),
+            ("GIT_COMMITTER_DATE", &date),
+        ];
+        repo.git_in(&repo.root, &["commit", "-q", "-m", "docs"], &vars);
+        let readme = repo.git(&["rev-parse", "HEAD"]);
+        repo.extract(&transcript);
+        assert_eq!(link_of(&repo, &cache)["signal"], "named", "{email}");
+        let events = notes::read(&store(&repo), &readme).unwrap();
+        assert_eq!(!events.is_empty(), its_own, "{email}: {events:#?}");
+        if its_own {
+            assert_eq!(link_of(&repo, &readme)["signal"], "time", "{email}");
+        }
+    }
+}
+
+#[test]
 fn a_commit_long_after_the_session_or_of_other_files_takes_nothing() {
     let repo = TestRepo::new();
     let transcript = repo.home.join("s-link.jsonl");
