@@ -489,7 +489,12 @@ impl<'w> Extractor<'w> {
         if own {
             return;
         }
+        // Subagents run side by side, their messages interleaved: each switch ends the side
+        // turn, so that what one did is never told as another's.
         if self.state.side.agent_id.as_deref() != Some(agent) {
+            if self.state.side.agent_id.is_some() {
+                self.end_turn(Chain::Side);
+            }
             self.state.side.agent_id = Some(agent.to_owned());
         }
         match text(&message.kind) {

@@ -650,6 +650,58 @@ fn a_subagents_write_mirrored_in_the_main_transcript_links_the_commit_holding_it
 }
 
 #[test]
+fn subagents_run_side_by_side_each_keep_their_own_writes() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let at = |s: u32| format!("2026-01-01T10:01:{s:02}Z");
+    let mirrored = |n: u32, agent: &str, message: serde_json::Value| {
+        line(
+            serde_json::json!({"type": "progress", "uuid": format!("g{n}"), "sessionId": "s-link",
+            "timestamp": at(n), "parentToolUseID": "t1", "data": {"type": "agent_progress",
+            "agentId": agent, "normalizedMessages": [], "message": message}}),
+        )
+    };
+    let write = |n: u32, file: &str| {
+        serde_json::json!({"type": "assistant", "uuid": format!("m{n}"), "timestamp": at(n),
+            "message": {"id": format!("msg-{n}"), "model": "claude-test", "role": "assistant",
+            "content": [{"type": "tool_use", "id": format!("w{n}"), "name": "Write",
+                "input": {"file_path": repo.root.join(file), "content": TTL}}]}})
+    };
+    let done = |n: u32, of: u32| {
+        serde_json::json!({"type": "user", "uuid": format!("r{n}"), "timestamp": at(n),
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": format!("w{of}"), "content": "ok"}]}})
+    };
+    let transcript = [
+        prompt("p1", "Add two caches", "2026-01-01T10:00:00Z"),
+        mirrored(1, "a1", write(1, "src/one.rs")),
+        mirrored(2, "a2", write(2, "src/two.rs")),
+        mirrored(3, "a1", done(3, 1)),
+        mirrored(4, "a2", done(4, 2)),
+        prompt("p2", "thanks", "2026-01-01T10:06:00Z"),
+    ]
+    .concat();
+    let path = repo.home.join("s-link.jsonl");
+    std::fs::write(&path, transcript).unwrap();
+    repo.extract(&path);
+    let mut writes: Vec<(String, String)> = (repo.pending().iter())
+        .filter(|e| e["kind"] == "write")
+        .map(|e| {
+            let file = e["files_affected"][0].as_str().unwrap().to_owned();
+            (file, e["agent_id"].as_str().unwrap_or("").to_owned())
+        })
+        .collect();
+    writes.sort();
+    assert_eq!(
+        writes,
+        [
+            ("src/one.rs".into(), "a1".into()),
+            ("src/two.rs".into(), "a2".into())
+        ]
+    );
+}
+
+#[test]
 fn a_subagent_with_a_transcript_of_its_own_is_read_once() {
     let repo = TestRepo::new();
     repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
