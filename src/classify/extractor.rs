@@ -21,15 +21,15 @@ use super::options::{self, Choice, LaidOut};
 use super::redact::{Cleaner, Redactor, Taint};
 use super::sentences::{self, Form};
 use super::tools::{
-    CommitInfo, Op, check_of, commit_info, compress_input, discards_changes, file_of, op_of,
-    operation, runs_git_commit,
+    CommitInfo, Op, check_of, commit_info, compress_input, discards_changes, file_of,
+    heredoc_write, op_of, operation, runs_git_commit,
 };
 use crate::event::{
     Event, Kind, Origin, Outcome, PLAN_LABEL, SESSION_SOURCE, SUMMARY_MAX, SessionMeta, Task,
     ToolCall, event_id, fingerprint, summarize, truncate_words,
 };
 use crate::transcript::record::{
-    Block, Content, Entry, ToolInput, ToolUseResult, is_synthetic, text,
+    Block, Content, Entry, Lenient, ToolInput, ToolUseResult, is_synthetic, text,
 };
 use crate::transcript::root::{self, Roots};
 
@@ -601,7 +601,23 @@ impl<'w> Extractor<'w> {
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
             .unwrap_or_default();
         let id = text(&block.id).unwrap_or("").to_owned();
-        let op = op_of(&name);
+        let mut op = op_of(&name);
+        // A command that only writes a file from a heredoc is a write of that file.
+        let written = text(&input.command)
+            .filter(|_| op == Op::Bash)
+            .and_then(heredoc_write);
+        let input = match written {
+            Some((path, content)) => {
+                op = Op::Write;
+                ToolInput {
+                    file_path: Lenient(Some(Cow::Owned(path))),
+                    content: Lenient(Some(Cow::Owned(content))),
+                    command: input.command,
+                    ..ToolInput::default()
+                }
+            }
+            None => input,
+        };
         // Redacted as it enters: the path goes into event sources and the saved state too.
         if let Some(path) = file_of(&input).filter(|_| self.state.root.is_none()) {
             self.state.root = self.roots.of(&self.state.meta.cwd, &path);

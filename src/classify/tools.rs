@@ -385,6 +385,97 @@ fn shell_word(s: &str) -> (String, &str) {
     (out, "")
 }
 
+/// The file a command writes from a heredoc, and what it writes, when that is all the command
+/// does: `cat > path <<'EOF'`, `cat <<EOF >> path`, `tee path <<EOF`, then the text, then the
+/// marker's line, then nothing. A command that does more, a path the shell would expand
+/// (`~/x`, `$DIR/x`, `*.go`), or a text it would (an unquoted marker's `$x`) tells no file and
+/// no text for sure: `None`.
+pub fn heredoc_write(command: &str) -> Option<(String, String)> {
+    let (first, rest) = command.trim_start().split_once('\n')?;
+    let mut words = first.split_whitespace();
+    let tee = match words.next()? {
+        "cat" => false,
+        "tee" => true,
+        _ => return None,
+    };
+    let (mut path, mut marker): (Option<&str>, Option<(&str, bool)>) = (None, None);
+    while let Some(word) = words.next() {
+        if let Some(attached) = word.strip_prefix("<<") {
+            let (tabs, attached) = match attached.strip_prefix('-') {
+                Some(after) => (true, after),
+                None => (false, attached),
+            };
+            let word = if attached.is_empty() {
+                words.next()?
+            } else {
+                attached
+            };
+            if marker.replace((word, tabs)).is_some() {
+                return None;
+            }
+        } else if let Some(attached) = word.strip_prefix(">>").or(word.strip_prefix('>')) {
+            let word = if attached.is_empty() {
+                words.next()?
+            } else {
+                attached
+            };
+            if path.replace(word).is_some() {
+                return None;
+            }
+        } else if tee && path.is_none() && word != "-a" {
+            path = Some(word);
+        } else if !(tee && word == "-a") {
+            return None;
+        }
+    }
+    let path = unquoted(path?).filter(|p| {
+        !p.is_empty()
+            && !p.starts_with(['~', '-'])
+            && !p.contains(['$', '`', '*', '?', '[', '{', '(', ';', '&', '|', '<', '>'])
+            && *p != "/dev/null"
+    })?;
+    let (word, tabs) = marker?;
+    let quoted = word.starts_with(['\'', '"', '\\']);
+    let marker = unquoted(word.trim_start_matches('\\'))?;
+    if marker.is_empty()
+        || !marker
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    let mut body = String::new();
+    let mut lines = rest.split_inclusive('\n');
+    loop {
+        let line = lines.next()?;
+        let line = if tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line
+        };
+        if line.trim_end_matches(['\n', '\r']) == marker {
+            break;
+        }
+        body.push_str(line);
+    }
+    let after: String = lines.collect();
+    if !after.trim().is_empty() || !quoted && body.contains(['$', '`', '\\']) {
+        return None;
+    }
+    Some((path.to_owned(), body))
+}
+
+/// A shell word without the quotes around it whole (`'a b'`, `"x"`); `None` for one with
+/// quotes elsewhere.
+fn unquoted(word: &str) -> Option<&str> {
+    for q in ['\'', '"'] {
+        if let Some(inner) = word.strip_prefix(q) {
+            return inner.strip_suffix(q).filter(|i| !i.contains(q));
+        }
+    }
+    (!word.contains(['\'', '"'])).then_some(word)
+}
+
 /// The body of the first heredoc (`<<EOF`, `<<'EOF'`, `<<-"EOF"`) in a command.
 fn heredoc(command: &str) -> Option<String> {
     let start = command.find("<<")?;
@@ -407,6 +498,49 @@ fn heredoc(command: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::classify::redact::{Redactor, Taint};
+
+    #[test]
+    fn a_command_that_only_writes_a_heredoc_tells_the_file_and_the_text() {
+        let text = "fn main() {}\n    let x = 1;\n";
+        for command in [
+            "cat > src/main.rs <<'EOF'\nfn main() {}\n    let x = 1;\nEOF",
+            "cat <<\"EOF\" >src/main.rs\nfn main() {}\n    let x = 1;\nEOF\n",
+            "cat >> 'src/main.rs' << EOF\nfn main() {}\n    let x = 1;\nEOF\n  ",
+            "tee -a src/main.rs <<-END_OF_FILE\n\tfn main() {}\n\t    let x = 1;\n\tEND_OF_FILE",
+        ] {
+            assert_eq!(
+                heredoc_write(command),
+                Some(("src/main.rs".to_owned(), text.to_owned())),
+                "{command}"
+            );
+        }
+        // An unquoted marker's text is the shell's to expand, unless it has nothing to expand.
+        assert_eq!(
+            heredoc_write("cat > a.txt <<EOF\nplain\nEOF"),
+            Some(("a.txt".to_owned(), "plain\n".to_owned()))
+        );
+        for command in [
+            // More than the write, or not a write.
+            "cat > a.txt <<'EOF'\nx\nEOF\ngo test ./...",
+            "cat > a.txt <<'EOF' && go test\nx\nEOF",
+            "cat a.txt <<'EOF'\nx\nEOF",
+            "cat <<'EOF'\nx\nEOF",
+            "python - <<'EOF'\nprint(1)\nEOF",
+            "cat > a.txt > b.txt <<'EOF'\nx\nEOF",
+            "cat > a.txt <<'EOF' <<'END'\nx\nEOF",
+            // Never ended.
+            "cat > a.txt <<'EOF'\nx\n",
+            // What the shell would expand.
+            "cat > $DIR/a.txt <<'EOF'\nx\nEOF",
+            "cat > ~/a.txt <<'EOF'\nx\nEOF",
+            "cat > *.txt <<'EOF'\nx\nEOF",
+            "cat > a.txt <<EOF\nhome is $HOME\nEOF",
+            "cat > /dev/null <<'EOF'\nx\nEOF",
+            "cat 2> a.txt <<'EOF'\nx\nEOF",
+        ] {
+            assert_eq!(heredoc_write(command), None, "{command}");
+        }
+    }
 
     #[test]
     fn a_search_summary_stays_short_when_a_cut_makes_a_rule_match() {

@@ -481,8 +481,12 @@ pub fn ttl_session(root: &Path) -> String {
         bash_result("w1", "ok", &at(2)),
         prompt("p2", "thanks", &at(6)),
     ];
-    lines
-        .iter()
+    run_in(root, &lines.concat())
+}
+
+/// The transcript lines of `text`, each recording `root` as the session's folder.
+fn run_in(root: &Path, text: &str) -> String {
+    text.lines()
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
             v["cwd"] = root.to_str().unwrap().into();
@@ -613,16 +617,7 @@ fn subagent_session(root: &Path) -> (String, String) {
         prompt("p2", "thanks", &at(6, 0)),
     ]
     .concat();
-    let with_cwd = |text: String| -> String {
-        text.lines()
-            .map(|l| {
-                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-                v["cwd"] = root.to_str().unwrap().into();
-                format!("{v}\n")
-            })
-            .collect()
-    };
-    (with_cwd(main), with_cwd(own))
+    (run_in(root, &main), run_in(root, &own))
 }
 
 #[test]
@@ -731,6 +726,50 @@ fn a_subagent_with_a_transcript_of_its_own_is_read_once() {
         .collect();
     assert_eq!(writes.len(), 1, "{writes:#?}");
     repo.assert_each_event_once();
+}
+
+#[test]
+fn a_file_written_from_a_heredoc_links_the_commit_holding_it() {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-03T09:00:00Z");
+    let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
+    let bash = |id: &str, command: String| {
+        serde_json::json!({"type": "tool_use", "id": id, "name": "Bash",
+            "input": {"command": command, "description": "Write the file"}})
+    };
+    let transcript = [
+        prompt("p1", "Add a cache that forgets", &at(0)),
+        say(
+            "m1",
+            &at(1),
+            serde_json::json!([
+                // A scratch file outside the repository, then the file itself.
+                bash(
+                    "b0",
+                    "cat > /tmp/scratch.rs <<'EOF'\nfn scratch() {}\nEOF".into()
+                ),
+                bash("b1", format!("cat > src/ttl.rs <<'EOF'\n{TTL}EOF")),
+            ]),
+        ),
+        bash_result("b0", "", &at(2)),
+        bash_result("b1", "", &at(2)),
+        prompt("p2", "thanks", &at(6)),
+    ]
+    .concat();
+    let path = repo.home.join("s-link.jsonl");
+    std::fs::write(&path, run_in(&repo.root, &transcript)).unwrap();
+    let report = repo.extract(&path);
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert_eq!(link_of(&repo, &commit)["signal"], "content");
+    let writes: Vec<Event> = notes::read(&store(&repo), &commit)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == Kind::Write)
+        .collect();
+    assert_eq!(writes.len(), 1, "{writes:#?}");
+    assert_eq!(writes[0].files_affected, ["src/ttl.rs"]);
+    assert!(!format!("{writes:?}").contains("scratch"), "{writes:#?}");
 }
 
 #[test]
