@@ -606,6 +606,7 @@ impl<'w> Extractor<'w> {
         let written = text(&input.command)
             .filter(|_| op == Op::Bash)
             .and_then(heredoc_write);
+        let heredoc = written.is_some();
         let input = match written {
             Some((path, content)) => {
                 op = Op::Write;
@@ -658,7 +659,9 @@ impl<'w> Extractor<'w> {
             .and_then(check_of)
             .map(|c| self.clean(&c).into_owned());
         let discards = command.is_some_and(discards_changes);
-        let input = if excluded && op == Op::Bash {
+        // A command on a file never to capture is kept as a mark (a heredoc's text would be
+        // the file's); a tool's call on one, as its path.
+        let input = if excluded && (op == Op::Bash || heredoc) {
             "[REDACTED:excluded-file]".to_owned()
         } else if file.is_none() && file_of(&input).is_some() {
             OUTSIDE.to_owned()

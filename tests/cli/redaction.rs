@@ -289,6 +289,9 @@ fn what_a_session_saw_of_excluded_files_stays_out_whoever_reads_it() {
         text("m2", "I'll go with plum-sauce-314 from the subagent's report instead of a new token, because a new one logs everyone out, and set orange-lamp-5519 as the flag."),
         text("m3", "The header is:\n\nAuthorization: Bearer Q9f8e7d6c5b4a39281706f5e4d3c2b1a0 and we chose it instead of basic auth because the gateway needs it."),
         text("m4", "The staging db password: Xk9mP2qLz8vBn4Wc is what we'll keep instead of a new one, because rotating it now would break staging."),
+        // A command that writes an excluded file from a heredoc: its text is the file's.
+        tool("m5", "h1", "Bash", json!({"command": "cat > .env <<'EOF'\nDB_USER=admin\nNOTE=grey heron here\nEOF"})),
+        bash_result("h1", "", AT),
         tool("c1", "commit1", "Bash", json!({"command": "git commit -am 'feat: the app'"})),
         bash_result("commit1", &format!("[main {}] feat: the app\n 1 file changed", &commit[..7]), AT),
     ]
@@ -317,6 +320,8 @@ fn what_a_session_saw_of_excluded_files_stays_out_whoever_reads_it() {
         "orange-lamp-5519",
         "Q9f8e7d6c5b4a39281706f5e4d3c2b1a0",
         "Xk9mP2qLz8vBn4Wc",
+        "grey heron here",
+        "DB_USER=admin",
     ] {
         assert!(!kept.contains(seen), "{seen} is kept somewhere");
     }
