@@ -446,7 +446,7 @@ impl<'w> Extractor<'w> {
         let chain = Chain::from(entry.is_sidechain.0 == Some(true));
         if chain == Chain::Side {
             // Legacy inline sidechains (Claude Code 1.0.x) carry no agent id.
-            let agent = text(&entry.agent_id).unwrap_or(SIDECHAIN);
+            let agent = self.agent_name(text(&entry.agent_id));
             if self.state.side.agent_id.as_deref() != Some(agent) {
                 self.state.side.agent_id = Some(agent.to_owned());
             }
@@ -459,6 +459,17 @@ impl<'w> Extractor<'w> {
             }
             Some("progress") => self.mirror(entry),
             _ => {}
+        }
+    }
+
+    /// The id a transcript gives a subagent, when it is one: a short plain name (Claude Code's
+    /// are `a0853aa`) that redaction leaves as it is. Any other is told as [`SIDECHAIN`]: it is
+    /// stored with every event of the subagent, and looked for as a file's name.
+    fn agent_name<'t>(&self, id: Option<&'t str>) -> &'t str {
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+        match id {
+            Some(id) if id.len() <= 64 && id.chars().all(plain) && self.clean(id) == id => id,
+            _ => SIDECHAIN,
         }
     }
 
@@ -475,7 +486,7 @@ impl<'w> Extractor<'w> {
         let Some(message) = progress.message.get() else {
             return;
         };
-        let agent = text(&progress.agent_id).unwrap_or(SIDECHAIN);
+        let agent = self.agent_name(text(&progress.agent_id));
         let own = match self.mirrored.get(agent) {
             Some(&own) => own,
             None => {

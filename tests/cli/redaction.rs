@@ -410,6 +410,35 @@ fn untrusted_branch_names_are_redacted_wherever_they_are_stored() {
 }
 
 #[test]
+fn untrusted_subagent_ids_are_never_stored_as_they_are() {
+    let repo = TestRepo::new();
+    let token = "ghp_R7vK2mQ9xLp4Wz8Nc3Bj6Fs1Ga5Ue0Do2Ti7";
+    let root = repo.root.to_str().unwrap();
+    // A subagent mirrored in the main transcript, and one inline (Claude Code 1.0), each
+    // with an id that is no name: a token, and a path.
+    let mirrored = json!({"type": "progress", "uuid": "g1", "sessionId": "s-link", "timestamp": AT,
+        "data": {"type": "agent_progress", "agentId": token, "message": {"type": "assistant",
+            "uuid": "g1-m", "timestamp": AT, "message": {"id": "msg-g1", "model": "claude-test",
+            "content": [{"type": "tool_use", "id": "w1", "name": "Write",
+                "input": {"file_path": format!("{root}/one.py"), "content": "print('one')\n"}}]}}}});
+    let inline = json!({"type": "assistant", "uuid": "s1", "sessionId": "s-link", "timestamp": AT,
+        "isSidechain": true, "agentId": "../../etc/passwd", "message": {"id": "msg-s1",
+            "model": "claude-test", "content": [{"type": "tool_use", "id": "w2", "name": "Write",
+                "input": {"file_path": format!("{root}/two.py"), "content": "print('two')\n"}}]}});
+    let kept = kept_after_session(
+        &repo,
+        "main",
+        &[format!("{mirrored}\n"), format!("{inline}\n")],
+    );
+    assert!(!kept.contains(token), "the token is kept somewhere");
+    assert!(!kept.contains("etc/passwd"), "the path is kept somewhere");
+    assert!(
+        kept.contains("\"agent_id\":\"sidechain\""),
+        "the subagents' work is kept, told as a side chain's"
+    );
+}
+
+#[test]
 fn untrusted_npm_and_hugging_face_tokens_are_redacted() {
     let repo = TestRepo::new();
     let (npm, hf) = (
