@@ -499,8 +499,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .chain(index.values().copied())
                 .collect();
             let grace = store.config().link_grace_seconds();
-            let authors: Vec<Author> = known.iter().filter_map(|c| author(&repo, *c)).collect();
-            let found = by_time_and_files(&repo, &recent, &mut batch, &known, &authors, grace);
+            let people: Vec<Person> = known.iter().flat_map(|c| people(&repo, *c)).collect();
+            let found = by_time_and_files(&repo, &recent, &mut batch, &known, &people, grace);
             for (commit, events, score) in found {
                 let signal = Signal::Time;
                 links.entry(commit).or_insert(Link { signal, score });
@@ -868,29 +868,61 @@ fn by_subject(
         .collect()
 }
 
-/// Who wrote a commit: its author's name and email.
-type Author = (String, String);
+/// A person as a commit names them: a name and an email, each trimmed and lowercased (either
+/// may be empty).
+struct Person {
+    name: String,
+    email: String,
+}
 
-fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Author> {
-    let commit = repo.find_commit(commit).ok()?;
-    let author = commit.author().ok()?;
-    Some((author.name.to_string(), author.email.to_string()))
+impl Person {
+    fn of(signature: gix::actor::SignatureRef<'_>) -> Person {
+        let fold = |s: &gix::bstr::BStr| s.to_string().trim().to_lowercase();
+        Person {
+            name: fold(signature.name),
+            email: fold(signature.email),
+        }
+    }
+
+    /// The same person: the same name or the same email, one that is not empty.
+    fn is(&self, other: &Person) -> bool {
+        !self.name.is_empty() && self.name == other.name
+            || !self.email.is_empty() && self.email == other.email
+    }
+}
+
+/// Who wrote `commit` and who committed it.
+fn people(repo: &gix::Repository, commit: ObjectId) -> Vec<Person> {
+    let Ok(commit) = repo.find_commit(commit) else {
+        return Vec::new();
+    };
+    [commit.author(), commit.committer()]
+        .into_iter()
+        .flatten()
+        .map(Person::of)
+        .filter(|p| !p.name.is_empty() || !p.email.is_empty())
+        .collect()
+}
+
+fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Person> {
+    Some(Person::of(repo.find_commit(commit).ok()?.author().ok()?))
 }
 
 /// The last resort: commits on any branch made between the first of `events` and `grace`
 /// seconds after the last (`link.grace_minutes`: the user commits what the session left in
 /// the working tree), by author or committer date, that change a file the events before them
-/// changed, and, when the session's other commits are known (`authors`), written by one of
-/// their authors (by name or email): one developer runs a session, and a teammate's commit
-/// of the same hours to the same files is theirs. Takes the events each such commit led to
-/// out of `events`; with each commit, the share of the files those events changed that it
-/// changes.
+/// changed, and, when the session's other commits are known (`people`: who wrote and who
+/// committed them), written by one of those people (by name or email, whatever the case): one
+/// developer runs a session, and a teammate's commit of the same hours to the same files is
+/// theirs. Who committed counts too, for an agent that commits as an author of its own. Takes
+/// the events each such commit led to out of `events`; with each commit, the share of the
+/// files those events changed that it changes.
 fn by_time_and_files(
     repo: &gix::Repository,
     recent: &[history::Recent],
     events: &mut Vec<Event>,
     known: &HashSet<ObjectId>,
-    authors: &[Author],
+    people: &[Person],
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>, f32)> {
     let Some((first, last)) = span(events).filter(|_| !written(events).is_empty()) else {
@@ -924,12 +956,8 @@ fn by_time_and_files(
         if !files.is_empty() && met == 0 {
             continue;
         }
-        let theirs = |(name, email): Author| {
-            (authors.iter()).any(|(n, e)| {
-                !n.is_empty() && *n == name || !e.is_empty() && e.eq_ignore_ascii_case(&email)
-            })
-        };
-        if !authors.is_empty() && !author(repo, commit).is_some_and(theirs) {
+        let theirs = |author: Person| people.iter().any(|p| p.is(&author));
+        if !people.is_empty() && !author(repo, commit).is_some_and(theirs) {
             continue;
         }
         let score = if files.is_empty() {

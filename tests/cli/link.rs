@@ -272,16 +272,37 @@ fn without_a_named_commit_events_go_to_the_commit_that_fits_their_time_and_files
 #[test]
 fn a_teammates_commit_of_the_sessions_hours_and_files_is_not_the_sessions() {
     let at = |m: u32, s: u32| format!("2026-01-01T10:{m:02}:{s:02}Z");
-    for (name, email, its_own) in [
-        ("Test Author", "author@example.com", true),
+    let (me, agent) = (
+        ("Test Author", "author@example.com"),
+        ("Claude", "noreply@anthropic.com"),
+    );
+    // (who wrote the commit the session names, who wrote the README's, whether that one is
+    // the session's); the test repository's committer is always "Test Committer".
+    for (named_by, readme_by, its_own) in [
+        (me, me, true),
         // The same developer on another machine.
-        ("Test Author", "author@laptop.example", true),
-        ("A Teammate", "teammate@example.com", false),
+        (me, ("test author ", "author@laptop.example"), true),
+        (me, ("A Teammate", "teammate@example.com"), false),
+        // An agent that commits as an author of its own, for the developer who commits.
+        (agent, ("Test Committer", "committer@example.com"), true),
+        (agent, ("A Teammate", "teammate@example.com"), false),
     ] {
         let repo = TestRepo::new();
         repo.commit_at("other.txt", "x\n", "older work", "2026-01-01T09:00:00Z");
-        // The session names its first commit: whoever wrote that one ran the session.
-        let cache = repo.commit_at("cache.py", "ttl\n", "cache", &at(6, 0));
+        let commit_as = |(name, email): (&str, &str), file: &str, text: &str, date: &str| {
+            std::fs::write(repo.root.join(file), text).unwrap();
+            repo.git(&["add", file]);
+            let vars = [
+                ("GIT_AUTHOR_NAME", name),
+                ("GIT_AUTHOR_EMAIL", email),
+                ("GIT_AUTHOR_DATE", date),
+                ("GIT_COMMITTER_DATE", date),
+            ];
+            repo.git_in(&repo.root, &["commit", "-q", "-m", file], &vars);
+            repo.git(&["rev-parse", "HEAD"])
+        };
+        // The session names its first commit: whoever made that one ran the session.
+        let cache = commit_as(named_by, "cache.py", "ttl\n", &at(6, 0));
         let commit = serde_json::json!({"type": "tool_use", "id": "c1", "name": "Bash",
             "input": {"command": "git commit -qam cache"}});
         let named = format!("[main {}] cache\n 1 file changed", &cache[..7]);
@@ -297,23 +318,14 @@ fn a_teammates_commit_of_the_sessions_hours_and_files_is_not_the_sessions() {
         let transcript = repo.home.join("s-link.jsonl");
         std::fs::write(&transcript, content).unwrap();
         // The README committed by hand while the session runs on.
-        std::fs::write(repo.root.join("README.md"), "cache\n").unwrap();
-        repo.git(&["add", "README.md"]);
-        let date = at(11, 0);
-        let vars = [
-            ("GIT_AUTHOR_NAME", name),
-            ("GIT_AUTHOR_EMAIL", email),
-            ("GIT_AUTHOR_DATE", &date),
-            ("GIT_COMMITTER_DATE", &date),
-        ];
-        repo.git_in(&repo.root, &["commit", "-q", "-m", "docs"], &vars);
-        let readme = repo.git(&["rev-parse", "HEAD"]);
+        let readme = commit_as(readme_by, "README.md", "cache\n", &at(11, 0));
         repo.extract(&transcript);
-        assert_eq!(link_of(&repo, &cache)["signal"], "named", "{email}");
+        let case = format!("{named_by:?} then {readme_by:?}");
+        assert_eq!(link_of(&repo, &cache)["signal"], "named", "{case}");
         let events = notes::read(&store(&repo), &readme).unwrap();
-        assert_eq!(!events.is_empty(), its_own, "{email}: {events:#?}");
+        assert_eq!(!events.is_empty(), its_own, "{case}: {events:#?}");
         if its_own {
-            assert_eq!(link_of(&repo, &readme)["signal"], "time", "{email}");
+            assert_eq!(link_of(&repo, &readme)["signal"], "time", "{case}");
         }
     }
 }
