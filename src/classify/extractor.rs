@@ -61,6 +61,8 @@ const PROPOSED_MAX: usize = 16;
 const COMMIT_COMMAND_MAX: usize = 8 * 1024;
 /// Subagents whose mirrored messages are remembered as read or not.
 const MIRRORED_AGENTS_MAX: usize = 256;
+/// Side threads of mirrored subagents kept apart at once (see [`Extractor::switch_side`]).
+const PARKED_MAX: usize = 16;
 
 /// The agent id given to subagent work whose transcript names no agent.
 pub const SIDECHAIN: &str = "sidechain";
@@ -105,6 +107,10 @@ pub struct State {
     options: Vec<Choice>,
     #[serde(default)]
     options_prompts: u8,
+    /// The side threads of subagents mirrored side by side (see [`Extractor::switch_side`])
+    /// but the one read last, each waiting for its next message.
+    #[serde(default)]
+    parked: Vec<Thread>,
 }
 
 impl State {
@@ -390,6 +396,7 @@ impl<'w> Extractor<'w> {
             own_transcript: self.own_transcript,
             mirrored: HashMap::new(),
         };
+        copy.end_all_parked();
         copy.end_turn(Chain::Side);
         copy.end_turn(Chain::Main);
         if let Some(session) = copy.session_event() {
@@ -473,6 +480,46 @@ impl<'w> Extractor<'w> {
         }
     }
 
+    /// Make `agent`'s the side thread that messages go to. Subagents run side by side, their
+    /// messages interleaved, a call's result often after another's message: each keeps a
+    /// thread of its own (its turn, calls and results), parked while another's messages come.
+    fn switch_side(&mut self, agent: &str) {
+        let parked = &mut self.state.parked;
+        let next = match parked
+            .iter()
+            .position(|t| t.agent_id.as_deref() == Some(agent))
+        {
+            Some(at) => parked.remove(at),
+            None => Thread {
+                agent_id: Some(agent.to_owned()),
+                ..Thread::default()
+            },
+        };
+        let current = std::mem::replace(&mut self.state.side, next);
+        if current.turn.is_empty() && current.calls.is_empty() && current.group.is_none() {
+            return;
+        }
+        if self.state.parked.len() == PARKED_MAX {
+            let oldest = self.state.parked.remove(0);
+            self.end_parked(oldest);
+        }
+        self.state.parked.push(current);
+    }
+
+    /// End the turn of a parked side thread.
+    fn end_parked(&mut self, thread: Thread) {
+        let current = std::mem::replace(&mut self.state.side, thread);
+        self.end_turn(Chain::Side);
+        self.state.side = current;
+    }
+
+    /// End the turns of all parked side threads: the main thread moved on.
+    fn end_all_parked(&mut self) {
+        for thread in std::mem::take(&mut self.state.parked) {
+            self.end_parked(thread);
+        }
+    }
+
     /// A subagent's message as the main transcript mirrors it, read as its side chain when the
     /// subagent's own transcript is not read.
     fn mirror(&mut self, entry: &Entry<'_>) {
@@ -500,13 +547,8 @@ impl<'w> Extractor<'w> {
         if own {
             return;
         }
-        // Subagents run side by side, their messages interleaved: each switch ends the side
-        // turn, so that what one did is never told as another's.
         if self.state.side.agent_id.as_deref() != Some(agent) {
-            if self.state.side.agent_id.is_some() {
-                self.end_turn(Chain::Side);
-            }
-            self.state.side.agent_id = Some(agent.to_owned());
+            self.switch_side(agent);
         }
         match text(&message.kind) {
             Some("assistant") => self.assistant(message, Chain::Side),
@@ -838,6 +880,10 @@ impl<'w> Extractor<'w> {
         };
         let prompt = self.clean(&prompt).into_owned();
         self.end_turn(chain);
+        if chain == Chain::Main {
+            // The subagents of the turn before are done.
+            self.end_all_parked();
+        }
         if chain == Chain::Main && self.state.request.is_empty() && asks_for_work(&prompt) {
             self.state.request = truncate_words(&prompt, PROMPT_MAX);
         }

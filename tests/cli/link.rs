@@ -657,9 +657,10 @@ fn a_subagents_write_mirrored_in_the_main_transcript_links_the_commit_holding_it
 }
 
 #[test]
-fn subagents_run_side_by_side_each_keep_their_own_writes() {
+fn subagents_run_side_by_side_each_keep_their_own_work() {
     let repo = TestRepo::new();
     repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let commit = repo.commit_at("src/one.rs", TTL, "one", "2026-01-01T10:01:30Z");
     let at = |s: u32| format!("2026-01-01T10:01:{s:02}Z");
     let mirrored = |n: u32, agent: &str, message: serde_json::Value| {
         line(
@@ -668,42 +669,79 @@ fn subagents_run_side_by_side_each_keep_their_own_writes() {
             "agentId": agent, "normalizedMessages": [], "message": message}}),
         )
     };
-    let write = |n: u32, file: &str| {
+    let asked = |n: u32, task: &str| {
+        serde_json::json!({"type": "user", "uuid": format!("q{n}"), "timestamp": at(n),
+            "message": {"role": "user", "content": [{"type": "text", "text": task}]}})
+    };
+    let call = |n: u32, name: &str, input: serde_json::Value| {
         serde_json::json!({"type": "assistant", "uuid": format!("m{n}"), "timestamp": at(n),
             "message": {"id": format!("msg-{n}"), "model": "claude-test", "role": "assistant",
-            "content": [{"type": "tool_use", "id": format!("w{n}"), "name": "Write",
-                "input": {"file_path": repo.root.join(file), "content": TTL}}]}})
+            "content": [{"type": "tool_use", "id": format!("c{n}"), "name": name, "input": input}]}})
     };
-    let done = |n: u32, of: u32| {
+    let write = |n: u32, file: &str| {
+        call(
+            n,
+            "Write",
+            serde_json::json!({"file_path": repo.root.join(file), "content": TTL}),
+        )
+    };
+    let result = |n: u32, of: u32, out: &str, error: bool| {
         serde_json::json!({"type": "user", "uuid": format!("r{n}"), "timestamp": at(n),
             "message": {"role": "user", "content": [{"type": "tool_result",
-                "tool_use_id": format!("w{of}"), "content": "ok"}]}})
+                "tool_use_id": format!("c{of}"), "content": out, "is_error": error}]}})
     };
+    let named = format!("[main {}] one\n 1 file changed", &commit[..7]);
+    // Each result comes after the other subagent's next message.
     let transcript = [
         prompt("p1", "Add two caches", "2026-01-01T10:00:00Z"),
-        mirrored(1, "a1", write(1, "src/one.rs")),
-        mirrored(2, "a2", write(2, "src/two.rs")),
-        mirrored(3, "a1", done(3, 1)),
-        mirrored(4, "a2", done(4, 2)),
+        mirrored(1, "a1", asked(1, "Write src/one.rs")),
+        mirrored(2, "a1", write(2, "src/one.rs")),
+        mirrored(3, "a2", asked(3, "Write src/two.rs")),
+        mirrored(4, "a2", write(4, "src/two.rs")),
+        mirrored(5, "a1", result(5, 2, "ok", false)),
+        mirrored(
+            6,
+            "a1",
+            call(
+                6,
+                "Bash",
+                serde_json::json!({"command": "git commit -qam one"}),
+            ),
+        ),
+        mirrored(7, "a2", result(7, 4, "ok", false)),
+        mirrored(8, "a2", write(8, "src/three.rs")),
+        mirrored(9, "a1", result(9, 6, &named, false)),
+        mirrored(10, "a2", result(10, 8, "EACCES", true)),
         prompt("p2", "thanks", "2026-01-01T10:06:00Z"),
     ]
     .concat();
     let path = repo.home.join("s-link.jsonl");
     std::fs::write(&path, transcript).unwrap();
-    repo.extract(&path);
-    let mut writes: Vec<(String, String)> = (repo.pending().iter())
-        .filter(|e| e["kind"] == "write")
+    let report = repo.extract(&path);
+    // a1's commit, named by a result that came after a2's message.
+    assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
+    assert_eq!(link_of(&repo, &commit)["signal"], "named");
+    let stored: Vec<Event> = (notes::read(&store(&repo), &commit).unwrap().into_iter())
+        .chain(
+            repo.pending()
+                .into_iter()
+                .map(|e| serde_json::from_value(e).unwrap()),
+        )
+        .collect();
+    let mut writes: Vec<(String, String, String)> = (stored.iter())
+        .filter(|e| e.kind == Kind::Write)
         .map(|e| {
-            let file = e["files_affected"][0].as_str().unwrap().to_owned();
-            (file, e["agent_id"].as_str().unwrap_or("").to_owned())
+            let agent = e.agent_id.clone().unwrap_or_default();
+            (e.files_affected[0].clone(), agent, e.prompt_context.clone())
         })
         .collect();
     writes.sort();
+    // One write each, told as its own subagent's with its task; the write that failed, none.
     assert_eq!(
         writes,
         [
-            ("src/one.rs".into(), "a1".into()),
-            ("src/two.rs".into(), "a2".into())
+            ("src/one.rs".into(), "a1".into(), "Write src/one.rs".into()),
+            ("src/two.rs".into(), "a2".into(), "Write src/two.rs".into())
         ]
     );
 }
