@@ -28,6 +28,7 @@ use crate::event::{
     Event, Kind, Origin, Outcome, PLAN_LABEL, SESSION_SOURCE, SUMMARY_MAX, SessionMeta, Task,
     ToolCall, event_id, fingerprint, summarize, truncate_words,
 };
+use crate::transcript::locate;
 use crate::transcript::record::{
     Block, Content, Entry, Lenient, ToolInput, ToolUseResult, is_synthetic, text,
 };
@@ -469,13 +470,12 @@ impl<'w> Extractor<'w> {
         }
     }
 
-    /// The id a transcript gives a subagent, when it is one: a short plain name (Claude Code's
-    /// are `a0853aa`) that redaction leaves as it is. Any other is told as [`SIDECHAIN`]: it is
-    /// stored with every event of the subagent, and looked for as a file's name.
+    /// The id a transcript gives a subagent, when it is one ([`locate::is_agent_id`]) that
+    /// redaction leaves as it is. Any other is told as [`SIDECHAIN`]: it is stored with every
+    /// event of the subagent, and looked for as a file's name.
     fn agent_name<'t>(&self, id: Option<&'t str>) -> &'t str {
-        let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
         match id {
-            Some(id) if id.len() <= 64 && id.chars().all(plain) && self.clean(id) == id => id,
+            Some(id) if locate::is_agent_id(id) && self.clean(id) == id => id,
             _ => SIDECHAIN,
         }
     }
@@ -883,9 +883,9 @@ impl<'w> Extractor<'w> {
         if chain == Chain::Main {
             // The subagents of the turn before are done.
             self.end_all_parked();
-        }
-        if chain == Chain::Main && self.state.request.is_empty() && asks_for_work(&prompt) {
-            self.state.request = truncate_words(&prompt, PROMPT_MAX);
+            if self.state.request.is_empty() && asks_for_work(&prompt) {
+                self.state.request = truncate_words(&prompt, PROMPT_MAX);
+            }
         }
         let thread = self.thread(chain);
         thread.turn = text(&entry.uuid).unwrap_or("").to_owned();

@@ -499,8 +499,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .chain(index.values().copied())
                 .collect();
             let grace = store.config().link_grace_seconds();
-            let people: Vec<Person> = known.iter().flat_map(|c| people(&repo, *c)).collect();
-            let found = by_time_and_files(&repo, &recent, &mut batch, &known, &people, grace);
+            let found = by_time_and_files(&repo, &recent, &mut batch, &known, grace);
             for (commit, events, score) in found {
                 let signal = Signal::Time;
                 links.entry(commit).or_insert(Link { signal, score });
@@ -892,7 +891,7 @@ impl Person {
 }
 
 /// Who wrote `commit` and who committed it.
-fn people(repo: &gix::Repository, commit: ObjectId) -> Vec<Person> {
+fn people_of(repo: &gix::Repository, commit: ObjectId) -> Vec<Person> {
     let Ok(commit) = repo.find_commit(commit) else {
         return Vec::new();
     };
@@ -911,8 +910,8 @@ fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Person> {
 /// The last resort: commits on any branch made between the first of `events` and `grace`
 /// seconds after the last (`link.grace_minutes`: the user commits what the session left in
 /// the working tree), by author or committer date, that change a file the events before them
-/// changed, and, when the session's other commits are known (`people`: who wrote and who
-/// committed them), written by one of those people (by name or email, whatever the case): one
+/// changed, and, when the session's other commits are known (`known`), written by one of
+/// those who wrote or committed them (by name or email, whatever the case): one
 /// developer runs a session, and a teammate's commit of the same hours to the same files is
 /// theirs. Who committed counts too, for an agent that commits as an author of its own. Takes
 /// the events each such commit led to out of `events`; with each commit, the share of the
@@ -922,7 +921,6 @@ fn by_time_and_files(
     recent: &[history::Recent],
     events: &mut Vec<Event>,
     known: &HashSet<ObjectId>,
-    people: &[Person],
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>, f32)> {
     let Some((first, last)) = span(events).filter(|_| !written(events).is_empty()) else {
@@ -941,6 +939,8 @@ fn by_time_and_files(
         })
         .collect();
     by_time.sort();
+    // Read once a commit is found by its time and files, which most sessions' never are.
+    let people: std::cell::OnceCell<Vec<Person>> = std::cell::OnceCell::new();
     let mut out = Vec::new();
     for (time, commit) in by_time {
         // Events with no readable time stay with their neighbours.
@@ -956,6 +956,8 @@ fn by_time_and_files(
         if !files.is_empty() && met == 0 {
             continue;
         }
+        let people =
+            people.get_or_init(|| known.iter().flat_map(|c| people_of(repo, *c)).collect());
         let theirs = |author: Person| people.iter().any(|p| p.is(&author));
         if !people.is_empty() && !author(repo, commit).is_some_and(theirs) {
             continue;

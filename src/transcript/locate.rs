@@ -190,13 +190,19 @@ pub fn subagents_of(main: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Whether `id` can be a subagent's id: a short plain name (Claude Code's are `a0853aa`), which
+/// names a file and nothing else.
+pub fn is_agent_id(id: &str) -> bool {
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    !id.is_empty() && id.len() <= 64 && id.chars().all(plain)
+}
+
 /// Whether the subagent `agent` of the session whose transcript (main or subagent) is at `path`
 /// has a transcript of its own: `<session>/subagents/agent-<agent>.jsonl`, or, as Claude Code
 /// 2.0 kept them, `agent-<agent>.jsonl` beside the session's. An id that could not be such a
 /// name has none.
 pub fn has_own_transcript(path: &Path, agent: &str) -> bool {
-    let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
-    if agent.is_empty() || agent.len() > 64 || !agent.chars().all(plain) {
+    if !is_agent_id(agent) {
         return false;
     }
     let Some(dir) = path.parent() else {

@@ -33,7 +33,6 @@ pub fn open_unlinked(path: &Path) -> io::Result<File> {
 }
 
 fn open_regular(path: &Path, follow: bool) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
     let refuse = |kind: std::fs::FileType| match kind.is_dir() {
         true => io::Error::other("it is a directory"),
         false => io::Error::other("it is not a regular file"),
@@ -45,14 +44,25 @@ fn open_regular(path: &Path, follow: bool) -> io::Result<File> {
     if !kind.is_file() {
         return Err(refuse(kind));
     }
-    let flags = libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    without_waiting(&mut options, follow);
+    let file = options.open(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
         return Err(refuse(kind));
     }
     Ok(file)
 }
+
+/// An open that does not wait for a writer (`O_NONBLOCK`) nor, unless `follow`, follow a link
+/// (`O_NOFOLLOW`).
+#[cfg(unix)]
+fn without_waiting(options: &mut std::fs::OpenOptions, follow: bool) {
+    use std::os::unix::fs::OpenOptionsExt;
+    options.custom_flags(libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW });
+}
+
+/// Elsewhere the flags do not exist; the checks before and after the open stand.
+#[cfg(not(unix))]
+fn without_waiting(_options: &mut std::fs::OpenOptions, _follow: bool) {}

@@ -141,7 +141,7 @@ pub struct Entry<'a> {
     pub summary: Text<'a>,
     /// `progress` entries: what a tool or a subagent is doing meanwhile.
     #[serde(borrow, default)]
-    pub data: Obj<Progress<'a>>,
+    pub data: Obj<ProgressData<'a>>,
 }
 
 /// A `progress` entry's `data`. Claude Code up to 2.1.4x mirrors each message of a running
@@ -149,7 +149,7 @@ pub struct Entry<'a> {
 /// is an entry of its own, without the fields every entry repeats.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Progress<'a> {
+pub struct ProgressData<'a> {
     #[serde(rename = "type", borrow, default)]
     pub kind: Text<'a>,
     #[serde(borrow, default)]
