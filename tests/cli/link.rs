@@ -1,7 +1,7 @@
 //! Linking: each event lands on the commit it led to, by every signal docs/linking.md names, in
 //! repositories the tests build.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git_agent_context::event::{Event, Kind, Origin};
 use git_agent_context::store::{Store, notes};
@@ -632,16 +632,23 @@ fn subagent_session(root: &Path) -> (String, String) {
     (run_in(root, &main), run_in(root, &own))
 }
 
-#[test]
-fn a_subagents_write_mirrored_in_the_main_transcript_links_the_commit_holding_it() {
+/// A repository where [`subagent_session`]'s work was committed by hand two days later (only
+/// the subagent's lines tell whose it is), with the session's main transcript written alone
+/// (as a teammate shares it or a tool keeps it): the repository, the commit, the main
+/// transcript's path, and the text of the subagent's own transcript.
+fn subagent_work_committed() -> (TestRepo, String, PathBuf, String) {
     let repo = TestRepo::new();
     repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
-    // Committed by hand two days later: only the subagent's lines tell whose work it is.
     let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-03T09:00:00Z");
-    let (main, _) = subagent_session(&repo.root);
-    // The main transcript alone, as a teammate shares it or a tool keeps it.
+    let (main, own) = subagent_session(&repo.root);
     let transcript = repo.home.join("s-link.jsonl");
     std::fs::write(&transcript, main).unwrap();
+    (repo, commit, transcript, own)
+}
+
+#[test]
+fn a_subagents_write_mirrored_in_the_main_transcript_links_the_commit_holding_it() {
+    let (repo, commit, transcript, _) = subagent_work_committed();
     let report = repo.extract(&transcript);
     assert_eq!(report["transcripts"][0]["commits_linked"], 1, "{report:#}");
     assert_eq!(link_of(&repo, &commit)["signal"], "content");
@@ -748,12 +755,7 @@ fn subagents_run_side_by_side_each_keep_their_own_work() {
 
 #[test]
 fn a_subagent_with_a_transcript_of_its_own_is_read_once() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
-    let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-03T09:00:00Z");
-    let (main, own) = subagent_session(&repo.root);
-    let transcript = repo.home.join("s-link.jsonl");
-    std::fs::write(&transcript, main).unwrap();
+    let (repo, commit, transcript, own) = subagent_work_committed();
     let subagents = repo.home.join("s-link/subagents");
     std::fs::create_dir_all(&subagents).unwrap();
     std::fs::write(subagents.join("agent-a1.jsonl"), own).unwrap();
