@@ -116,10 +116,19 @@ fn read(
     mut progress: Transcripts,
 ) -> Result<Vec<TranscriptReport>, Failure> {
     let lock = store.lock()?;
+    // A commit that falls in the hours of several sessions goes by time to one that no surer
+    // signal took it for, whichever is read first.
+    let options = ingest::Options {
+        link: match paths.len() {
+            0 | 1 => ingest::Linking::All,
+            _ => ingest::Linking::ButByTime,
+        },
+        ..ingest::Options::default()
+    };
     let mut reports = Vec::new();
     for path in paths {
         progress.start(path);
-        match ingest::transcript(store, path, ingest::Options::default()) {
+        match ingest::transcript(store, path, options) {
             Ok(r) => {
                 progress.read(
                     path,
@@ -138,6 +147,14 @@ fn read(
                 ));
             }
             Err(e) => return Err(e.into()),
+        }
+    }
+    if options.link == ingest::Linking::ButByTime {
+        let mut done = std::collections::HashSet::new();
+        for report in &mut reports {
+            if done.insert(report.session_id.clone()) {
+                ingest::link_by_time(store, report)?;
+            }
         }
     }
     // A transcript skipped after it changed notes leaves the graph owed.

@@ -252,8 +252,9 @@ const WINDOW_COMMITS_MAX: usize = 1000;
 
 /// Where the events that no named commit took go.
 enum Rest {
-    /// To commits whose time and files fit, else they wait.
-    ByTimeAndFiles,
+    /// To commits that hold the session's lines or its commits' subjects, then, `by_time`, to
+    /// commits whose time and files fit; else they wait.
+    Found { by_time: bool },
     /// To this commit, which the session made. With `files_must_meet`, only if the events
     /// changed none of files or one the commit changes; with `upto`, only the events up to
     /// that time (seconds since the epoch).
@@ -268,6 +269,18 @@ enum Rest {
 /// post-commit hooks wrote down ([`defer`]), commits it named, then commits that fit its time
 /// and files.
 pub fn session(store: &Store, session: &str) -> Result<Linked> {
+    linked(store, session, true)
+}
+
+/// [`session`] but for time and files, the last resort: a run that reads many sessions links
+/// each by the surer signals first, so that which session's commit a commit is does not depend
+/// on the order they are read in ([`by_time_and_files`] leaves a commit to a session that
+/// holds it by a surer signal).
+pub fn session_but_by_time(store: &Store, session: &str) -> Result<Linked> {
+    linked(store, session, false)
+}
+
+fn linked(store: &Store, session: &str, by_time: bool) -> Result<Linked> {
     let mut linked = Linked::default();
     if let Some(claimed) = claim_deferred(store, session)? {
         for d in claimed.iter().filter(|d| d.session == session) {
@@ -286,7 +299,7 @@ pub fn session(store: &Store, session: &str) -> Result<Linked> {
         let others: Vec<&Deferred> = claimed.iter().filter(|d| d.session != session).collect();
         release_deferred(store, &others)?;
     }
-    let rest = link(store, session, Rest::ByTimeAndFiles)?;
+    let rest = link(store, session, Rest::Found { by_time })?;
     linked.commits += rest.commits;
     linked.events += rest.events;
     Ok(linked)
@@ -477,7 +490,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let mut links: HashMap<ObjectId, Link> = HashMap::new();
     // The commits that may hold the session's work, walked once for every signal below.
     let recent = match rest {
-        Rest::ByTimeAndFiles => {
+        Rest::Found { .. } => {
             let recent = recent_for(&repo, &cuts.flat, &cuts.at);
             by_message_and_content(&repo, &recent, &mut cuts, &index, &mut links);
             recent
@@ -492,21 +505,27 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     }
     let mut batch: Vec<Event> = cuts.flat.split_off(taken);
     match rest {
-        Rest::ByTimeAndFiles if !batch.is_empty() => {
+        Rest::Found { by_time: true } if !batch.is_empty() => {
             let known: HashSet<ObjectId> = batches
                 .iter()
                 .map(|(c, _)| *c)
                 .chain(index.values().copied())
                 .collect();
             let grace = store.config().link_grace_seconds();
-            let found = by_time_and_files(&repo, &recent, &mut batch, &known, grace);
+            let cwd = summary
+                .iter()
+                .chain(&batch)
+                .map(|e| e.session.cwd.clone())
+                .find(|cwd| !cwd.is_empty())
+                .unwrap_or_default();
+            let found = by_time_and_files(&repo, &recent, &cwd, &mut batch, &known, grace);
             for (commit, events, score) in found {
                 let signal = Signal::Time;
                 links.entry(commit).or_insert(Link { signal, score });
                 batches.push((commit, events));
             }
         }
-        Rest::ByTimeAndFiles => {}
+        Rest::Found { .. } => {}
         Rest::Commit {
             id,
             files_must_meet,
@@ -913,12 +932,15 @@ fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Person> {
 /// changed, and, when the session's other commits are known (`known`), written by one of
 /// those who wrote or committed them (by name or email, whatever the case): one
 /// developer runs a session, and a teammate's commit of the same hours to the same files is
-/// theirs. Who committed counts too, for an agent that commits as an author of its own. Takes
+/// theirs. Who committed counts too, for an agent that commits as an author of its own. A
+/// commit that holds another developer's session by a surer signal ([`claimed`]) is theirs.
+/// `cwd` is the folder the session ran in. Takes
 /// the events each such commit led to out of `events`; with each commit, the share of the
 /// files those events changed that it changes.
 fn by_time_and_files(
     repo: &gix::Repository,
     recent: &[history::Recent],
+    cwd: &str,
     events: &mut Vec<Event>,
     known: &HashSet<ObjectId>,
     grace: i64,
@@ -941,6 +963,7 @@ fn by_time_and_files(
     by_time.sort();
     // Read once a commit is found by its time and files, which most sessions' never are.
     let people: std::cell::OnceCell<Vec<Person>> = std::cell::OnceCell::new();
+    let mut notes = None;
     let mut out = Vec::new();
     for (time, commit) in by_time {
         // Events with no readable time stay with their neighbours.
@@ -962,6 +985,9 @@ fn by_time_and_files(
         if !people.is_empty() && !author(repo, commit).is_some_and(theirs) {
             continue;
         }
+        if claimed(repo, &mut notes, commit, cwd) {
+            continue;
+        }
         let score = if files.is_empty() {
             1.0
         } else {
@@ -970,6 +996,51 @@ fn by_time_and_files(
         out.push((commit, events.drain(..led_to).collect(), score));
     }
     out
+}
+
+/// Whether the note of `commit` holds a session of another developer than the session run
+/// from `cwd`, linked to it by a signal surer than time and files: that session named the
+/// commit, wrote its subject, ran it (the post-commit hook) or wrote its lines. A developer is
+/// told by the account the session ran under ([`account`]); where either is not known, no
+/// session is another developer's. One developer's sessions may share a commit (one commits
+/// what the other wrote too); a teammate's commit of the same hours and files is theirs.
+/// `notes` is read at the first commit asked about.
+fn claimed<'r>(
+    repo: &'r gix::Repository,
+    notes: &mut Option<Option<notes::Reader<'r>>>,
+    commit: ObjectId,
+    cwd: &str,
+) -> bool {
+    let Some(ours) = account(cwd) else {
+        return false;
+    };
+    let Some(reader) = notes.get_or_insert_with(|| notes::Reader::new(repo).ok()) else {
+        return false;
+    };
+    let events = reader.events(commit).unwrap_or_default();
+    events.iter().any(|e| {
+        e.kind == Kind::Session
+            && account(&e.session.cwd).is_some_and(|theirs| theirs != ours)
+            && e.link.is_some_and(|l| {
+                matches!(
+                    l.signal,
+                    Signal::Named | Signal::Message | Signal::Hook | Signal::Content
+                )
+            })
+    })
+}
+
+/// The account a session ran under, from its folder: the name of the home folder it is in
+/// (`/Users/<name>/…`, `/home/<name>/…`, `C:\Users\<name>\…`), compared whatever the case.
+fn account(cwd: &str) -> Option<String> {
+    let mut parts = cwd.split(['/', '\\']).filter(|p| !p.is_empty());
+    let mut first = parts.next()?;
+    // A drive: `C:`.
+    if first.len() == 2 && first.ends_with(':') {
+        first = parts.next()?;
+    }
+    let home = first.eq_ignore_ascii_case("users") || first == "home";
+    home.then(|| parts.next()).flatten().map(str::to_lowercase)
 }
 
 /// The commits on any branch, not `known`, that add lines the write events of `events` added
@@ -1255,6 +1326,22 @@ mod tests {
     use super::*;
     use crate::store::error_chain;
     use crate::store::history::tests::git;
+
+    #[test]
+    fn a_sessions_account_is_its_home_folders_name() {
+        for (cwd, account) in [
+            ("/Users/Ana/src/app", Some("ana")),
+            ("/home/ana/app", Some("ana")),
+            ("C:\\Users\\ana\\app", Some("ana")),
+            ("c:/users/ana/app", Some("ana")),
+            ("/Users", None),
+            ("/srv/app", None),
+            ("/tmp/home/ana", None),
+            ("", None),
+        ] {
+            assert_eq!(super::account(cwd).as_deref(), account, "{cwd}");
+        }
+    }
 
     #[test]
     fn the_files_a_commit_changes_are_those_git_diff_tree_names_with_other_blobs() {

@@ -331,6 +331,95 @@ fn a_teammates_commit_of_the_sessions_hours_and_files_is_not_the_sessions() {
 }
 
 #[test]
+fn a_commit_a_teammates_session_holds_by_its_lines_is_not_taken_by_time() {
+    // Two sessions side by side, 10:00 to 10:08: `s-link` writes the TTL map (its lines),
+    // `s-other` edits the same file at 10:03 (no line of it committed). The commit of 10:05
+    // holds `s-link`'s lines, and falls in `s-other`'s hours and files too.
+    let other = |repo: &TestRepo| {
+        let turn = edit_turn(
+            repo,
+            1,
+            "Tidy the cache",
+            3,
+            "Renaming a field.",
+            "src/ttl.rs",
+        );
+        let text = turn + &prompt("p2", "thanks", "2026-01-01T10:08:00Z");
+        text.replace("s-link", "s-other")
+    };
+    let sessions_on = |repo: &TestRepo, commit: &str| -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = notes::read(&store(repo), commit)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == Kind::Session)
+            .map(|e| {
+                let link = serde_json::to_value(e.link).unwrap();
+                (e.session_id, link["signal"].as_str().unwrap().to_owned())
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let content = || ("s-link", "content");
+    let time = || ("s-other", "time");
+    // (where each session ran; which transcripts each run reads, in turn; the sessions the
+    // commit holds after)
+    type Case<'a> = (
+        (&'a str, &'a str),
+        &'a [&'a [&'a str]],
+        Vec<(&'a str, &'a str)>,
+    );
+    let (ana, ben) = ("/Users/ana/app", "/home/ben/app");
+    let cases: [Case<'_>; 5] = [
+        // A teammate's session, read first in the same run (by path).
+        ((ana, ben), &[&["a-other", "s-link"]], vec![content()]),
+        // Read after the commit was linked to `s-link`.
+        ((ana, ben), &[&["s-link"], &["a-other"]], vec![content()]),
+        // Alone, it takes the commit by its hours and files.
+        ((ana, ben), &[&["a-other"]], vec![time()]),
+        // The same developer's two sessions may share a commit: one committed what both wrote.
+        (
+            (ana, "/home/Ana/app"),
+            &[&["a-other", "s-link"]],
+            vec![content(), time()],
+        ),
+        // Whose session it was is not known.
+        (
+            (ana, "/srv/app"),
+            &[&["a-other", "s-link"]],
+            vec![content(), time()],
+        ),
+    ];
+    for ((linked_in, other_in), runs, expected) in cases {
+        let repo = TestRepo::new();
+        repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+        let path = |name: &str| repo.home.join(format!("{name}.jsonl"));
+        let text = ttl_session(&repo.root);
+        std::fs::write(
+            path("s-link"),
+            recorded_in(&repo, &text, linked_in, linked_in, '/'),
+        )
+        .unwrap();
+        let text = recorded_in(&repo, &other(&repo), other_in, other_in, '/');
+        std::fs::write(path("a-other"), text).unwrap();
+        let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
+        for run in runs {
+            let mut args = vec!["extract".to_owned()];
+            for name in *run {
+                args.extend(["--transcript".to_owned(), path(name).display().to_string()]);
+            }
+            repo.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+        let expected: Vec<(String, String)> = expected
+            .into_iter()
+            .map(|(s, signal)| (s.to_owned(), signal.to_owned()))
+            .collect();
+        let case = format!("{linked_in} and {other_in}: {runs:?}");
+        assert_eq!(sessions_on(&repo, &commit), expected, "{case}");
+    }
+}
+
+#[test]
 fn a_commit_long_after_the_session_or_of_other_files_takes_nothing() {
     let repo = TestRepo::new();
     let transcript = repo.home.join("s-link.jsonl");
