@@ -116,8 +116,9 @@ fn read(
     mut progress: Transcripts,
 ) -> Result<Vec<TranscriptReport>, Failure> {
     let lock = store.lock()?;
-    // A commit that falls in the hours of several sessions goes by time to one that no surer
-    // signal took it for, whichever is read first.
+    // So that a commit in the hours of several sessions goes by time only where no session
+    // holds it by a surer signal, whichever is read first, every session is linked by the other
+    // signals before any by time.
     let options = ingest::Options {
         link: match paths.len() {
             0 | 1 => ingest::Linking::All,
@@ -152,7 +153,7 @@ fn read(
     if options.link == ingest::Linking::ButByTime {
         let mut done = std::collections::HashSet::new();
         for report in &mut reports {
-            if done.insert(report.session_id.clone()) {
+            if !report.session_id.is_empty() && done.insert(report.session_id.clone()) {
                 ingest::link_by_time(store, report)?;
             }
         }

@@ -932,9 +932,9 @@ fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Person> {
 /// changed, and, when the session's other commits are known (`known`), written by one of
 /// those who wrote or committed them (by name or email, whatever the case): one
 /// developer runs a session, and a teammate's commit of the same hours to the same files is
-/// theirs. Who committed counts too, for an agent that commits as an author of its own. A
-/// commit that holds another developer's session by a surer signal ([`claimed`]) is theirs.
-/// `cwd` is the folder the session ran in. Takes
+/// theirs. Who committed counts too, for an agent that commits as an author of its own. When
+/// the session has no other commit, a commit that holds another developer's session by a surer
+/// signal ([`claimed`]) is theirs. `cwd` is the folder the session ran in. Takes
 /// the events each such commit led to out of `events`; with each commit, the share of the
 /// files those events changed that it changes.
 fn by_time_and_files(
@@ -985,7 +985,9 @@ fn by_time_and_files(
         if !people.is_empty() && !author(repo, commit).is_some_and(theirs) {
             continue;
         }
-        if claimed(repo, &mut notes, commit, cwd) {
+        // Who wrote the session's other commits tells its developer better than its folder:
+        // one person's machines may name their home folders differently.
+        if people.is_empty() && claimed(repo, &mut notes, commit, cwd) {
             continue;
         }
         let score = if files.is_empty() {
@@ -1000,7 +1002,8 @@ fn by_time_and_files(
 
 /// Whether the note of `commit` holds a session of another developer than the session run
 /// from `cwd`, linked to it by a signal surer than time and files: that session named the
-/// commit, wrote its subject, ran it (the post-commit hook) or wrote its lines. A developer is
+/// commit, wrote its subject, ran it or was at work where it was made (the post-commit hook),
+/// or wrote its lines. A developer is
 /// told by the account the session ran under ([`account`]); where either is not known, no
 /// session is another developer's. One developer's sessions may share a commit (one commits
 /// what the other wrote too); a teammate's commit of the same hours and files is theirs.
@@ -1024,23 +1027,35 @@ fn claimed<'r>(
             && e.link.is_some_and(|l| {
                 matches!(
                     l.signal,
-                    Signal::Named | Signal::Message | Signal::Hook | Signal::Content
+                    Signal::Named
+                        | Signal::Message
+                        | Signal::Hook
+                        | Signal::Active
+                        | Signal::Content
                 )
             })
     })
 }
 
 /// The account a session ran under, from its folder: the name of the home folder it is in
-/// (`/Users/<name>/…`, `/home/<name>/…`, `C:\Users\<name>\…`), compared whatever the case.
+/// (`/Users/<name>/…`, `/home/<name>/…`, `C:\Users\<name>\…`, and as WSL, Windows' long
+/// paths and Fedora's atomic desktops write them: `/mnt/c/Users/<name>`, `\\?\C:\Users\<name>`,
+/// `/var/home/<name>`), whatever the case. macOS's `/Users/Shared` is no one's.
 fn account(cwd: &str) -> Option<String> {
-    let mut parts = cwd.split(['/', '\\']).filter(|p| !p.is_empty());
-    let mut first = parts.next()?;
-    // A drive: `C:`.
-    if first.len() == 2 && first.ends_with(':') {
-        first = parts.next()?;
+    let mut parts = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).peekable();
+    // What comes before the folder of homes: `\\?\`, a drive (`C:`, WSL's `mnt/c`), `var`.
+    parts.next_if_eq(&"?");
+    if parts.next_if_eq(&"mnt").is_some() {
+        parts.next_if(|p| p.len() == 1);
     }
-    let home = first.eq_ignore_ascii_case("users") || first == "home";
-    home.then(|| parts.next()).flatten().map(str::to_lowercase)
+    parts.next_if(|p| p.len() == 2 && p.ends_with(':'));
+    parts.next_if_eq(&"var");
+    let homes = parts.next()?;
+    if !homes.eq_ignore_ascii_case("users") && !homes.eq_ignore_ascii_case("home") {
+        return None;
+    }
+    let name = parts.next()?.to_lowercase();
+    (name != "shared").then_some(name)
 }
 
 /// The commits on any branch, not `known`, that add lines the write events of `events` added
@@ -1334,7 +1349,12 @@ mod tests {
             ("/home/ana/app", Some("ana")),
             ("C:\\Users\\ana\\app", Some("ana")),
             ("c:/users/ana/app", Some("ana")),
+            ("/mnt/c/Users/Ana/app", Some("ana")),
+            ("\\\\?\\C:\\Users\\ana\\app", Some("ana")),
+            ("/var/home/ana/app", Some("ana")),
             ("/Users", None),
+            ("/Users/Shared/app", None),
+            ("/root/app", None),
             ("/srv/app", None),
             ("/tmp/home/ana", None),
             ("", None),

@@ -335,17 +335,17 @@ fn a_commit_a_teammates_session_holds_by_its_lines_is_not_taken_by_time() {
     // Two sessions side by side, 10:00 to 10:08: `s-link` writes the TTL map (its lines),
     // `s-other` edits the same file at 10:03 (no line of it committed). The commit of 10:05
     // holds `s-link`'s lines, and falls in `s-other`'s hours and files too.
-    let other = |repo: &TestRepo| {
+    let edits = |repo: &TestRepo, session: &str, minute: u32| {
         let turn = edit_turn(
             repo,
             1,
             "Tidy the cache",
-            3,
+            minute,
             "Renaming a field.",
             "src/ttl.rs",
         );
         let text = turn + &prompt("p2", "thanks", "2026-01-01T10:08:00Z");
-        text.replace("s-link", "s-other")
+        text.replace("s-link", session)
     };
     let sessions_on = |repo: &TestRepo, commit: &str| -> Vec<(String, String)> {
         let mut found: Vec<(String, String)> = notes::read(&store(repo), commit)
@@ -360,48 +360,61 @@ fn a_commit_a_teammates_session_holds_by_its_lines_is_not_taken_by_time() {
         found.sort();
         found
     };
-    let content = || ("s-link", "content");
-    let time = || ("s-other", "time");
-    // (where each session ran; which transcripts each run reads, in turn; the sessions the
-    // commit holds after)
+    let (by_lines, by_time) = (("s-link", "content"), ("s-other", "time"));
+    // (where each session ran; whether `s-link` writes lines the commit holds, or only edits
+    // the file at 10:02 as `s-other` does; which transcripts each run reads, in turn; the
+    // sessions the commit holds after)
     type Case<'a> = (
         (&'a str, &'a str),
+        bool,
         &'a [&'a [&'a str]],
         Vec<(&'a str, &'a str)>,
     );
-    let (ana, ben) = ("/Users/ana/app", "/home/ben/app");
-    let cases: [Case<'_>; 5] = [
+    let (ana, ben, both) = (
+        "/Users/ana/app",
+        "/home/ben/app",
+        &[&["a-other", "s-link"][..]],
+    );
+    let cases: [Case<'_>; 8] = [
         // A teammate's session, read first in the same run (by path).
-        ((ana, ben), &[&["a-other", "s-link"]], vec![content()]),
+        ((ana, ben), true, both, vec![by_lines]),
         // Read after the commit was linked to `s-link`.
-        ((ana, ben), &[&["s-link"], &["a-other"]], vec![content()]),
+        (
+            (ana, ben),
+            true,
+            &[&["s-link"], &["a-other"]],
+            vec![by_lines],
+        ),
+        // As Windows writes the folder.
+        (("C:\\Users\\Ana\\app", ben), true, both, vec![by_lines]),
         // Alone, it takes the commit by its hours and files.
-        ((ana, ben), &[&["a-other"]], vec![time()]),
+        ((ana, ben), true, &[&["a-other"]], vec![by_time]),
+        // A teammate's session that took the commit by time alone leaves it to others too.
+        ((ana, ben), false, both, vec![("s-link", "time"), by_time]),
         // The same developer's two sessions may share a commit: one committed what both wrote.
-        (
-            (ana, "/home/Ana/app"),
-            &[&["a-other", "s-link"]],
-            vec![content(), time()],
-        ),
-        // Whose session it was is not known.
-        (
-            (ana, "/srv/app"),
-            &[&["a-other", "s-link"]],
-            vec![content(), time()],
-        ),
+        ((ana, "/home/Ana/app"), true, both, vec![by_lines, by_time]),
+        // Whose session either was is not known.
+        ((ana, "/srv/app"), true, both, vec![by_lines, by_time]),
+        (("/srv/app", ben), true, both, vec![by_lines, by_time]),
     ];
-    for ((linked_in, other_in), runs, expected) in cases {
+    for ((linked_in, other_in), lines, runs, expected) in cases {
         let repo = TestRepo::new();
         repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
         let path = |name: &str| repo.home.join(format!("{name}.jsonl"));
-        let text = ttl_session(&repo.root);
+        let recorded = |text: &str, cwd: &str| {
+            let sep = if cwd.contains('\\') { '\\' } else { '/' };
+            recorded_in(&repo, text, cwd, cwd, sep)
+        };
+        let text = match lines {
+            true => ttl_session(&repo.root),
+            false => edits(&repo, "s-link", 2),
+        };
+        std::fs::write(path("s-link"), recorded(&text, linked_in)).unwrap();
         std::fs::write(
-            path("s-link"),
-            recorded_in(&repo, &text, linked_in, linked_in, '/'),
+            path("a-other"),
+            recorded(&edits(&repo, "s-other", 3), other_in),
         )
         .unwrap();
-        let text = recorded_in(&repo, &other(&repo), other_in, other_in, '/');
-        std::fs::write(path("a-other"), text).unwrap();
         let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
         for run in runs {
             let mut args = vec!["extract".to_owned()];
@@ -414,7 +427,7 @@ fn a_commit_a_teammates_session_holds_by_its_lines_is_not_taken_by_time() {
             .into_iter()
             .map(|(s, signal)| (s.to_owned(), signal.to_owned()))
             .collect();
-        let case = format!("{linked_in} and {other_in}: {runs:?}");
+        let case = format!("{linked_in} and {other_in}, lines {lines}: {runs:?}");
         assert_eq!(sessions_on(&repo, &commit), expected, "{case}");
     }
 }
