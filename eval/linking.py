@@ -43,9 +43,10 @@ def git(repo, *args, env=None):
 
 
 def sessions_of_checkpoints(root):
-    """checkpoint id -> (session id, transcript readable); session id -> its longest transcript."""
+    """checkpoint id -> (session id, transcript readable); session id -> its readable transcripts,
+    the longest first."""
     checkpoint_sessions = collections.defaultdict(set)
-    transcripts = {}
+    transcripts = collections.defaultdict(list)
     for meta in glob.glob(os.path.join(root, "*", "*", "*", "metadata.json")):
         with open(meta) as f:
             data = json.load(f)
@@ -57,10 +58,47 @@ def sessions_of_checkpoints(root):
         checkpoint_sessions[data["checkpoint_id"]].add((session, readable))
         if not readable:
             continue
-        size = os.path.getsize(transcript)
-        if session not in transcripts or size > transcripts[session][0]:
-            transcripts[session] = (size, transcript)
-    return checkpoint_sessions, {s: t for s, (_, t) in transcripts.items()}
+        transcripts[session].append((os.path.getsize(transcript), transcript))
+    return checkpoint_sessions, {
+        s: [t for _, t in sorted(ts, reverse=True)] for s, ts in transcripts.items()
+    }
+
+
+def first_time(path):
+    with open(path, errors="replace") as f:
+        for line in f:
+            try:
+                at = json.loads(line).get("timestamp")
+            except ValueError:
+                continue
+            if at:
+                return at
+    return ""
+
+
+def assembled(paths, into):
+    """The session's transcript as Claude Code kept it, from its checkpoints' copies: most hold
+    the whole session up to their checkpoint, some only what came after the checkpoint before.
+    Their lines in the order the copies start, each line once (by its `uuid`); one copy alone
+    is read where it is."""
+    if len(paths) == 1:
+        return paths[0]
+    seen, lines = set(), []
+    for path in sorted(paths, key=first_time):
+        with open(path, errors="replace") as f:
+            for line in f:
+                try:
+                    key = json.loads(line).get("uuid") or line
+                except ValueError:
+                    key = line
+                if key not in seen:
+                    seen.add(key)
+                    lines.append(line if line.endswith("\n") else line + "\n")
+    os.makedirs(into, exist_ok=True)
+    out = os.path.join(into, f"{len(os.listdir(into))}.jsonl")
+    with open(out, "w") as f:
+        f.writelines(lines)
+    return out
 
 
 def trailers(repo):
@@ -156,7 +194,8 @@ def main():
     started = time.time()
     copies = os.path.join(args.work, "transcripts")
     paths = []
-    for session, path in sorted(transcripts.items()):
+    for session, paths_of in sorted(transcripts.items()):
+        path = assembled(paths_of, os.path.join(args.work, "assembled"))
         paths.append(rewritten(path, clone, copies) if args.rewrite_paths else path)
     command = [binary, "-C", clone, "extract"]
     for path in paths:

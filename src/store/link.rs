@@ -274,8 +274,8 @@ pub fn session(store: &Store, session: &str) -> Result<Linked> {
 
 /// [`session`] but for time and files, the last resort: a run that reads many sessions links
 /// each by the surer signals first, so that which session's commit a commit is does not depend
-/// on the order they are read in ([`by_time_and_files`] leaves a commit to a session that
-/// holds it by a surer signal).
+/// on the order they are read in (time and files leave a commit to another developer's session
+/// that holds it by a surer signal).
 pub fn session_but_by_time(store: &Store, session: &str) -> Result<Linked> {
     linked(store, session, false)
 }
