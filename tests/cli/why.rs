@@ -286,3 +286,29 @@ fn merges_own_only_the_lines_that_differ_from_every_parent_as_in_git_blame() {
         "by gix's blame"
     );
 }
+
+#[test]
+fn lines_older_than_every_annotated_commit_of_the_file_are_no_commits() {
+    // The file's lines come from an early commit without reasoning; a commit with reasoning
+    // changes another file; a later one with reasoning changes one line of the file. Git's
+    // blame from the oldest annotated commit of the file on gives the rest to the commit it
+    // stops at, the other file's: those lines are explained by nothing.
+    let repo = TestRepo::new();
+    let lines: String = (1..=8).map(|n| format!("let line_{n} = {n};\n")).collect();
+    repo.commit_at("src/lib.rs", &lines, "start", "2026-01-01T10:00:00Z");
+    let elsewhere = repo.commit_at("other.txt", "x\n", "other work", "2026-01-05T10:00:00Z");
+    let changed = lines.replace("let line_2 = 2;", "let line_2 = two();");
+    let owner = repo.commit_at("src/lib.rs", &changed, "line 2", "2026-01-10T10:00:00Z");
+    for (n, commit) in [&elsewhere, &owner].into_iter().enumerate() {
+        let event = serde_json::json!({"kind": "decision", "summary": format!("Decision {n}"),
+            "id": format!("{n:032x}"), "schema_version": 1, "session_id": "s-old",
+            "timestamp": "2026-01-01T10:00:00Z", "origin": "text", "source": format!("m{n}")});
+        crate::scenario::add_note(&repo, commit, &event.to_string());
+    }
+    repo.ok(&["rebuild"]);
+    let mut expected = vec![None; 8];
+    expected[1] = Some(owner.clone());
+    for how in [&[][..], &["--exact"], &["--fast"]] {
+        assert_eq!(owners_by_why(&repo, "src/lib.rs", how), expected, "{how:?}");
+    }
+}
