@@ -6,7 +6,8 @@ commits carry `Entire-Checkpoint: <id>` trailers, and its branch `entire/checkpo
 per checkpoint, the transcripts of the sessions behind it (`<xx>/<rest>/<n>/full.jsonl` beside
 a `metadata.json` naming the session). The script clones the repository afresh, as a new user
 would, extracts every session's transcript into the clone in one run of `git agent-context
-extract --transcript …`, and compares the sessions each commit's note names with the
+extract --transcript …` (put together from its checkpoints' copies, some of which hold only
+the part after the checkpoint before), and compares the sessions each commit's note names with the
 checkpoint's.
 
     eval/linking.py --repo <mirror or clone> --checkpoints <checkout of the checkpoints branch> \
