@@ -65,15 +65,16 @@ def sessions_of_checkpoints(root):
     }
 
 
-def first_time(path):
+def first(path, key):
+    """The first value of `key` the lines of transcript `path` give, or ""."""
     with open(path, errors="replace") as f:
         for line in f:
             try:
-                at = json.loads(line).get("timestamp")
+                value = json.loads(line).get(key)
             except ValueError:
                 continue
-            if at:
-                return at
+            if value:
+                return value
     return ""
 
 
@@ -85,7 +86,7 @@ def assembled(paths, into):
     if len(paths) == 1:
         return paths[0]
     seen, lines = set(), []
-    for path in sorted(paths, key=first_time):
+    for path in sorted(paths, key=lambda p: first(p, "timestamp")):
         with open(path, errors="replace") as f:
             for line in f:
                 try:
@@ -119,21 +120,9 @@ def trailers(repo):
     return found
 
 
-def first_cwd(path):
-    with open(path, errors="replace") as f:
-        for line in f:
-            try:
-                cwd = json.loads(line).get("cwd")
-            except ValueError:
-                continue
-            if cwd:
-                return cwd
-    return None
-
-
 def rewritten(path, clone, into):
     """A copy of transcript `path` in folder `into` with its recorded folder replaced by `clone`."""
-    cwd = first_cwd(path)
+    cwd = first(path, "cwd")
     with open(path, errors="replace") as f:
         text = f.read()
     if cwd:

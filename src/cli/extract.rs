@@ -14,6 +14,7 @@ use crate::cli::{CmdResult, Failure, display_path, warn_unread};
 use crate::ingest::{self, TranscriptReport};
 use crate::render::text::{by_agent, ran_by};
 use crate::retrieve::index;
+use crate::store::link::Signals;
 use crate::store::{Store, graph};
 use crate::transcript::locate::{self, Homes};
 
@@ -119,11 +120,12 @@ fn read(
     // So that a commit in the hours of several sessions goes by time only where no session
     // holds it by a surer signal, whichever is read first, every session is linked by the other
     // signals before any by time.
+    let several = paths.len() > 1;
     let options = ingest::Options {
-        link: match paths.len() {
-            0 | 1 => ingest::Linking::All,
-            _ => ingest::Linking::ButByTime,
-        },
+        link: Some(match several {
+            true => Signals::ButTime,
+            false => Signals::All,
+        }),
         ..ingest::Options::default()
     };
     let mut reports = Vec::new();
@@ -150,11 +152,11 @@ fn read(
             Err(e) => return Err(e.into()),
         }
     }
-    if options.link == ingest::Linking::ButByTime {
+    if several {
         let mut done = std::collections::HashSet::new();
         for report in &mut reports {
             if !report.session_id.is_empty() && done.insert(report.session_id.clone()) {
-                ingest::link_by_time(store, report)?;
+                ingest::link_session(store, report, Signals::Time)?;
             }
         }
     }

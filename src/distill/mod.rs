@@ -407,7 +407,7 @@ fn extract(store: &Store, transcripts: &[PathBuf]) -> store::Result<Vec<(PathBuf
     let mut extracted = Vec::new();
     for path in transcripts {
         let options = crate::ingest::Options {
-            link: crate::ingest::Linking::Off,
+            link: None,
             ..crate::ingest::Options::default()
         };
         match crate::ingest::transcript(store, path, options) {

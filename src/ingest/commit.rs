@@ -121,7 +121,7 @@ pub fn finish(store: &Store, env: &Environment, session: &str) -> Result<usize, 
 /// ([`graph::settle`]); a transcript that has gone away is skipped (`None`).
 pub(crate) fn read(store: &Store, path: &Path) -> Result<Option<TranscriptReport>, Error> {
     let options = Options {
-        link: crate::ingest::Linking::Off,
+        link: None,
         ..Options::default()
     };
     match transcript(store, path, options) {

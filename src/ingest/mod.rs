@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::extractor::{Extractor, State};
 use crate::event::{Event, Key};
-use crate::store::{self, Store, forgotten, graph, link, pending, seen, sessions, state};
+use crate::store::link::{self, Signals};
+use crate::store::{self, Store, forgotten, graph, pending, seen, sessions, state};
 use crate::transcript::agent::Agent;
 use crate::transcript::cursor::{Cursor, LineCounts, Restart};
 use crate::transcript::reader::{Line, LineReader};
@@ -79,24 +80,18 @@ pub enum Error {
     Store(#[from] store::Error),
 }
 
-/// Link the pending events of the report's session to its commits as `how` says, and bring the
+/// Link the pending events of the report's session to its commits by `signals`, and bring the
 /// graph up to the notes.
-fn link_session(store: &Store, report: &mut TranscriptReport, how: Linking) -> Result<(), Error> {
-    let linked = match how {
-        Linking::Off => return Ok(()),
-        Linking::ButByTime => link::session_but_by_time(store, &report.session_id)?,
-        Linking::All => link::session(store, &report.session_id)?,
-    };
+pub fn link_session(
+    store: &Store,
+    report: &mut TranscriptReport,
+    signals: Signals,
+) -> Result<(), Error> {
+    let linked = link::session_by(store, &report.session_id, signals)?;
     report.events_linked += linked.events;
     report.commits_linked += linked.commits;
     graph::settle(store)?;
     Ok(())
-}
-
-/// The last step of a run that read several transcripts with [`Linking::ButByTime`]: link what
-/// each session has left by time and files too.
-pub fn link_by_time(store: &Store, report: &mut TranscriptReport) -> Result<(), Error> {
-    link_session(store, report, Linking::All)
 }
 
 /// Options for one run.
@@ -105,22 +100,11 @@ pub struct Options {
     pub max_line: usize,
     /// Store finished events and move the cursor after this many, mid-file.
     pub checkpoint_events: usize,
-    /// Whether to link the session's pending events to its commits at the end, and bring the
-    /// graph up to the notes.
-    pub link: Linking,
-}
-
-/// How a run links the session it read ([`Options::link`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Linking {
-    /// Not at all: the caller links, like the post-commit hook, and settles the graph itself
+    /// The signals to link the session's pending events to its commits by at the end,
+    /// bringing the graph up to the notes ([`link_session`]); `None` for a caller that links
+    /// itself, like the post-commit hook, and settles the graph itself
     /// ([`crate::store::graph::settle`]).
-    Off,
-    /// By every signal but time and files, which the caller tries once every session it reads
-    /// is linked by the others ([`link::session_but_by_time`]).
-    ButByTime,
-    /// By every signal.
-    All,
+    pub link: Option<Signals>,
 }
 
 impl Default for Options {
@@ -128,7 +112,7 @@ impl Default for Options {
         Options {
             max_line: crate::transcript::reader::DEFAULT_MAX_LINE,
             checkpoint_events: CHECKPOINT_EVENTS,
-            link: Linking::All,
+            link: Some(Signals::All),
         }
     }
 }
@@ -150,7 +134,9 @@ pub fn transcript(store: &Store, path: &Path, options: Options) -> Result<Transc
     let begun = start(store, path, &mut file, &mut report, whole)?;
     let Some(mut begun) = begun else {
         // A commit made since may still take what waits.
-        link_session(store, &mut report, options.link)?;
+        if let Some(signals) = options.link {
+            link_session(store, &mut report, signals)?;
+        }
         return Ok(report);
     };
     if agent != Agent::ClaudeCode && begun.state.meta.agent.is_empty() {
@@ -283,7 +269,9 @@ impl Run<'_> {
         let mut report = progress.report;
         report.session_id = extractor.state().session_id.clone();
         sessions::record(store, &report.session_id, path, &extractor.state().meta.cwd)?;
-        link_session(store, &mut report, options.link)?;
+        if let Some(signals) = options.link {
+            link_session(store, &mut report, signals)?;
+        }
         report.bytes_read = end - start;
         report.tail_bytes = tail;
         Ok(report)

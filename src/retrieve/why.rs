@@ -246,22 +246,20 @@ fn blamed(
     };
     let outcome =
         blame(repo, head, path, options).map_err(store::git_error(format!("blame {path}")))?;
-    // The blame gives what is older than `since` to the first commit it meets that is older,
-    // whatever it changed (git's "boundary" commit): those lines are no commit's here.
-    let boundary = |id: ObjectId| {
-        since.is_some_and(|since| {
-            repo.find_commit(id)
-                .ok()
-                .and_then(|c| c.time().ok())
-                .is_some_and(|t| t.seconds < since.seconds)
-        })
-    };
     let mut by_commit: BTreeMap<ObjectId, Vec<Lines>> = BTreeMap::new();
-    for e in outcome.entries.iter().filter(|e| !boundary(e.commit_id)) {
+    for e in &outcome.entries {
         let first = e.start_in_blamed_file + 1;
         by_commit.entry(e.commit_id).or_default().push(Lines {
             start: first,
             end: first + e.len.get() - 1,
+        });
+    }
+    // The blame gives what is older than `since` to the first commit it meets that is older,
+    // whatever it changed (git's "boundary" commit): those lines are no commit's here.
+    if let Some(since) = since {
+        by_commit.retain(|id, _| {
+            let time = repo.find_commit(*id).ok().and_then(|c| c.time().ok());
+            time.is_none_or(|t| t.seconds >= since.seconds)
         });
     }
     Ok(by_commit)

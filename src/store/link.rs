@@ -252,9 +252,8 @@ const WINDOW_COMMITS_MAX: usize = 1000;
 
 /// Where the events that no named commit took go.
 enum Rest {
-    /// To commits that hold the session's lines or its commits' subjects, then, `by_time`, to
-    /// commits whose time and files fit; else they wait.
-    Found { by_time: bool },
+    /// To commits found by `Signals`; else they wait.
+    Found(Signals),
     /// To this commit, which the session made. With `files_must_meet`, only if the events
     /// changed none of files or one the commit changes; with `upto`, only the events up to
     /// that time (seconds since the epoch).
@@ -269,18 +268,26 @@ enum Rest {
 /// post-commit hooks wrote down ([`defer`]), commits it named, then commits that fit its time
 /// and files.
 pub fn session(store: &Store, session: &str) -> Result<Linked> {
-    linked(store, session, true)
+    session_by(store, session, Signals::All)
 }
 
-/// [`session`] but for time and files, the last resort: a run that reads many sessions links
-/// each by the surer signals first, so that which session's commit a commit is does not depend
-/// on the order they are read in (time and files leave a commit to another developer's session
-/// that holds it by a surer signal).
-pub fn session_but_by_time(store: &Store, session: &str) -> Result<Linked> {
-    linked(store, session, false)
+/// Which signals a link tries past the commits the session's post-commit hooks wrote down and
+/// those it named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signals {
+    /// Its commits' subjects and its lines, then time and files.
+    All,
+    /// Subjects and lines, not time and files: a run that reads many sessions links each so
+    /// first, then each by [`Signals::Time`], so that which session's commit a commit is does
+    /// not depend on the order they are read in (time and files leave a commit to another
+    /// developer's session that holds it by a surer signal).
+    ButTime,
+    /// Time and files alone, after [`Signals::ButTime`].
+    Time,
 }
 
-fn linked(store: &Store, session: &str, by_time: bool) -> Result<Linked> {
+/// [`session`], by `signals`.
+pub fn session_by(store: &Store, session: &str, signals: Signals) -> Result<Linked> {
     let mut linked = Linked::default();
     if let Some(claimed) = claim_deferred(store, session)? {
         for d in claimed.iter().filter(|d| d.session == session) {
@@ -299,7 +306,7 @@ fn linked(store: &Store, session: &str, by_time: bool) -> Result<Linked> {
         let others: Vec<&Deferred> = claimed.iter().filter(|d| d.session != session).collect();
         release_deferred(store, &others)?;
     }
-    let rest = link(store, session, Rest::Found { by_time })?;
+    let rest = link(store, session, Rest::Found(signals))?;
     linked.commits += rest.commits;
     linked.events += rest.events;
     Ok(linked)
@@ -490,9 +497,12 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     let mut links: HashMap<ObjectId, Link> = HashMap::new();
     // The commits that may hold the session's work, walked once for every signal below.
     let recent = match rest {
-        Rest::Found { .. } => {
+        Rest::Found(signals) => {
             let recent = recent_for(&repo, &cuts.flat, &cuts.at);
-            by_message_and_content(&repo, &recent, &mut cuts, &index, &mut links);
+            // After a run by the other signals, they find nothing new.
+            if signals != Signals::Time {
+                by_message_and_content(&repo, &recent, &mut cuts, &index, &mut links);
+            }
             recent
         }
         Rest::Commit { .. } => Vec::new(),
@@ -505,7 +515,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
     }
     let mut batch: Vec<Event> = cuts.flat.split_off(taken);
     match rest {
-        Rest::Found { by_time: true } if !batch.is_empty() => {
+        Rest::Found(Signals::All | Signals::Time) if !batch.is_empty() => {
             let known: HashSet<ObjectId> = batches
                 .iter()
                 .map(|(c, _)| *c)
@@ -515,8 +525,8 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
             let cwd = summary
                 .iter()
                 .chain(&batch)
+                .find(|e| !e.session.cwd.is_empty())
                 .map(|e| e.session.cwd.clone())
-                .find(|cwd| !cwd.is_empty())
                 .unwrap_or_default();
             let found = by_time_and_files(&repo, &recent, &cwd, &mut batch, &known, grace);
             for (commit, events, score) in found {
@@ -525,7 +535,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 batches.push((commit, events));
             }
         }
-        Rest::Found { .. } => {}
+        Rest::Found(_) => {}
         Rest::Commit {
             id,
             files_must_meet,

@@ -398,8 +398,7 @@ fn a_commit_a_teammates_session_holds_by_its_lines_is_not_taken_by_time() {
         (("/srv/app", ben), true, both, vec![by_lines, by_time]),
     ];
     for ((linked_in, other_in), lines, runs, expected) in cases {
-        let repo = TestRepo::new();
-        repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+        let repo = repo_of_a_month_before();
         let path = |name: &str| repo.home.join(format!("{name}.jsonl"));
         let recorded = |text: &str, cwd: &str| {
             let sep = if cwd.contains('\\') { '\\' } else { '/' };
@@ -576,6 +575,13 @@ fn a_transcript_recorded_on_another_machine_links_by_paths_relative_to_its_root(
 /// Lines a session writes to `src/ttl.rs`, distinctive enough to be found again.
 pub const TTL: &str = "use std::time::{Duration, Instant};\n\npub struct TtlMap {\n    entries: std::collections::HashMap<String, (Instant, Vec<u8>)>,\n    ttl: Duration,\n}\n\nimpl TtlMap {\n    pub fn expired(&self, at: Instant) -> bool {\n        at.elapsed() >= self.ttl\n    }\n}\n";
 
+/// A repository whose one commit was made a month before the sessions of these tests.
+fn repo_of_a_month_before() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    repo
+}
+
 /// A session run in `root` on 2026-01-01 from 10:00 to 10:06 that writes [`TTL`] to
 /// `src/ttl.rs` with a decision, and commits nothing itself.
 pub fn ttl_session(root: &Path) -> String {
@@ -656,8 +662,7 @@ fn a_commit_holding_the_sessions_lines_is_its_own_whatever_its_dates() {
         ("amended", &amended),
     ];
     for (what, make) in cases {
-        let repo = TestRepo::new();
-        repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+        let repo = repo_of_a_month_before();
         let transcript = repo.home.join("s-link.jsonl");
         std::fs::write(&transcript, ttl_session(&repo.root)).unwrap();
         let commit = make(&repo);
@@ -739,8 +744,7 @@ fn subagent_session(root: &Path) -> (String, String) {
 /// (as a teammate shares it or a tool keeps it): the repository, the commit, the main
 /// transcript's path, and the text of the subagent's own transcript.
 fn subagent_work_committed() -> (TestRepo, String, PathBuf, String) {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let repo = repo_of_a_month_before();
     let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-03T09:00:00Z");
     let (main, own) = subagent_session(&repo.root);
     let transcript = repo.home.join("s-link.jsonl");
@@ -767,8 +771,7 @@ fn a_subagents_write_mirrored_in_the_main_transcript_links_the_commit_holding_it
 
 #[test]
 fn subagents_run_side_by_side_each_keep_their_own_work() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let repo = repo_of_a_month_before();
     let commit = repo.commit_at("src/one.rs", TTL, "one", "2026-01-01T10:01:30Z");
     let at = |s: u32| format!("2026-01-01T10:01:{s:02}Z");
     let mirrored = |n: u32, agent: &str, message: serde_json::Value| {
@@ -884,8 +887,7 @@ fn a_subagent_with_a_transcript_of_its_own_is_read_once() {
 
 #[test]
 fn a_file_written_from_a_heredoc_links_the_commit_holding_it() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let repo = repo_of_a_month_before();
     let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-03T09:00:00Z");
     let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
     let bash = |id: &str, command: String| {
@@ -935,8 +937,7 @@ fn a_commit_made_before_the_session_wrote_its_lines_is_not_its_own() {
         ("2026-01-01T09:30:00Z", false),
         ("2026-01-01T09:55:00Z", true),
     ] {
-        let repo = TestRepo::new();
-        repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+        let repo = repo_of_a_month_before();
         let commit = repo.commit_at("src/ttl.rs", TTL, "ttl", committed);
         let transcript = repo.home.join("s-link.jsonl");
         std::fs::write(&transcript, ttl_session(&repo.root)).unwrap();
@@ -956,8 +957,7 @@ fn a_commit_made_before_the_session_wrote_its_lines_is_not_its_own() {
 
 #[test]
 fn a_session_in_a_linked_worktree_is_read_and_linked_from_the_main_one() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let repo = repo_of_a_month_before();
     let worktree = repo.outside().join("feature-wt");
     repo.git(&[
         "worktree",
@@ -998,8 +998,7 @@ fn a_session_in_a_linked_worktree_is_read_and_linked_from_the_main_one() {
 
 #[test]
 fn a_commit_the_session_named_then_amended_is_found_by_its_subject() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let repo = repo_of_a_month_before();
     let named = repo.commit_at(
         "cache.py",
         "ttl\n",
@@ -1040,8 +1039,7 @@ const LRU: &str = "pub struct Lru {\n    order: std::collections::VecDeque<Strin
 
 #[test]
 fn two_commits_made_later_each_take_the_write_they_hold() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let repo = repo_of_a_month_before();
     let at = |m: u32| format!("2026-01-01T10:{m:02}:00Z");
     // Turn `n` (from 1) at 10:0(3n-3): a prompt, an answer that writes `file`, its result.
     let turn = |n: u32, ask: &str, answer: &str, file: &str, content: &str| {
@@ -1099,8 +1097,7 @@ fn two_commits_made_later_each_take_the_write_they_hold() {
 
 #[test]
 fn a_commit_adding_one_line_of_a_write_is_not_the_sessions() {
-    let repo = TestRepo::new();
-    repo.commit_at("README.md", "hello\n", "first", "2025-12-01T09:00:00Z");
+    let repo = repo_of_a_month_before();
     let transcript = repo.home.join("s-link.jsonl");
     std::fs::write(&transcript, ttl_session(&repo.root)).unwrap();
     // Days later, on another branch, a commit that shares one line with the write.
