@@ -21,6 +21,9 @@ Figures, over the commits that carry a trailer whose checkpoint has a readable t
 recall — such commits whose note names a session of their checkpoint; precision — of the
 (commit, session) links made to commits whose trailer names a checkpoint of the corpus, those
 the trailer confirms. Links to other commits have no ground truth and are counted apart.
+Trailers can be wrong: a link to a commit whose hash the session's own `git commit` printed, but
+whose trailer names another session, is counted apart too, with the precision it would make
+counted as right.
 """
 
 import argparse
@@ -103,6 +106,51 @@ def assembled(paths, into):
     return out
 
 
+# What `git commit` prints first: "[<branch> <abbreviated id>] <subject>", with "(root-commit)"
+# or "detached HEAD" where they apply.
+COMMIT_LINE = re.compile(r"^\[[^\]\n]*? ([0-9a-f]{7,40})\] ", re.MULTILINE)
+
+
+def printed_commits(path):
+    """The abbreviated ids the session's own `git commit` calls printed: the commits it made.
+    Found wherever a call and its result are, subagents' included."""
+    calls, results = set(), []
+
+    def walk(value):
+        if isinstance(value, dict):
+            if value.get("type") == "tool_use" and value.get("name") == "Bash":
+                if "git commit" in str((value.get("input") or {}).get("command", "")):
+                    calls.add(value.get("id"))
+            elif value.get("type") == "tool_result":
+                results.append((value.get("tool_use_id"), value.get("content")))
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    with open(path, errors="replace") as f:
+        for line in f:
+            try:
+                walk(json.loads(line))
+            except ValueError:
+                continue
+    found = set()
+    for call, content in results:
+        if call in calls:
+            found.update(COMMIT_LINE.findall(text_of(content)))
+    return found
+
+
+def text_of(content):
+    """The text of a tool result's content: a string, or a list of text parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(text_of(c.get("text")) for c in content if isinstance(c, dict))
+    return ""
+
+
 def trailers(repo):
     """commit -> checkpoint ids, over every ref of the clone."""
     out = git(
@@ -183,9 +231,9 @@ def main():
     checkpoint_sessions, transcripts = sessions_of_checkpoints(args.checkpoints)
     started = time.time()
     copies = os.path.join(args.work, "transcripts")
-    paths = []
+    paths, whole = [], {}
     for session, paths_of in sorted(transcripts.items()):
-        path = assembled(paths_of, os.path.join(args.work, "assembled"))
+        path = whole[session] = assembled(paths_of, os.path.join(args.work, "assembled"))
         paths.append(rewritten(path, clone, copies) if args.rewrite_paths else path)
     command = [binary, "-C", clone, "extract"]
     for path in paths:
@@ -223,6 +271,15 @@ def main():
         "links_unjudged": len(links) - len(on_trailers),
         "paths": "rewritten" if args.rewrite_paths else "as recorded",
     }
+    # Links to a commit the session's own `git commit` printed, whose trailer names another
+    # session: the trailer is wrong there (docs/quality.md, "Linking").
+    printed = {session: printed_commits(path) for session, path in whole.items()}
+    made = lambda c, s: any(c.startswith(a) for a in printed.get(s, ()))
+    printed_elsewhere = sum(1 for c, s in on_trailers if s not in known[c] and made(c, s))
+    figures["links_printed_not_trailer"] = printed_elsewhere
+    figures["precision_printed_as_made"] = round(
+        (right + printed_elsewhere) / len(on_trailers), 3
+    )
     by_signal = collections.defaultdict(lambda: [0, 0])
     for c, s in on_trailers:
         tally = by_signal[signals.get((c, s), "unknown")]
