@@ -1132,7 +1132,12 @@ impl<'w> Extractor<'w> {
             }
             matched = true;
             let paragraph = &*without_narration(&paragraphs, &sentences, at);
-            let alts = alternatives(sentence);
+            // What a finding says does not work is the code as it stands, not an option not
+            // taken.
+            let alts = match kind {
+                Kind::Decision | Kind::Rejection | Kind::Tradeoff => alternatives(sentence),
+                _ => Vec::new(),
+            };
             let id = event_id(&self.state.session_id, source, kind);
             if let Some(draft) = self
                 .thread(chain)

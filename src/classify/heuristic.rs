@@ -42,14 +42,30 @@ pub(crate) fn ascii_boundaries(pattern: &str) -> String {
 /// What reasoning is kept, and in which order a sentence's kind is decided: the first group
 /// with a pattern that matches gives the kind. A constraint the code must respect stands like a
 /// decision; a finding is a [`Kind::Discovery`].
-const GROUPS: [(Kind, &[&str]); 5] = [
+const GROUPS: [(Kind, &[&str]); 6] = [
+    // What is, said in the words of what won't do: a limitation under a condition of use ("If
+    // someone uses another default branch, this won't work"), or the current design that
+    // doesn't scale. Found, not an alternative the session ruled out.
+    (
+        Kind::Discovery,
+        &[
+            r"^if (someone|somebody|anyone|a user|users|the user|that|this|it|they|there)\b.{1,150}\b((won'?t|wouldn'?t|can'?t|cannot|would not|will not) (work|help|solve|fix|scale)|would (break|corrupt|lose|leak|deadlock))\b",
+            r"\b(current|existing)\b.{0,40}\b(doesn'?t|does not) (work|help|solve|fix|scale)\b",
+        ],
+    ),
     (
         Kind::Rejection,
         &[
-            r"\b(won'?t|wouldn'?t|doesn'?t|does not|can'?t|cannot|would not|will not) (work|help|solve|fix|scale)\b",
+            // What would not do, said of an option; what does not do, said of a fix or an
+            // approach tried, or of an option whose drawbacks are listed ("Doesn't handle…").
+            // Said of the code as it stands ("…slicing, which doesn't work for Gemini JSON"),
+            // it is a finding (below).
+            r"\b(won'?t|wouldn'?t|can'?t|cannot|would not|will not) (work|help|solve|fix|scale)\b",
+            r"\b(fix|approach|filtering|option|idea|workaround|attempt|solution|alternative|trick|hack)\b.{0,30}\b(doesn'?t|does not|didn'?t|did not) (work|help|solve|fix|scale)\b",
+            r"^(it )?(doesn'?t|does not) (work|help|solve|fix|scale|handle)\b",
             r"\bwould (change|break) (the )?(semantics|behaviou?r|compatibility|existing)\b",
             r"\b(overkill|over-?engineer\w*|not worth (it|the)|isn'?t worth|dead end|non-?starter)\b",
-            r"\btoo (slow|complex|complicated|fragile|risky|expensive|brittle|heavy|invasive|strict)\b",
+            r"\b(would|will|might|could|'d) (be|get|become|make \w+) (\w+ )?too (slow|complex|complicated|fragile|risky|expensive|brittle|heavy|invasive|strict)\b",
             r"\bwould (break|corrupt|lose|leak|deadlock)\b",
             r"\b(ruled? out|scrapp(ed|ing))\b",
             // Ruled out by the session, not what the code or a user rejects or abandons
@@ -86,6 +102,9 @@ const GROUPS: [(Kind, &[&str]); 5] = [
             r"\b(is|are) (always|never) (overwritten|set|called|empty|nil)\b",
             r"\bwould (use|read|write|return|point to|keep) the (stale|wrong|old)\b",
             r"\b(caused|causes|causing) (the|this|a|an) (bug|issue|problem|failure|regression|crash|race)\b",
+            // What the code or a tool does not do, or is too much of, as it stands.
+            r"\b(doesn'?t|does not|don'?t|do not) (work|help|solve|fix|scale)\b",
+            r"\btoo (slow|complex|complicated|fragile|risky|expensive|brittle|heavy|invasive|strict)\b",
         ],
     ),
     (
@@ -821,6 +840,44 @@ mod tests {
             kind("The retry loop was abandoned because it hid the real error."),
             Some(Kind::Rejection)
         );
+        // What would not do is an option ruled out; what does not do, as the code stands, is a
+        // finding, unless it is said of a fix or an approach tried.
+        for (s, k) in [
+            (
+                "An environment variable wouldn't work since the binary is already running.",
+                Kind::Rejection,
+            ),
+            (
+                "My first fix doesn't help because both sessions share the worktree.",
+                Kind::Rejection,
+            ),
+            (
+                "Doesn't handle duplicate hooks, doesn't help the other cases.",
+                Kind::Rejection,
+            ),
+            (
+                "Polling will get too expensive once there are hundreds of sessions.",
+                Kind::Rejection,
+            ),
+            (
+                "The reader slices by line, which doesn't work for pretty-printed JSON.",
+                Kind::Discovery,
+            ),
+            (
+                "If someone renames the default branch, this won't work correctly.",
+                Kind::Discovery,
+            ),
+            (
+                "The current design doesn't scale past one writer per repository.",
+                Kind::Discovery,
+            ),
+            (
+                "The check is too strict and counts ignored files as changes.",
+                Kind::Discovery,
+            ),
+        ] {
+            assert_eq!(kind(s), Some(k), "{s}");
+        }
         // A check that misses something is a gap found, not an alternative ruled out.
         assert_eq!(
             kind("Callers need a new case in their switch, but the compiler won't catch that."),

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 
 use git_agent_context::classify::heuristic::classify;
 use git_agent_context::classify::sentences::Form;
+use git_agent_context::event::Kind;
 
 const LABELS: &str = include_str!("../data/reasoning-labelled.jsonl");
+const REJECTIONS: &str = include_str!("../data/rejections-labelled.jsonl");
 
 struct Row {
     half: String,
@@ -174,4 +176,42 @@ fn the_labelled_set_is_split_by_session_and_labelled_blind() {
         both as f64 / second.max(1) as f64,
         both as f64 / first.max(1) as f64
     );
+}
+
+/// Stored rejections of real sessions, labelled blind (`tests/data/rejections-labelled.jsonl`):
+/// what the classifier files as a rejection should be an option ruled out, not a finding about
+/// the code as it stands ("…slicing, which doesn't work for Gemini JSON").
+#[test]
+fn what_is_filed_as_a_rejection_is_an_option_ruled_out() {
+    let rows: Vec<serde_json::Value> = REJECTIONS
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("labelled rows are JSON"))
+        .collect();
+    let figures = |half: &str| {
+        let (mut filed, mut right, mut labelled) = (0, 0, 0);
+        for row in rows.iter().filter(|r| r["half"] == half) {
+            // Both labellers call it a rejection.
+            let rejection = row["labels"]
+                .as_array()
+                .is_some_and(|l| l.iter().all(|l| l == "rejection"));
+            let text = row["text"].as_str().unwrap_or_default();
+            let kind = classify(text.trim_start_matches('…'), Form::Prose).map(|v| v.kind);
+            let as_rejection = kind == Some(Kind::Rejection);
+            filed += usize::from(as_rejection);
+            right += usize::from(as_rejection && rejection);
+            labelled += usize::from(rejection);
+        }
+        let precision = right as f64 / filed.max(1) as f64;
+        let kept = right as f64 / labelled.max(1) as f64;
+        println!(
+            "{half}: {filed} filed as rejections, {right} of them labelled so (precision \
+             {precision:.2}); {right} of {labelled} labelled rejections filed so ({kept:.2})"
+        );
+        (precision, kept)
+    };
+    figures("tune");
+    let (precision, kept) = figures("test");
+    assert!(precision >= 0.6, "precision {precision:.2}");
+    assert!(kept >= 0.65, "labelled rejections filed so {kept:.2}");
 }

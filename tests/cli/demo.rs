@@ -43,7 +43,7 @@ fn the_demo_shows_why_query_the_brief_and_review_and_leaves_nothing_behind() {
     assert!(out.status.success(), "{}", stderr(&out));
     let said = String::from_utf8(out.stdout).unwrap();
     for part in [
-        "108 new events from 2 transcripts, 106 attached to 2 commits",
+        "107 new events from 2 transcripts, 105 attached to 2 commits",
         "docs/architecture/shadow-branch-overlap.md (727 lines): 1 commit with reasoning",
         "decision: Since neither approach actually solves the hard stash scenario, I should go \
          with the simpler single-branch design.",
