@@ -24,6 +24,7 @@ use crate::event::{Event, Kind};
 use crate::retrieve::diff::{self, FileDiff, Hunk};
 use crate::retrieve::index::lines::{LineHash, added_lines};
 use crate::retrieve::index::terms::terms;
+use crate::retrieve::query::words_key;
 use crate::sanitise;
 use crate::store::graph::View;
 use crate::store::{self, Store, git_error, history, notes};
@@ -539,7 +540,13 @@ fn build(
         events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
         add_sessions(&mut sessions, &events, &info.short);
         let mut commit_general = Vec::new();
-        for e in events.iter().filter(|e| e.kind.is_reason()) {
+        // Of several of a kind in the same words (a plan given as the prompt, approved and
+        // written again), the first.
+        let mut said = HashSet::new();
+        for e in events
+            .iter()
+            .filter(|e| e.kind.is_reason() && said.insert((e.kind, words_key(&e.summary))))
+        {
             let reason = reason(e, &info.short, superseded(&mut graph, e)?);
             let mut files: Vec<usize> = e
                 .files_affected

@@ -7,7 +7,7 @@
 //! it costs the same on a repository of 50 commits or 500,000, and it is close to the blame
 //! (tested against it). [`By`] forces one or the other.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
 use crate::retrieve::index::{self, Ownership, lines};
+use crate::retrieve::query::words_key;
 use crate::retrieve::{binary, head};
 use crate::store::{self, Store, history, notes, pending};
 
@@ -105,7 +106,8 @@ pub struct Uncommitted {
 }
 
 /// The reasons among `events`, in the order they are shown: what was decided and ruled out
-/// first, explorations last, each kind in time order.
+/// first, explorations last, each kind in time order; of several of a kind in the same words (a
+/// plan given as the prompt, approved and written again), the first.
 fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
     let mut out: Vec<Event> = events
         .into_iter()
@@ -115,6 +117,8 @@ fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
     out.sort_by(|a, b| {
         (a.kind.rank(), &a.timestamp, &a.id).cmp(&(b.kind.rank(), &b.timestamp, &b.id))
     });
+    let mut said = HashSet::new();
+    out.retain(|e| said.insert((e.kind, words_key(&e.summary))));
     out
 }
 

@@ -312,3 +312,69 @@ fn lines_older_than_every_annotated_commit_of_the_file_are_no_commits() {
         assert_eq!(owners_by_why(&repo, "src/lib.rs", how), expected, "{how:?}");
     }
 }
+
+#[test]
+fn reasoning_said_twice_in_the_same_words_is_shown_once() {
+    // A plan given as the prompt, approved and written out again: one decision under three
+    // ids. A rejection in the same words is another thing said, and is shown too.
+    let repo = TestRepo::new();
+    repo.commit_at("start.txt", "x\n", "start", "2026-01-01T10:00:00Z");
+    let commit = repo.commit_at(
+        "src/clock.rs",
+        "pub fn now() -> i64 { 0 }\n",
+        "integer timestamps",
+        "2026-01-02T10:00:00Z",
+    );
+    let twice = "Store timestamps as integers rather than strings, so that comparisons are exact.";
+    let events: Vec<String> = [
+        ("decision", twice, "plan"),
+        ("decision", twice, "text"),
+        ("decision", &format!("{twice}…")[..], "thinking"),
+        ("rejection", twice, "text"),
+        (
+            "decision",
+            "Keep the clock in one module so tests can replace it.",
+            "text",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(n, (kind, summary, origin))| {
+        serde_json::json!({"kind": kind, "summary": summary, "id": format!("{n:032x}"),
+            "schema_version": 1, "session_id": "s-plan", "origin": origin,
+            "timestamp": format!("2026-01-02T09:0{n}:00Z"), "source": format!("m{n}"),
+            "files_affected": ["src/clock.rs"]})
+        .to_string()
+    })
+    .collect();
+    crate::scenario::add_note(&repo, &commit, &events.join("\n"));
+    repo.ok(&["rebuild"]);
+    let why = repo.ok(&["why", "src/clock.rs", "--color=never"]);
+    assert_eq!(
+        why.matches("decision: Store timestamps").count(),
+        1,
+        "{why}"
+    );
+    assert_eq!(
+        why.matches("rejection: Store timestamps").count(),
+        1,
+        "{why}"
+    );
+    assert!(why.contains("decision: Keep the clock"), "{why}");
+    let json: serde_json::Value =
+        serde_json::from_str(&repo.ok(&["why", "src/clock.rs", "--json"])).unwrap();
+    let ids: Vec<&str> = json["commits"][0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{json}");
+    assert_eq!(ids[0], format!("{:032x}", 0), "the first of the twins");
+    let review = repo.ok(&["review", "HEAD~1..HEAD", "--color=never"]);
+    assert_eq!(
+        review.matches("Store timestamps as integers").count(),
+        2,
+        "{review}"
+    );
+}
