@@ -168,11 +168,25 @@ pub(super) fn print_human(
             [only] => only.request.as_str(),
             _ => "",
         };
-        for e in owner.events.iter().filter(|e| all || shown(e)) {
+        for e in by_prompt(owner.events.iter().filter(|e| all || shown(e))) {
             print_event(e, several, &mut last_prompt, p, out)?;
         }
     }
     print_uncommitted(answer, p, all, out)
+}
+
+/// `events` (in the order they are shown: what was decided and ruled out first) with those of
+/// each prompt together, so that a prompt is named once: the prompt of the first event first,
+/// each prompt's events in their order.
+fn by_prompt<'e>(events: impl Iterator<Item = &'e Event>) -> Vec<&'e Event> {
+    let mut groups: Vec<(&str, Vec<&Event>)> = Vec::new();
+    for e in events {
+        match groups.iter_mut().find(|(p, _)| *p == e.prompt_context) {
+            Some((_, group)) => group.push(e),
+            None => groups.push((&e.prompt_context, vec![e])),
+        }
+    }
+    groups.into_iter().flat_map(|(_, group)| group).collect()
 }
 
 /// Whether an event is shown without `--all`: not an exploration nor unclassified thinking.
@@ -212,7 +226,7 @@ fn print_uncommitted(
         )?;
     }
     let mut last_prompt = "";
-    for e in u.events.iter().filter(|e| all || shown(e)) {
+    for e in by_prompt(u.events.iter().filter(|e| all || shown(e))) {
         print_event(e, several, &mut last_prompt, p, out)?;
     }
     Ok(())

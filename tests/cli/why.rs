@@ -313,42 +313,49 @@ fn lines_older_than_every_annotated_commit_of_the_file_are_no_commits() {
     }
 }
 
+/// A repository whose second commit changes `path`, its note holding `events` (kind, summary,
+/// origin, prompt) of one session, a minute apart.
+fn noted_commit(path: &str, events: &[(&str, &str, &str, &str)]) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_at("start.txt", "x\n", "start", "2026-01-01T10:00:00Z");
+    let commit = repo.commit_at(path, "fn f() {}\n", "work", "2026-01-02T10:00:00Z");
+    let lines: Vec<String> = events
+        .iter()
+        .enumerate()
+        .map(|(n, (kind, summary, origin, prompt))| {
+            serde_json::json!({"kind": kind, "summary": summary, "id": format!("{n:032x}"),
+                "schema_version": 1, "session_id": "s-one", "origin": origin,
+                "prompt_context": prompt, "timestamp": format!("2026-01-02T09:0{n}:00Z"),
+                "source": format!("m{n}"), "files_affected": [path]})
+            .to_string()
+        })
+        .collect();
+    crate::scenario::add_note(&repo, &commit, &lines.join("\n"));
+    repo.ok(&["rebuild"]);
+    repo
+}
+
 #[test]
 fn reasoning_said_twice_in_the_same_words_is_shown_once() {
     // A plan given as the prompt, approved and written out again: one decision under three
     // ids. A rejection in the same words is another thing said, and is shown too.
-    let repo = TestRepo::new();
-    repo.commit_at("start.txt", "x\n", "start", "2026-01-01T10:00:00Z");
-    let commit = repo.commit_at(
-        "src/clock.rs",
-        "pub fn now() -> i64 { 0 }\n",
-        "integer timestamps",
-        "2026-01-02T10:00:00Z",
-    );
     let twice = "Store timestamps as integers rather than strings, so that comparisons are exact.";
-    let events: Vec<String> = [
-        ("decision", twice, "plan"),
-        ("decision", twice, "text"),
-        ("decision", &format!("{twice}…")[..], "thinking"),
-        ("rejection", twice, "text"),
-        (
-            "decision",
-            "Keep the clock in one module so tests can replace it.",
-            "text",
-        ),
-    ]
-    .iter()
-    .enumerate()
-    .map(|(n, (kind, summary, origin))| {
-        serde_json::json!({"kind": kind, "summary": summary, "id": format!("{n:032x}"),
-            "schema_version": 1, "session_id": "s-plan", "origin": origin,
-            "timestamp": format!("2026-01-02T09:0{n}:00Z"), "source": format!("m{n}"),
-            "files_affected": ["src/clock.rs"]})
-        .to_string()
-    })
-    .collect();
-    crate::scenario::add_note(&repo, &commit, &events.join("\n"));
-    repo.ok(&["rebuild"]);
+    let cut = format!("{twice}…");
+    let repo = noted_commit(
+        "src/clock.rs",
+        &[
+            ("decision", twice, "plan", ""),
+            ("decision", twice, "text", ""),
+            ("decision", &cut, "thinking", ""),
+            ("rejection", twice, "text", ""),
+            (
+                "decision",
+                "Keep the clock in one module so tests can replace it.",
+                "text",
+                "",
+            ),
+        ],
+    );
     let why = repo.ok(&["why", "src/clock.rs", "--color=never"]);
     assert_eq!(
         why.matches("decision: Store timestamps").count(),
@@ -372,9 +379,51 @@ fn reasoning_said_twice_in_the_same_words_is_shown_once() {
     assert_eq!(ids.len(), 3, "{json}");
     assert_eq!(ids[0], format!("{:032x}", 0), "the first of the twins");
     let review = repo.ok(&["review", "HEAD~1..HEAD", "--color=never"]);
-    assert_eq!(
-        review.matches("Store timestamps as integers").count(),
-        2,
-        "{review}"
+    let said = review.matches("Store timestamps as integers").count();
+    assert_eq!(said, 2, "{review}");
+}
+
+#[test]
+fn each_prompt_is_named_once_with_the_reasoning_it_led_to_under_it() {
+    // Decisions come first, so a finding of the first prompt comes after the second prompt's
+    // decision: shown in that order, the first prompt would be named twice, and the finding
+    // under the second.
+    let first = "Why does the pool run dry under load?";
+    let second = "Then make the pool size configurable.";
+    let repo = noted_commit(
+        "src/pool.rs",
+        &[
+            (
+                "decision",
+                "Return connections in a guard so that no early return can leak one.",
+                "text",
+                first,
+            ),
+            (
+                "decision",
+                "Read the pool size from the config rather than a constant, so tests can shrink it.",
+                "text",
+                second,
+            ),
+            (
+                "discovery",
+                "The root cause is that the error path never returns the connection.",
+                "text",
+                first,
+            ),
+        ],
     );
+    let why = repo.ok(&["why", "src/pool.rs", "--color=never"]);
+    let shown: Vec<&str> = why
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.split_once(':').map(|(head, _)| head))
+        .filter(|head| ["prompt", "decision", "discovery"].contains(head))
+        .collect();
+    assert_eq!(
+        shown,
+        ["prompt", "decision", "discovery", "prompt", "decision"],
+        "{why}"
+    );
+    assert_eq!(why.matches(first).count(), 1, "{why}");
 }
