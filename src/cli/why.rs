@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::cli::report::{self, Report};
 use crate::cli::terminal::{self, Look};
 use crate::cli::{CmdResult, repo_path, warn_unread};
-use crate::event::{Event, Kind, truncate_words};
+use crate::event::{Event, truncate_words};
 use crate::render::text::{Palette, ran_by};
 use crate::retrieve::why::{self, Lines, Why};
 use crate::sanitise;
@@ -191,7 +191,7 @@ fn by_prompt<'e>(events: impl Iterator<Item = &'e Event>) -> Vec<&'e Event> {
 
 /// Whether an event is shown without `--all`: not an exploration nor unclassified thinking.
 fn shown(e: &Event) -> bool {
-    !matches!(e.kind, Kind::Exploration | Kind::Raw)
+    !e.kind.is_musing()
 }
 
 /// The working tree's changes to the file, and the pending reasoning behind them.

@@ -78,6 +78,12 @@ impl Kind {
         )
     }
 
+    /// What the session explored or thought without deciding (explorations, unclassified
+    /// thinking): mostly narration ("Let me read the document first"), shown only when asked.
+    pub fn is_musing(self) -> bool {
+        matches!(self, Kind::Exploration | Kind::Raw)
+    }
+
     /// What to keep to when changing code: what was decided, ruled out or traded away.
     pub fn stands(self) -> bool {
         matches!(self, Kind::Decision | Kind::Rejection | Kind::Tradeoff)

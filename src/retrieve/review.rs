@@ -540,13 +540,15 @@ fn build(
         events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
         add_sessions(&mut sessions, &events, &info.short);
         let mut commit_general = Vec::new();
+        // Not what the session explored or thought without deciding: narration beside a diff.
         // Of several of a kind in the same words (a plan given as the prompt, approved and
         // written again), the first.
         let mut said = HashSet::new();
-        for e in events
-            .iter()
-            .filter(|e| e.kind.is_reason() && said.insert((e.kind, words_key(&e.summary))))
-        {
+        for e in events.iter().filter(|e| {
+            e.kind.is_reason()
+                && !e.kind.is_musing()
+                && said.insert((e.kind, words_key(&e.summary)))
+        }) {
             let reason = reason(e, &info.short, superseded(&mut graph, e)?);
             let mut files: Vec<usize> = e
                 .files_affected

@@ -427,3 +427,42 @@ fn each_prompt_is_named_once_with_the_reasoning_it_led_to_under_it() {
     );
     assert_eq!(why.matches(first).count(), 1, "{why}");
 }
+
+#[test]
+fn what_was_explored_without_deciding_is_left_out_of_why_and_review_unless_asked_for() {
+    let repo = noted_commit(
+        "src/clock.rs",
+        &[
+            (
+                "exploration",
+                "Let me look at how the clock is read first.",
+                "text",
+                "",
+            ),
+            (
+                "raw",
+                "Now I need to run the tests to make sure it still works.",
+                "thinking",
+                "",
+            ),
+            (
+                "decision",
+                "Keep the clock in one module so tests can replace it.",
+                "text",
+                "",
+            ),
+        ],
+    );
+    let why = repo.ok(&["why", "src/clock.rs", "--color=never"]);
+    let review = repo.ok(&["review", "HEAD~1..HEAD", "--color=never"]);
+    for said in [&why, &review] {
+        assert!(said.contains("Keep the clock in one module"), "{said}");
+        assert!(!said.contains("Let me look"), "{said}");
+        assert!(!said.contains("Now I need to run"), "{said}");
+    }
+    let all = repo.ok(&["why", "src/clock.rs", "--all", "--color=never"]);
+    assert!(
+        all.contains("Let me look") && all.contains("Now I need to run"),
+        "{all}"
+    );
+}
