@@ -232,6 +232,19 @@ fn print_uncommitted(
     Ok(())
 }
 
+/// Whether two prompts are one, white space folded, where one of them may be the other cut
+/// ("…"): a session's request is its first prompt, cut.
+fn same_prompt(a: &str, b: &str) -> bool {
+    let folded = |s: &str| -> (String, bool) {
+        let s = s.trim_end();
+        let cut = s.strip_suffix('…');
+        let words = cut.unwrap_or(s).split_whitespace();
+        (words.collect::<Vec<_>>().join(" "), cut.is_some())
+    };
+    let ((a, a_cut), (b, b_cut)) = (folded(a), folded(b));
+    !a.is_empty() && (a == b || (a_cut && b.starts_with(&a)) || (b_cut && a.starts_with(&b)))
+}
+
 fn print_event<'a>(
     e: &'a Event,
     several_sessions: bool,
@@ -239,7 +252,7 @@ fn print_event<'a>(
     p: Palette,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if !e.prompt_context.is_empty() && e.prompt_context != *last_prompt {
+    if !e.prompt_context.is_empty() && !same_prompt(&e.prompt_context, last_prompt) {
         let prompt = sanitise::line(&e.prompt_context);
         writeln!(out, "  prompt: {}", truncate_words(&prompt, 100))?;
         *last_prompt = &e.prompt_context;

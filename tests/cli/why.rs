@@ -387,12 +387,18 @@ fn reasoning_said_twice_in_the_same_words_is_shown_once() {
 fn each_prompt_is_named_once_with_the_reasoning_it_led_to_under_it() {
     // Decisions come first, so a finding of the first prompt comes after the second prompt's
     // decision: shown in that order, the first prompt would be named twice, and the finding
-    // under the second.
-    let first = "Why does the pool run dry under load?";
+    // under the second. The first prompt is the session's request, which names it already.
+    let first = "Why does the pool run dry under load? It happens after a few hours.";
     let second = "Then make the pool size configurable.";
     let repo = noted_commit(
         "src/pool.rs",
         &[
+            (
+                "session",
+                "Why does the pool run dry under load? It happens…",
+                "prompt",
+                "",
+            ),
             (
                 "decision",
                 "Return connections in a guard so that no early return can leak one.",
@@ -418,14 +424,20 @@ fn each_prompt_is_named_once_with_the_reasoning_it_led_to_under_it() {
         .lines()
         .map(str::trim)
         .filter_map(|l| l.split_once(':').map(|(head, _)| head))
-        .filter(|head| ["prompt", "decision", "discovery"].contains(head))
+        .filter(|head| ["session s-one", "prompt", "decision", "discovery"].contains(head))
         .collect();
     assert_eq!(
         shown,
-        ["prompt", "decision", "discovery", "prompt", "decision"],
+        [
+            "session s-one",
+            "decision",
+            "discovery",
+            "prompt",
+            "decision"
+        ],
         "{why}"
     );
-    assert_eq!(why.matches(first).count(), 1, "{why}");
+    assert_eq!(why.matches("Why does the pool run dry").count(), 1, "{why}");
 }
 
 #[test]
