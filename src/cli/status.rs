@@ -111,6 +111,18 @@ struct Transcript {
     last_seen: String,
 }
 
+/// Transcripts `status` lists, at most; `--json` has every one.
+const TRANSCRIPTS_SHOWN: usize = 10;
+
+impl Transcript {
+    /// Gone, with lines not read yet, or with lines skipped.
+    fn wants_a_look(&self) -> bool {
+        self.size
+            .is_none_or(|size| size > self.offset + self.tail_bytes)
+            || self.lines.skipped() > 0
+    }
+}
+
 /// A configuration key, its value (a text redacted) and where it came from.
 #[derive(Serialize)]
 struct Setting {
@@ -282,7 +294,15 @@ impl Report for StatusReport {
         if let Some(agents) = crate::render::text::by_agent(sessions) {
             writeln!(out, "  sessions by agent: {agents}")?;
         }
-        for t in &self.transcripts {
+        // The transcripts that want a look first (gone, lines waiting, lines skipped), then
+        // the latest read; all of them in `--json`.
+        let mut shown: Vec<&Transcript> = self.transcripts.iter().collect();
+        shown.sort_by(|a, b| {
+            (b.wants_a_look(), &b.last_seen).cmp(&(a.wants_a_look(), &a.last_seen))
+        });
+        let more = shown.len().saturating_sub(TRANSCRIPTS_SHOWN);
+        shown.truncate(TRANSCRIPTS_SHOWN);
+        for t in shown {
             let progress = match t.size {
                 Some(size) if size > t.offset + t.tail_bytes => {
                     format!("{} of {size} bytes (new lines waiting)", t.offset)
@@ -296,6 +316,12 @@ impl Report for StatusReport {
                 display_path(Path::new(&t.path)),
                 crate::render::text::ran_by(&t.agent),
                 t.lines.skipped()
+            )?;
+        }
+        if more > 0 {
+            writeln!(
+                out,
+                "  … and {more} more (`git agent-context status --json` lists every one)"
             )?;
         }
         self.print_distill(out)?;

@@ -1339,3 +1339,47 @@ fn an_option_named_by_its_label_is_spelled_out_from_where_it_was_laid_out() {
         ]
     );
 }
+
+#[test]
+fn status_lists_the_transcripts_that_want_a_look_and_the_latest_and_counts_the_rest() {
+    let repo = TestRepo::new();
+    let mut paths = Vec::new();
+    for n in 0..12 {
+        let path = repo.home.join(format!("t{n:02}.jsonl"));
+        let mut text = line(serde_json::json!({
+            "type": "user", "uuid": format!("p{n}"), "sessionId": format!("s-{n:02}"),
+            "timestamp": format!("2026-01-{:02}T00:00:00Z", n + 1), "cwd": "/w",
+            "message": {"role": "user", "content": "first"}
+        }));
+        if n == 0 {
+            // The oldest, with a line that cannot be read.
+            text.push_str("{not json\n");
+        }
+        fs::write(&path, text).unwrap();
+        paths.push(path);
+    }
+    for path in &paths {
+        repo.extract(path);
+    }
+    let status = repo.ok(&["status"]);
+    let listed: Vec<&str> = status
+        .lines()
+        .filter_map(|l| l.trim().split_once(".jsonl").map(|(name, _)| name))
+        .map(|name| &name[name.len() - 3..])
+        .collect();
+    assert_eq!(listed.len(), 10, "{status}");
+    assert_eq!(
+        listed[0], "t00",
+        "the one with a skipped line first: {status}"
+    );
+    assert!(
+        listed.contains(&"t11") && !listed.contains(&"t01"),
+        "{status}"
+    );
+    assert!(status.contains("… and 2 more"), "{status}");
+    let all = repo.json(&["status"])["transcripts"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(all, 12);
+}
