@@ -176,16 +176,18 @@ pub(super) fn print_human(
 }
 
 /// `events` (in the order they are shown: what was decided and ruled out first) with those of
-/// each prompt together, so that a prompt is named once: the prompt of the first event first,
-/// each prompt's events in their order.
+/// each session's prompt together, so that a prompt is named once: those with no prompt
+/// recorded first, then the prompt of the first event, each prompt's events in their order.
 fn by_prompt<'e>(events: impl Iterator<Item = &'e Event>) -> Vec<&'e Event> {
-    let mut groups: Vec<(&str, Vec<&Event>)> = Vec::new();
+    let mut groups: Vec<((&str, &str), Vec<&Event>)> = Vec::new();
     for e in events {
-        match groups.iter_mut().find(|(p, _)| *p == e.prompt_context) {
+        let key = (e.session_id.as_str(), e.prompt_context.as_str());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, group)) => group.push(e),
-            None => groups.push((&e.prompt_context, vec![e])),
+            None => groups.push((key, vec![e])),
         }
     }
+    groups.sort_by_key(|((_, prompt), _)| !prompt.is_empty());
     groups.into_iter().flat_map(|(_, group)| group).collect()
 }
 
@@ -242,7 +244,9 @@ fn same_prompt(a: &str, b: &str) -> bool {
         (words.collect::<Vec<_>>().join(" "), cut.is_some())
     };
     let ((a, a_cut), (b, b_cut)) = (folded(a), folded(b));
-    !a.is_empty() && (a == b || (a_cut && b.starts_with(&a)) || (b_cut && a.starts_with(&b)))
+    !a.is_empty()
+        && !b.is_empty()
+        && (a == b || (a_cut && b.starts_with(&a)) || (b_cut && a.starts_with(&b)))
 }
 
 fn print_event<'a>(

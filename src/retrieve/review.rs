@@ -24,7 +24,7 @@ use crate::event::{Event, Kind};
 use crate::retrieve::diff::{self, FileDiff, Hunk};
 use crate::retrieve::index::lines::{LineHash, added_lines};
 use crate::retrieve::index::terms::terms;
-use crate::retrieve::query::words_key;
+use crate::retrieve::twin_key;
 use crate::sanitise;
 use crate::store::graph::View;
 use crate::store::{self, Store, git_error, history, notes};
@@ -266,7 +266,7 @@ fn log_entry(
     let mut sessions: Vec<String> = events.iter().map(|e| e.session_id.clone()).collect();
     sessions.sort();
     sessions.dedup();
-    let mut reasons: Vec<Reason> = events
+    let mut reasons: Vec<Reason> = said_once(events)
         .iter()
         .filter(|e| e.kind.stands())
         .map(|e| Ok(reason(e, &info.short, superseded(graph, e)?)))
@@ -540,15 +540,7 @@ fn build(
         events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
         add_sessions(&mut sessions, &events, &info.short);
         let mut commit_general = Vec::new();
-        // Not what the session explored or thought without deciding: narration beside a diff.
-        // Of several of a kind in the same words (a plan given as the prompt, approved and
-        // written again), the first.
-        let mut said = HashSet::new();
-        for e in events.iter().filter(|e| {
-            e.kind.is_reason()
-                && !e.kind.is_musing()
-                && said.insert((e.kind, words_key(&e.summary)))
-        }) {
+        for e in &said_once(&events) {
             let reason = reason(e, &info.short, superseded(&mut graph, e)?);
             let mut files: Vec<usize> = e
                 .files_affected
@@ -592,6 +584,34 @@ fn build(
         files,
         totals,
     })
+}
+
+/// The reasoning among `events` as a review shows it: not what the session explored or thought
+/// without deciding (narration beside a diff), and a thing said twice ([`twin_key`]) once, with
+/// the files either names.
+fn said_once(events: &[Event]) -> Vec<Event> {
+    let mut once: Vec<Event> = Vec::new();
+    let mut at: HashMap<(String, Kind, String), usize> = HashMap::new();
+    for e in events
+        .iter()
+        .filter(|e| e.kind.is_reason() && !e.kind.is_musing())
+    {
+        match at.entry(twin_key(e)) {
+            Entry::Occupied(i) => {
+                let first = &mut once[*i.get()];
+                for file in &e.files_affected {
+                    if !first.files_affected.contains(file) {
+                        first.files_affected.push(file.clone());
+                    }
+                }
+            }
+            Entry::Vacant(v) => {
+                v.insert(once.len());
+                once.push(e.clone());
+            }
+        }
+    }
+    once
 }
 
 fn totals(

@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
 use crate::retrieve::index::{self, Ownership, lines};
-use crate::retrieve::query::words_key;
-use crate::retrieve::{binary, head};
+use crate::retrieve::{binary, head, twin_key};
 use crate::store::{self, Store, history, notes, pending};
 
 /// How far before an annotated commit's own time its ancestors may have been committed: clocks
@@ -106,8 +105,8 @@ pub struct Uncommitted {
 }
 
 /// The reasons among `events`, in the order they are shown: what was decided and ruled out
-/// first, explorations last, each kind in time order; of several of a kind in the same words (a
-/// plan given as the prompt, approved and written again), the first.
+/// first, explorations last, each kind in time order; of a thing said twice ([`twin_key`]), the
+/// first.
 fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
     let mut out: Vec<Event> = events
         .into_iter()
@@ -118,7 +117,7 @@ fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
         (a.kind.rank(), &a.timestamp, &a.id).cmp(&(b.kind.rank(), &b.timestamp, &b.id))
     });
     let mut said = HashSet::new();
-    out.retain(|e| said.insert((e.kind, words_key(&e.summary))));
+    out.retain(|e| said.insert(twin_key(e)));
     out
 }
 

@@ -88,7 +88,7 @@ fn record(
         .map_or(0, |t| t.seconds);
     let reasoning: Vec<Value> = events
         .iter()
-        .filter(|e| e.kind.is_reason() && e.kind != Kind::Exploration && e.kind != Kind::Raw)
+        .filter(|e| e.kind.is_reason() && !e.kind.is_musing())
         .map(|e| json!({ "event": e.id, "kind": e.kind, "summary": e.summary, "session": e.session_id }))
         .collect();
     let session_ids: Vec<&str> = sessions.iter().map(|s| s.session_id.as_str()).collect();

@@ -341,6 +341,10 @@ fn reasoning_said_twice_in_the_same_words_is_shown_once() {
     // ids. A rejection in the same words is another thing said, and is shown too.
     let twice = "Store timestamps as integers rather than strings, so that comparisons are exact.";
     let cut = format!("{twice}…");
+    let other = twice.replace(
+        "so that comparisons are exact",
+        "so that sorting needs no parsing",
+    );
     let repo = noted_commit(
         "src/clock.rs",
         &[
@@ -354,13 +358,18 @@ fn reasoning_said_twice_in_the_same_words_is_shown_once() {
                 "text",
                 "",
             ),
+            ("decision", &other, "text", ""),
         ],
     );
     let why = repo.ok(&["why", "src/clock.rs", "--color=never"]);
     assert_eq!(
         why.matches("decision: Store timestamps").count(),
-        1,
+        2,
         "{why}"
+    );
+    assert!(
+        why.contains(&other),
+        "the same start, said of another thing: {why}"
     );
     assert_eq!(
         why.matches("rejection: Store timestamps").count(),
@@ -376,11 +385,13 @@ fn reasoning_said_twice_in_the_same_words_is_shown_once() {
         .iter()
         .map(|e| e["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids.len(), 3, "{json}");
+    assert_eq!(ids.len(), 4, "{json}");
     assert_eq!(ids[0], format!("{:032x}", 0), "the first of the twins");
     let review = repo.ok(&["review", "HEAD~1..HEAD", "--color=never"]);
-    let said = review.matches("Store timestamps as integers").count();
-    assert_eq!(said, 2, "{review}");
+    let said = (review.lines())
+        .filter(|l| l.starts_with("│ decision: Store") || l.starts_with("│ rejected: Store"))
+        .count();
+    assert_eq!(said, 3, "{review}");
 }
 
 #[test]
