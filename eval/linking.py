@@ -277,6 +277,12 @@ def main():
     made = lambda c, s: any(c.startswith(a) for a in printed.get(s, ()))
     printed_elsewhere = sum(1 for c, s in on_trailers if s not in known[c] and made(c, s))
     figures["links_printed_not_trailer"] = printed_elsewhere
+    # Commits a session's `git commit` printed whose trailer names a checkpoint of the corpus,
+    # and of them those whose trailer names none of the sessions that printed them.
+    makers = {c: {s for s in printed if made(c, s)} for c in known if known[c]}
+    makers = {c: s for c, s in makers.items() if s}
+    figures["commits_printed_on_trailers"] = len(makers)
+    figures["trailer_names_another"] = sum(1 for c, s in makers.items() if not s & known[c])
     figures["precision_printed_as_made"] = round(
         (right + printed_elsewhere) / len(on_trailers), 3
     )
