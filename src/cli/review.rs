@@ -60,6 +60,12 @@ impl Output {
         !self.json && self.format == Format::Text
     }
 
+    /// Whether JSON was asked for: it holds what the sessions explored or thought without
+    /// deciding, which text and Markdown leave out.
+    pub fn is_json(&self) -> bool {
+        self.json || self.format == Format::Json
+    }
+
     /// Print text with `body`, coloured as git would.
     pub fn text(
         &self,
@@ -119,7 +125,7 @@ impl Printed for Reviewed<'_> {
 }
 
 pub fn run(store: &Store, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
-    let review = review::review(store, &args.range)?;
+    let review = review::review(store, &args.range, args.output.is_json())?;
     let printed = Reviewed {
         review: &review,
         show: false,

@@ -18,7 +18,7 @@ pub struct Args {
 }
 
 pub fn run(store: &Store, args: Args, look: Look, out: &mut dyn Write) -> CmdResult {
-    let review = review::show(store, &args.rev)?;
+    let review = review::show(store, &args.rev, args.output.is_json())?;
     let printed = Reviewed {
         review: &review,
         show: true,

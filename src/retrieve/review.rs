@@ -192,18 +192,18 @@ pub struct LogEntry {
 
 /// `show <rev>`: the commit against its first parent (the empty tree for a root commit, or
 /// one on a shallow clone's boundary, as `git show` shows it).
-pub fn show(store: &Store, rev: &str) -> Result<Review, Error> {
+pub fn show(store: &Store, rev: &str, musings: bool) -> Result<Review, Error> {
     let repo = store.repo();
     let commit = resolve(&repo, rev)?;
     let c = repo
         .find_commit(commit)
         .map_err(git_error(format!("read commit {commit}")))?;
     let base = history::parents(&repo, &c).first().copied();
-    build(&repo, rev, base, commit, vec![commit])
+    build(&repo, rev, base, commit, vec![commit], musings)
 }
 
 /// `review <range>`: the net diff of the range and the reasoning of its commits.
-pub fn review(store: &Store, spec: &str) -> Result<Review, Error> {
+pub fn review(store: &Store, spec: &str, musings: bool) -> Result<Review, Error> {
     let repo = store.repo();
     let (base, head, merge_bases) = resolve_range(&repo, spec)?;
     // Of several merge bases (criss-cross merges), the first, as `git diff A...B` takes.
@@ -215,7 +215,7 @@ pub fn review(store: &Store, spec: &str) -> Result<Review, Error> {
     };
     let mut commits = walk(&repo, &[head], &[base], None, &mut |_| Ok(true))?;
     commits.reverse();
-    build(&repo, spec, Some(from), head, commits)
+    build(&repo, spec, Some(from), head, commits, musings)
 }
 
 /// `log [<range>] [-- <paths>]`: the commits newest first, each with its decisions,
@@ -266,7 +266,7 @@ fn log_entry(
     let mut sessions: Vec<String> = events.iter().map(|e| e.session_id.clone()).collect();
     sessions.sort();
     sessions.dedup();
-    let mut reasons: Vec<Reason> = said_once(events)
+    let mut reasons: Vec<Reason> = said_once(events, false)
         .iter()
         .filter(|e| e.kind.stands())
         .map(|e| Ok(reason(e, &info.short, superseded(graph, e)?)))
@@ -517,6 +517,7 @@ fn build(
     base: Option<ObjectId>,
     head: ObjectId,
     commits: Vec<ObjectId>,
+    musings: bool,
 ) -> Result<Review, Error> {
     let diffs = diff::between(repo, base, head)?;
     let mut reader = notes::Reader::new(repo)?;
@@ -540,7 +541,7 @@ fn build(
         events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
         add_sessions(&mut sessions, &events, &info.short);
         let mut commit_general = Vec::new();
-        for e in &said_once(&events) {
+        for e in &said_once(&events, musings) {
             let reason = reason(e, &info.short, superseded(&mut graph, e)?);
             let mut files: Vec<usize> = e
                 .files_affected
@@ -586,15 +587,15 @@ fn build(
     })
 }
 
-/// The reasoning among `events` as a review shows it: not what the session explored or thought
-/// without deciding (narration beside a diff), and a thing said twice ([`twin_key`]) once, with
-/// the files either names.
-fn said_once(events: &[Event]) -> Vec<Event> {
+/// The reasoning among `events` as a review shows it: what the session explored or thought
+/// without deciding (narration beside a diff) only with `musings` (for JSON, as `why --json`
+/// has it), and a thing said twice ([`twin_key`]) once, with the files either names.
+fn said_once(events: &[Event], musings: bool) -> Vec<Event> {
     let mut once: Vec<Event> = Vec::new();
     let mut at: HashMap<(String, Kind, String), usize> = HashMap::new();
     for e in events
         .iter()
-        .filter(|e| e.kind.is_reason() && !e.kind.is_musing())
+        .filter(|e| e.kind.is_reason() && (musings || !e.kind.is_musing()))
     {
         match at.entry(twin_key(e)) {
             Entry::Occupied(i) => {

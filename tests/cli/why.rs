@@ -483,6 +483,12 @@ fn what_was_explored_without_deciding_is_left_out_of_why_and_review_unless_asked
         assert!(!said.contains("Let me look"), "{said}");
         assert!(!said.contains("Now I need to run"), "{said}");
     }
+    // JSON holds them, as `why --json` does.
+    let json = repo.ok(&["review", "HEAD~1..HEAD", "--json"]);
+    assert!(
+        json.contains("Let me look") && json.contains("Now I need to run"),
+        "{json}"
+    );
     let all = repo.ok(&["why", "src/clock.rs", "--all", "--color=never"]);
     assert!(
         all.contains("Let me look") && all.contains("Now I need to run"),
