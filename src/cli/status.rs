@@ -115,11 +115,15 @@ struct Transcript {
 const TRANSCRIPTS_SHOWN: usize = 10;
 
 impl Transcript {
+    /// Lines written since it was read.
+    fn waiting(&self) -> bool {
+        self.size
+            .is_some_and(|size| size > self.offset + self.tail_bytes)
+    }
+
     /// Gone, with lines not read yet, or with lines skipped.
     fn wants_a_look(&self) -> bool {
-        self.size
-            .is_none_or(|size| size > self.offset + self.tail_bytes)
-            || self.lines.skipped() > 0
+        self.size.is_none() || self.waiting() || self.lines.skipped() > 0
     }
 }
 
@@ -304,7 +308,7 @@ impl Report for StatusReport {
         shown.truncate(TRANSCRIPTS_SHOWN);
         for t in shown {
             let progress = match t.size {
-                Some(size) if size > t.offset + t.tail_bytes => {
+                Some(size) if t.waiting() => {
                     format!("{} of {size} bytes (new lines waiting)", t.offset)
                 }
                 Some(size) => format!("{size} bytes"),

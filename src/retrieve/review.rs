@@ -24,7 +24,7 @@ use crate::event::{Event, Kind};
 use crate::retrieve::diff::{self, FileDiff, Hunk};
 use crate::retrieve::index::lines::{LineHash, added_lines};
 use crate::retrieve::index::terms::terms;
-use crate::retrieve::twin_key;
+use crate::retrieve::said_once;
 use crate::sanitise;
 use crate::store::graph::View;
 use crate::store::{self, Store, git_error, history, notes};
@@ -541,6 +541,8 @@ fn build(
         events.sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
         add_sessions(&mut sessions, &events, &info.short);
         let mut commit_general = Vec::new();
+        // What the sessions explored is narration beside a diff: for JSON only (`musings`), as
+        // `why --json` has it.
         for e in &said_once(&events, musings) {
             let reason = reason(e, &info.short, superseded(&mut graph, e)?);
             let mut files: Vec<usize> = e
@@ -585,34 +587,6 @@ fn build(
         files,
         totals,
     })
-}
-
-/// The reasoning among `events` as a review shows it: what the session explored or thought
-/// without deciding (narration beside a diff) only with `musings` (for JSON, as `why --json`
-/// has it), and a thing said twice ([`twin_key`]) once, with the files either names.
-fn said_once(events: &[Event], musings: bool) -> Vec<Event> {
-    let mut once: Vec<Event> = Vec::new();
-    let mut at: HashMap<(String, Kind, String), usize> = HashMap::new();
-    for e in events
-        .iter()
-        .filter(|e| e.kind.is_reason() && (musings || !e.kind.is_musing()))
-    {
-        match at.entry(twin_key(e)) {
-            Entry::Occupied(i) => {
-                let first = &mut once[*i.get()];
-                for file in &e.files_affected {
-                    if !first.files_affected.contains(file) {
-                        first.files_affected.push(file.clone());
-                    }
-                }
-            }
-            Entry::Vacant(v) => {
-                v.insert(once.len());
-                once.push(e.clone());
-            }
-        }
-    }
-    once
 }
 
 fn totals(

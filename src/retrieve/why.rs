@@ -7,7 +7,7 @@
 //! it costs the same on a repository of 50 commits or 500,000, and it is close to the blame
 //! (tested against it). [`By`] forces one or the other.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::time::rfc3339;
 use crate::event::{Event, Kind};
 use crate::retrieve::index::{self, Ownership, lines};
-use crate::retrieve::{binary, head, twin_key};
+use crate::retrieve::{binary, head, said_once};
 use crate::store::{self, Store, history, notes, pending};
 
 /// How far before an annotated commit's own time its ancestors may have been committed: clocks
@@ -105,20 +105,13 @@ pub struct Uncommitted {
 }
 
 /// The reasons among `events`, in the order they are shown: what was decided and ruled out
-/// first, explorations last, each kind in time order; of a thing said twice ([`twin_key`]), the
-/// first.
+/// first, explorations last, each kind in time order; of a thing said twice, the first.
 fn reasons<'e>(events: impl IntoIterator<Item = &'e Event>) -> Vec<Event> {
-    let mut out: Vec<Event> = events
-        .into_iter()
-        .filter(|e| e.kind.is_reason())
-        .cloned()
-        .collect();
+    let mut out: Vec<&Event> = events.into_iter().collect();
     out.sort_by(|a, b| {
         (a.kind.rank(), &a.timestamp, &a.id).cmp(&(b.kind.rank(), &b.timestamp, &b.id))
     });
-    let mut said = HashSet::new();
-    out.retain(|e| said.insert(twin_key(e)));
-    out
+    said_once(out, true)
 }
 
 /// How `why` tells which commit owns a line.

@@ -377,8 +377,7 @@ fn reasoning_said_twice_in_the_same_words_is_shown_once() {
         "{why}"
     );
     assert!(why.contains("decision: Keep the clock"), "{why}");
-    let json: serde_json::Value =
-        serde_json::from_str(&repo.ok(&["why", "src/clock.rs", "--json"])).unwrap();
+    let json = repo.json(&["why", "src/clock.rs"]);
     let ids: Vec<&str> = json["commits"][0]["events"]
         .as_array()
         .unwrap()
