@@ -358,11 +358,7 @@ fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Sessi
             .find(|b| !b.is_empty());
         matches!((ran_on, &branch), (Some(ran_on), Some(branch)) if ran_on != branch)
     };
-    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = store
-        .files_in(pending::DIR, "jsonl")?
-        .into_iter()
-        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
-        .collect();
+    let mut files = store.files_modified(pending::DIR, "jsonl")?;
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
     let mut open = Vec::new();
     let mut seen = BTreeSet::new();

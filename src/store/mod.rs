@@ -23,7 +23,7 @@ pub mod state;
 use std::fs::{self, File, TryLockError};
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::Config;
 
@@ -455,19 +455,42 @@ impl Store {
     /// The files of the store folder `sub` whose names end in `.ext`, sorted; none when the
     /// folder does not exist.
     pub(crate) fn files_in(&self, sub: &str, ext: &str) -> Result<Vec<PathBuf>> {
+        let mut paths: Vec<PathBuf> = self.entries(sub, ext)?.iter().map(|e| e.path()).collect();
+        paths.sort();
+        Ok(paths)
+    }
+
+    /// The files of the store folder `sub` whose names end in `.ext`, each with when it was
+    /// last changed (one that cannot be read left out), in no order; none when the folder does
+    /// not exist. Each is looked up in the folder already open rather than by its whole path:
+    /// the pending queue holds a file per session, and the first hook of every session reads
+    /// when each changed.
+    pub(crate) fn files_modified(
+        &self,
+        sub: &str,
+        ext: &str,
+    ) -> Result<Vec<(SystemTime, PathBuf)>> {
+        Ok((self.entries(sub, ext)?.iter())
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect())
+    }
+
+    /// The entries of the store folder `sub` whose names end in `.ext`, as listed.
+    fn entries(&self, sub: &str, ext: &str) -> Result<Vec<fs::DirEntry>> {
         let dir = self.dir.join(sub);
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(io_error("cannot list", &dir)(e)),
         };
-        let mut paths: Vec<PathBuf> = entries
+        Ok(entries
             .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == ext))
-            .collect();
-        paths.sort();
-        Ok(paths)
+            .filter(|e| {
+                Path::new(&e.file_name())
+                    .extension()
+                    .is_some_and(|x| x == ext)
+            })
+            .collect())
     }
 
     /// Hold the store's write lock until the guard is dropped (waits for other writers, as

@@ -2,7 +2,7 @@
 //! (`fixtures/hooks/`), pointed at a scenario repository, and what the hook answers.
 
 use std::fs;
-use std::process::Output;
+use std::process::{Command, Output};
 
 use git_agent_context::deliver::adapter;
 use git_agent_context::transcript::agent::Agent;
@@ -764,6 +764,33 @@ fn after_compaction_a_session_is_told_where_its_work_stands() {
     assert!(brief.contains("Work not committed yet:"), "{brief}");
     assert!(brief.contains("session 3d06a160"), "{brief}");
     assert!(brief.contains("changed: cache.py"), "{brief}");
+    // Of the sessions whose work waits for a commit, the two whose queues changed last are
+    // told, the newest first: three copies of the queue under other sessions' ids, changed a
+    // day, an hour and a week ago.
+    let queues = repo.root.join(".git/agent-context/pending");
+    let queue = fs::read_to_string(queues.join(format!("{TTL_SESSION}.jsonl")))
+        .expect("the session's queue");
+    for (id, age) in [
+        ("aaaaaaaa", "1 day"),
+        ("bbbbbbbb", "1 hour"),
+        ("cccccccc", "1 week"),
+    ] {
+        let file = queues.join(format!("{}.jsonl", TTL_SESSION.replace("3d06a160", id)));
+        fs::write(&file, queue.replace("3d06a160", id)).unwrap();
+        let touched = Command::new("touch")
+            .args(["-d", &format!("{age} ago")])
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(touched.success());
+    }
+    let start = payload(&repo, "SessionStart-startup", &[]);
+    let brief = injected(&repo, "SessionStart", &start).expect("a brief");
+    let told: Vec<&str> = (brief.lines())
+        .filter_map(|l| l.strip_prefix("- session "))
+        .map(|l| &l[..8])
+        .collect();
+    assert_eq!(told, ["3d06a160", "bbbbbbbb"], "{brief}");
 }
 
 /// The session of `fixtures/entireio-cli/e1/2c3e2b3f2a/0/full.jsonl`.
