@@ -146,8 +146,13 @@ fn finish(store: &Store, commit: Option<&String>) -> Result<String, Error> {
         Ok(false) => String::new(),
         Err(e) => format!("; the loose objects left loose: {e}"),
     };
+    let graphed = match pack::commit_graph_if_none(store) {
+        Ok(true) => "; git's commit-graph written".to_owned(),
+        Ok(false) => String::new(),
+        Err(e) => format!("; no commit-graph written: {e}"),
+    };
     Ok(format!(
-        "{}: session {session}: {events} events{}{packed}",
+        "{}: session {session}: {events} events{}{packed}{graphed}",
         commit.to_hex_with_len(12),
         carried_note(carried)
     ))

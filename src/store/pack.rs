@@ -5,6 +5,10 @@
 //! ([`pack_if_loose`]): an import of hundreds of sessions leaves one pack rather than thousands
 //! of files, and the hooks, which read the newest objects most, do not pay for a file opened,
 //! mapped and inflated for each (docs/performance.md).
+//!
+//! The same processes write git's commit-graph where the repository has none
+//! ([`commit_graph_if_none`]), as `git gc` would: a clone has none until then, and the hooks'
+//! walks of the history read each commit from its pack without one.
 
 use std::fs;
 use std::process::{Command, Stdio};
@@ -38,12 +42,8 @@ fn loose(store: &Store) -> usize {
 /// 6,700. Nothing is done where the store does not exist. Whether it packed.
 pub fn pack_if_loose(store: &Store) -> Result<bool> {
     let repo = store.repo();
-    let config = repo.config_snapshot();
-    // git takes a `gc.auto` of 0 or less for "never".
-    let off = config.integer("gc.auto").is_some_and(|n| n <= 0)
-        || config.boolean("maintenance.auto") == Some(false);
     // Nothing of ours was written where there is no store, and none is made for the count.
-    if off || !store.exists() {
+    if !packing_on(&repo.config_snapshot()) || !store.exists() {
         return Ok(false);
     }
     let left_path = store.dir().join(LEFT_AFTER_PACK);
@@ -75,17 +75,55 @@ const LEFT_AFTER_PACK: &str = "loose-after-pack";
 /// `git repack -d`: the loose objects only, into one new pack, the packs already there left as
 /// they are.
 fn repack(store: &Store) -> Result<()> {
+    git(store, &["repack", "-d", "-q", "--no-write-bitmap-index"])
+}
+
+/// Whether the user's configuration lets things pack on their own: not when `gc.auto` is 0 or
+/// less (git's "never") or `maintenance.auto` false.
+fn packing_on(config: &gix::config::Snapshot<'_>) -> bool {
+    !(config.integer("gc.auto").is_some_and(|n| n <= 0)
+        || config.boolean("maintenance.auto") == Some(false))
+}
+
+/// Write git's commit-graph (`git commit-graph write --reachable --split`) when the repository
+/// has none, as `git gc` would, unless nothing is to pack on its own (as for
+/// [`pack_if_loose`]), git is told not to use or write one (`core.commitGraph`,
+/// `gc.writeCommitGraph` false) or the clone is shallow (git uses none there). Nothing is done
+/// where the store does not exist. Whether it wrote one. A graph written before later commits
+/// is left for git to bring up to date: those commits are read from their objects.
+pub fn commit_graph_if_none(store: &Store) -> Result<bool> {
+    let repo = store.repo();
+    let config = repo.config_snapshot();
+    let info = store.common_dir().join("objects/info");
+    let declined = config.boolean("core.commitGraph") == Some(false)
+        || config.boolean("gc.writeCommitGraph") == Some(false);
+    if !packing_on(&config)
+        || declined
+        || !store.exists()
+        || store.common_dir().join("shallow").exists()
+        || info.join("commit-graph").exists()
+        || info.join("commit-graphs/commit-graph-chain").exists()
+    {
+        return Ok(false);
+    }
+    git(store, &["commit-graph", "write", "--reachable", "--split"])?;
+    Ok(true)
+}
+
+/// Run `git <args>` on the repository, quietly; its error output is the failure.
+fn git(store: &Store, args: &[&str]) -> Result<()> {
+    let what = format!("git {}", args[0]);
     let out = Command::new("git")
         .arg("--git-dir")
         .arg(store.common_dir())
-        .args(["repack", "-d", "-q", "--no-write-bitmap-index"])
+        .args(args)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| Error::git("run git repack", e.to_string()))?;
+        .map_err(|e| Error::git(format!("run {what}"), e.to_string()))?;
     match out.status.success() {
         true => Ok(()),
         false => Err(Error::git(
-            "git repack",
+            what,
             String::from_utf8_lossy(&out.stderr).trim(),
         )),
     }

@@ -181,6 +181,46 @@ fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
 }
 
 #[test]
+fn a_clone_without_a_commit_graph_is_given_one_as_git_gc_would() {
+    let chain = ".git/objects/info/commit-graphs/commit-graph-chain";
+    let written = |repo: &TestRepo| repo.log().matches("git's commit-graph written").count();
+    for declined in [
+        None,
+        Some(("gc.writeCommitGraph", "false")),
+        Some(("core.commitGraph", "false")),
+        Some(("gc.auto", "0")),
+    ] {
+        let repo = hooked_repo();
+        if let Some((key, value)) = declined {
+            repo.git(&["config", key, value]);
+        }
+        transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+        commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+        let Some(_) = declined else {
+            // Written by the process the commit's hook left its work to, and read by git.
+            assert!(repo.root.join(chain).is_file(), "log: {}", repo.log());
+            assert_eq!(written(&repo), 1, "log: {}", repo.log());
+            repo.git(&["commit-graph", "verify"]);
+            let layers = fs::read_to_string(repo.root.join(chain)).unwrap();
+            assert_eq!(layers.lines().count(), 1, "{layers}");
+            // Once there is one, later commits leave it for git to bring up to date.
+            commit_as(&repo, &repo.root, Some(SESSION), "b.txt", "second");
+            assert_eq!(written(&repo), 1, "log: {}", repo.log());
+            continue;
+        };
+        assert!(!repo.root.join(chain).exists(), "{declined:?}");
+        assert_eq!(written(&repo), 0, "{declined:?}: log: {}", repo.log());
+    }
+    // git's own graph, in one file, is left as it is.
+    let repo = hooked_repo();
+    repo.git(&["commit-graph", "write", "--reachable"]);
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    assert!(!repo.root.join(chain).exists());
+    assert_eq!(written(&repo), 0, "log: {}", repo.log());
+}
+
+#[test]
 fn a_session_outside_the_project_folder_is_found_through_the_registry() {
     let repo = hooked_repo();
     let elsewhere = repo.home.join("elsewhere/transcript.jsonl");
