@@ -68,6 +68,7 @@ pub const FINISH: &str = "finish";
 /// Run git hook `name` (but `pre-push`: [`pre_push`]) with what git passed it (`rest`), then
 /// bring the retrieval index up to the notes if they changed.
 pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Ran, Error> {
+    let finishing = (name, rest.first().map(String::as_str)) == ("post-commit", Some(FINISH));
     let (said, finish) = match (name, rest.first().map(String::as_str)) {
         ("post-commit", Some(FINISH)) => (finish(store, rest.get(1))?, None),
         ("post-commit", _) => post_commit(store)?,
@@ -86,6 +87,10 @@ pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Ran, Error> {
             source,
         })?;
     }
+    let said = match finishing {
+        true => said + &tidy(store),
+        false => said,
+    };
     Ok(Ran { said, finish })
 }
 
@@ -140,22 +145,29 @@ fn finish(store: &Store, commit: Option<&String>) -> Result<String, Error> {
     };
     let events = commit::finish(store, &env, &session)?;
     let carried = repair::carry_to(store, &[commit])?.len();
-    // Last, with nothing of ours waiting on it: the hooks read the newest objects most.
+    Ok(format!(
+        "{}: session {session}: {events} events{}",
+        commit.to_hex_with_len(12),
+        carried_note(carried)
+    ))
+}
+
+/// What [`FINISH`] does last, once the index is up to the notes, with nothing of ours waiting
+/// on it: pack the loose objects and write git's commit-graph when they are due (the hooks read
+/// the newest objects most, and walk the history); what was done, said as the log's line goes
+/// on.
+fn tidy(store: &Store) -> String {
     let packed = match pack::pack_if_loose(store) {
         Ok(true) => "; the loose objects packed".to_owned(),
         Ok(false) => String::new(),
         Err(e) => format!("; the loose objects left loose: {e}"),
     };
-    let graphed = match pack::commit_graph_if_none(store) {
+    let graphed = match pack::commit_graph_if_behind(store) {
         Ok(true) => "; git's commit-graph written".to_owned(),
         Ok(false) => String::new(),
         Err(e) => format!("; no commit-graph written: {e}"),
     };
-    Ok(format!(
-        "{}: session {session}: {events} events{}{packed}{graphed}",
-        commit.to_hex_with_len(12),
-        carried_note(carried)
-    ))
+    packed + &graphed
 }
 
 fn carried_note(carried: usize) -> String {

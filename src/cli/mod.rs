@@ -251,15 +251,15 @@ fn command(command: Command, cwd: PathBuf, look: terminal::Look, out: &mut dyn W
 }
 
 /// Run a command that may write many objects (notes, the graph), then pack the repository's
-/// loose objects if there are many and write git's commit-graph if there is none
-/// ([`store::pack`]); either failing is a warning, the objects being there loose, the history
-/// readable without the graph.
+/// loose objects if there are many, and write git's commit-graph if there is none or it lacks
+/// many commits ([`store::pack`]); either failing is a warning, the objects being there loose,
+/// the history readable without the graph.
 fn packing(store: &Store, command: impl FnOnce(&Store) -> CmdResult) -> CmdResult {
     let done = command(store);
     if let Err(e) = store::pack::pack_if_loose(store) {
         eprintln!("warning: the objects written were left loose: {e}");
     }
-    if let Err(e) = store::pack::commit_graph_if_none(store) {
+    if let Err(e) = store::pack::commit_graph_if_behind(store) {
         eprintln!("warning: no commit-graph was written: {e}");
     }
     done

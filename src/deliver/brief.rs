@@ -173,7 +173,7 @@ fn take(found: &mut Vec<String>, s: &str, current: &str) {
 /// local one does not (one person's repository), there is no default branch, or HEAD is too
 /// far apart from it to tell ([`OWN_WALK`]).
 fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> {
-    let (tip, remote) = default_tip(repo)?;
+    let (tip, remote) = history::default_tip(repo)?;
     let own = if tip == head {
         Vec::new()
     } else {
@@ -186,29 +186,6 @@ fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> 
 /// checkout far behind the default branch (an old tag, a bisection) or apart from it (an orphan
 /// branch).
 const OWN_WALK: usize = 1_000;
-
-/// The tip of the default branch, and whether it is a remote's: a remote's `HEAD`, else its
-/// branch that `init.defaultBranch` names, `main` or `master` (`origin` first, then the other
-/// remotes by name), else the local branch of that name.
-fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
-    let configured = repo.config_snapshot().string("init.defaultBranch");
-    let names = (configured.iter().map(|n| n.to_string()))
-        .chain(["main".to_owned(), "master".to_owned()])
-        .collect::<Vec<_>>();
-    let others = repo.remote_names().into_iter().map(|r| r.to_string());
-    let remotes: Vec<String> = std::iter::once("origin".to_owned())
-        .chain(others.filter(|r| r != "origin"))
-        .collect();
-    let remote = remotes.iter().flat_map(|r| {
-        let branches = std::iter::once("HEAD").chain(names.iter().map(String::as_str));
-        branches.map(move |n| (format!("refs/remotes/{r}/{n}"), true))
-    });
-    let local = names.iter().map(|n| (format!("refs/heads/{n}"), false));
-    remote.chain(local).find_map(|(name, remote)| {
-        let mut reference = repo.find_reference(name.as_str()).ok()?;
-        Some((reference.peel_to_id().ok()?.detach(), remote))
-    })
-}
 
 /// The sessions of the annotated commits (`sessions_of`) that HEAD's history meets first,
 /// newest first, `current` left out; at most [`SESSIONS`].
@@ -359,7 +336,8 @@ fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Sessi
         matches!((ran_on, &branch), (Some(ran_on), Some(branch)) if ran_on != branch)
     };
     let mut files = store.files_modified(pending::DIR, "jsonl")?;
-    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    // The newest first; those changed at once (an import) by name, whatever the folder's order.
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let mut open = Vec::new();
     let mut seen = BTreeSet::new();
     for (_, path) in files.into_iter().take(QUEUES_READ) {

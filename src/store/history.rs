@@ -52,9 +52,10 @@ pub(crate) fn since(
 }
 
 /// The commits of the repository as history walks read them: each one's commit time and
-/// parents from git's commit-graph file (`objects/info/commit-graph`, which `git gc` and `git
-/// commit-graph write` keep) when it holds the commit, with nothing to decode, else from the
-/// commit's object; its parents as git sees them ([`parents`]).
+/// parents from git's commit-graph (`objects/info/commit-graph`, or the layers of
+/// `objects/info/commit-graphs/`, which `git gc`, `git maintenance` and [`super::pack`] keep)
+/// when it holds the commit, with nothing to decode, else from the commit's object; its parents
+/// as git sees them ([`parents`]).
 pub(crate) struct Commits<'r> {
     repo: &'r gix::Repository,
     graph: Option<gix::commitgraph::Graph>,
@@ -180,6 +181,29 @@ impl Apart<'_> {
             self.ours_left += 1;
         }
     }
+}
+
+/// The tip of the default branch, and whether it is a remote's: a remote's `HEAD`, else its
+/// branch that `init.defaultBranch` names, `main` or `master` (`origin` first, then the other
+/// remotes by name), else the local branch of that name.
+pub(crate) fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
+    let configured = repo.config_snapshot().string("init.defaultBranch");
+    let names = (configured.iter().map(|n| n.to_string()))
+        .chain(["main".to_owned(), "master".to_owned()])
+        .collect::<Vec<_>>();
+    let others = repo.remote_names().into_iter().map(|r| r.to_string());
+    let remotes: Vec<String> = std::iter::once("origin".to_owned())
+        .chain(others.filter(|r| r != "origin"))
+        .collect();
+    let remote = remotes.iter().flat_map(|r| {
+        let branches = std::iter::once("HEAD").chain(names.iter().map(String::as_str));
+        branches.map(move |n| (format!("refs/remotes/{r}/{n}"), true))
+    });
+    let local = names.iter().map(|n| (format!("refs/heads/{n}"), false));
+    remote.chain(local).find_map(|(name, remote)| {
+        let mut reference = repo.find_reference(name.as_str()).ok()?;
+        Some((reference.peel_to_id().ok()?.detach(), remote))
+    })
 }
 
 /// A commit [`recent`] found.

@@ -6,14 +6,15 @@
 //! of files, and the hooks, which read the newest objects most, do not pay for a file opened,
 //! mapped and inflated for each (docs/performance.md).
 //!
-//! The same processes write git's commit-graph where the repository has none
-//! ([`commit_graph_if_none`]), as `git gc` would: a clone has none until then, and the hooks'
-//! walks of the history read each commit from its pack without one.
+//! The same processes write git's commit-graph where the repository has none, or where it
+//! lacks many of the commits the hooks walk ([`commit_graph_if_behind`]), as `git maintenance` would: a
+//! clone has none until then, a fetch adds none to it, and the hooks' walks of the history read
+//! each commit it lacks from its pack.
 
 use std::fs;
 use std::process::{Command, Stdio};
 
-use super::{Error, Result, Store};
+use super::{Error, Result, Store, history};
 
 /// New loose objects past which we pack them.
 pub const PACK_AFTER: usize = 256;
@@ -85,29 +86,88 @@ fn packing_on(config: &gix::config::Snapshot<'_>) -> bool {
         || config.boolean("maintenance.auto") == Some(false))
 }
 
-/// Write git's commit-graph (`git commit-graph write --reachable --split`) when the repository
-/// has none, as `git gc` would, unless nothing is to pack on its own (as for
-/// [`pack_if_loose`]), git is told not to use or write one (`core.commitGraph`,
-/// `gc.writeCommitGraph` false) or the clone is shallow (git uses none there). Nothing is done
-/// where the store does not exist. Whether it wrote one. A graph written before later commits
-/// is left for git to bring up to date: those commits are read from their objects.
-pub fn commit_graph_if_none(store: &Store) -> Result<bool> {
+/// Commits of HEAD's and the default branch's histories missing from git's commit-graph past
+/// which it is written again.
+const GRAPH_BEHIND: usize = 100;
+
+/// Write git's commit-graph (`git commit-graph write --reachable --split`, a layer over those
+/// there) when the repository has none, or when HEAD's and the default branch's histories (what
+/// the brief walks) have [`GRAPH_BEHIND`] commits or more that it lacks, as `git maintenance` would,
+/// unless nothing is to pack on its own (as for [`pack_if_loose`]), git is told not to use or
+/// write one (`core.commitGraph`, `gc.writeCommitGraph` false) or the clone is shallow (git uses
+/// none there). A graph that cannot be read is left for git to mend. Nothing is done where the
+/// store does not exist. Whether it wrote one.
+pub fn commit_graph_if_behind(store: &Store) -> Result<bool> {
     let repo = store.repo();
     let config = repo.config_snapshot();
-    let info = store.common_dir().join("objects/info");
     let declined = config.boolean("core.commitGraph") == Some(false)
         || config.boolean("gc.writeCommitGraph") == Some(false);
     if !packing_on(&config)
         || declined
         || !store.exists()
         || store.common_dir().join("shallow").exists()
-        || info.join("commit-graph").exists()
-        || info.join("commit-graphs/commit-graph-chain").exists()
     {
         return Ok(false);
     }
+    let tips = tips(&repo);
+    let info = store.common_dir().join("objects/info");
+    let chain = info.join("commit-graphs/commit-graph-chain");
+    let before = fs::read(&chain).ok();
+    let behind = match (
+        before.is_some() || info.join("commit-graph").exists(),
+        tips.is_empty(),
+    ) {
+        // No commit yet: nothing to write.
+        (_, true) => false,
+        (false, false) => true,
+        // One git does not use (replace refs, grafts) is not written again and again.
+        (true, false) => match repo.commit_graph_if_enabled() {
+            Ok(Some(graph)) => lacks(&repo, &graph, tips, GRAPH_BEHIND) >= GRAPH_BEHIND,
+            Ok(None) | Err(_) => false,
+        },
+    };
+    if !behind {
+        return Ok(false);
+    }
     git(store, &["commit-graph", "write", "--reachable", "--split"])?;
-    Ok(true)
+    // git writes none where it would not use one (grafts), and says nothing.
+    Ok(fs::read(&chain)
+        .ok()
+        .is_some_and(|after| Some(&after) != before.as_ref()))
+}
+
+/// HEAD and the default branch's tip: where the brief's walks start.
+fn tips(repo: &gix::Repository) -> Vec<gix::ObjectId> {
+    (repo.head_id().ok().map(|id| id.detach()))
+        .into_iter()
+        .chain(history::default_tip(repo).map(|(tip, _)| tip))
+        .collect()
+}
+
+/// How many commits of the histories of `tips` `graph` lacks, counted up to `most`: from each
+/// tip, through the parents of each commit it lacks.
+fn lacks(
+    repo: &gix::Repository,
+    graph: &gix::commitgraph::Graph,
+    tips: Vec<gix::ObjectId>,
+    most: usize,
+) -> usize {
+    let mut queue = tips;
+    let mut seen = std::collections::HashSet::new();
+    let mut lacked = 0;
+    while let Some(id) = queue.pop() {
+        if lacked >= most {
+            break;
+        }
+        if !seen.insert(id) || graph.commit_by_id(id).is_some() {
+            continue;
+        }
+        lacked += 1;
+        if let Ok(commit) = repo.find_commit(id) {
+            queue.extend(commit.parent_ids().map(|p| p.detach()));
+        }
+    }
+    lacked
 }
 
 /// Run `git <args>` on the repository, quietly; its error output is the failure.

@@ -2,7 +2,7 @@
 //! (`fixtures/hooks/`), pointed at a scenario repository, and what the hook answers.
 
 use std::fs;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use git_agent_context::deliver::adapter;
 use git_agent_context::transcript::agent::Agent;
@@ -770,19 +770,17 @@ fn after_compaction_a_session_is_told_where_its_work_stands() {
     let queues = repo.root.join(".git/agent-context/pending");
     let queue = fs::read_to_string(queues.join(format!("{TTL_SESSION}.jsonl")))
         .expect("the session's queue");
-    for (id, age) in [
-        ("aaaaaaaa", "1 day"),
-        ("bbbbbbbb", "1 hour"),
-        ("cccccccc", "1 week"),
+    let now = std::time::SystemTime::now();
+    let hours = |n: u64| now - std::time::Duration::from_secs(n * 3600);
+    for (id, changed) in [
+        ("aaaaaaaa", hours(24)),
+        ("bbbbbbbb", hours(1)),
+        ("cccccccc", hours(24 * 7)),
     ] {
         let file = queues.join(format!("{}.jsonl", TTL_SESSION.replace("3d06a160", id)));
         fs::write(&file, queue.replace("3d06a160", id)).unwrap();
-        let touched = Command::new("touch")
-            .args(["-d", &format!("{age} ago")])
-            .arg(&file)
-            .status()
-            .unwrap();
-        assert!(touched.success());
+        let file = fs::File::options().write(true).open(&file).unwrap();
+        file.set_modified(changed).unwrap();
     }
     let start = payload(&repo, "SessionStart-startup", &[]);
     let brief = injected(&repo, "SessionStart", &start).expect("a brief");

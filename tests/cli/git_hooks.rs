@@ -181,7 +181,7 @@ fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
 }
 
 #[test]
-fn a_clone_without_a_commit_graph_is_given_one_as_git_gc_would() {
+fn a_clone_without_a_commit_graph_is_given_one_as_git_maintenance_would() {
     let chain = ".git/objects/info/commit-graphs/commit-graph-chain";
     let written = |repo: &TestRepo| repo.log().matches("git's commit-graph written").count();
     for declined in [
@@ -203,21 +203,52 @@ fn a_clone_without_a_commit_graph_is_given_one_as_git_gc_would() {
             repo.git(&["commit-graph", "verify"]);
             let layers = fs::read_to_string(repo.root.join(chain)).unwrap();
             assert_eq!(layers.lines().count(), 1, "{layers}");
-            // Once there is one, later commits leave it for git to bring up to date.
+            // A few commits more are read from their objects; once a hundred are not in it (a
+            // fetch, commits made without the hooks), a layer is written over it.
             commit_as(&repo, &repo.root, Some(SESSION), "b.txt", "second");
             assert_eq!(written(&repo), 1, "log: {}", repo.log());
+            for n in 0..100 {
+                let tree = repo.git(&["rev-parse", "HEAD^{tree}"]);
+                let parent = repo.git(&["rev-parse", "HEAD"]);
+                let message = format!("without the hooks {n}");
+                let made = repo.git(&[
+                    "commit-tree",
+                    tree.trim(),
+                    "-p",
+                    parent.trim(),
+                    "-m",
+                    &message,
+                ]);
+                repo.git(&["update-ref", "HEAD", made.trim()]);
+            }
+            commit_as(&repo, &repo.root, Some(SESSION), "c.txt", "third");
+            assert_eq!(written(&repo), 2, "log: {}", repo.log());
+            repo.git(&["commit-graph", "verify"]);
             continue;
         };
         assert!(!repo.root.join(chain).exists(), "{declined:?}");
         assert_eq!(written(&repo), 0, "{declined:?}: log: {}", repo.log());
     }
-    // git's own graph, in one file, is left as it is.
+    // git's own graph, in one file, holding the history, is left as it is.
     let repo = hooked_repo();
     repo.git(&["commit-graph", "write", "--reachable"]);
     transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
     commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
     assert!(!repo.root.join(chain).exists());
+    assert!(repo.root.join(".git/objects/info/commit-graph").is_file());
     assert_eq!(written(&repo), 0, "log: {}", repo.log());
+    // A command that writes does it too; in a repository with no commit yet, there is none to
+    // write.
+    for commits in [true, false] {
+        let repo = TestRepo::new();
+        if commits {
+            repo.commit("README.md", "hello\n", "first");
+        }
+        repo.ok(&["init"]);
+        let transcript = transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+        repo.extract(&transcript);
+        assert_eq!(repo.root.join(chain).is_file(), commits);
+    }
 }
 
 #[test]
