@@ -92,11 +92,12 @@ const GRAPH_BEHIND: usize = 100;
 
 /// Write git's commit-graph (`git commit-graph write --reachable --split`, a layer over those
 /// there) when the repository has none, or when HEAD's and the default branch's histories (what
-/// the brief walks) have [`GRAPH_BEHIND`] commits or more that it lacks, as `git maintenance` would,
-/// unless nothing is to pack on its own (as for [`pack_if_loose`]), git is told not to use or
-/// write one (`core.commitGraph`, `gc.writeCommitGraph` false) or the clone is shallow (git uses
-/// none there). A graph that cannot be read is left for git to mend. Nothing is done where the
-/// store does not exist. Whether it wrote one.
+/// the brief walks) have a hundred commits or more that it lacks, as `git maintenance` would;
+/// not when nothing is to pack on its own (as for [`pack_if_loose`]), git is told not to use or
+/// write one (`core.commitGraph`, `gc.writeCommitGraph` false), the clone is shallow (git uses
+/// none there) or has no commit yet, nor again for one git does not use (replace refs) or
+/// cannot read (left for git to mend). Nothing is done where the store does not exist. Whether
+/// it wrote one.
 pub fn commit_graph_if_behind(store: &Store) -> Result<bool> {
     let repo = store.repo();
     let config = repo.config_snapshot();
