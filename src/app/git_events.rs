@@ -68,8 +68,9 @@ pub const FINISH: &str = "finish";
 /// Run git hook `name` (but `pre-push`: [`pre_push`]) with what git passed it (`rest`), then
 /// bring the retrieval index up to the notes if they changed.
 pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Ran, Error> {
-    let finishing = (name, rest.first().map(String::as_str)) == ("post-commit", Some(FINISH));
-    let (said, finish) = match (name, rest.first().map(String::as_str)) {
+    let how = rest.first().map(String::as_str);
+    let finishing = (name, how) == ("post-commit", Some(FINISH));
+    let (said, finish) = match (name, how) {
         ("post-commit", Some(FINISH)) => (finish(store, rest.get(1))?, None),
         ("post-commit", _) => post_commit(store)?,
         ("post-merge", _) => (post_merge(store)?, None),

@@ -7,9 +7,9 @@
 //! mapped and inflated for each (docs/performance.md).
 //!
 //! The same processes write git's commit-graph where the repository has none, or where it
-//! lacks many of the commits the hooks walk ([`commit_graph_if_behind`]), as `git maintenance` would: a
-//! clone has none until then, a fetch adds none to it, and the hooks' walks of the history read
-//! each commit it lacks from its pack.
+//! lacks many of the commits the hooks walk ([`commit_graph_if_behind`]), as `git maintenance`
+//! would: a clone has none until then, a fetch adds none to it, and the hooks' walks of the
+//! history read each commit it lacks from its pack.
 
 use std::fs;
 use std::process::{Command, Stdio};
@@ -103,30 +103,24 @@ pub fn commit_graph_if_behind(store: &Store) -> Result<bool> {
     let config = repo.config_snapshot();
     let declined = config.boolean("core.commitGraph") == Some(false)
         || config.boolean("gc.writeCommitGraph") == Some(false);
+    let tips = tips(&repo);
+    // Without a commit yet, nothing to write; a shallow clone's, git does not use.
     if !packing_on(&config)
         || declined
         || !store.exists()
-        || store.common_dir().join("shallow").exists()
+        || repo.is_shallow().unwrap_or(true)
+        || tips.is_empty()
     {
         return Ok(false);
     }
-    let tips = tips(&repo);
     let info = store.common_dir().join("objects/info");
     let chain = info.join("commit-graphs/commit-graph-chain");
     let before = fs::read(&chain).ok();
-    let behind = match (
-        before.is_some() || info.join("commit-graph").exists(),
-        tips.is_empty(),
-    ) {
-        // No commit yet: nothing to write.
-        (_, true) => false,
-        (false, false) => true,
+    let behind = before.is_none() && !info.join("commit-graph").exists()
         // One git does not use (replace refs, grafts) is not written again and again.
-        (true, false) => match repo.commit_graph_if_enabled() {
-            Ok(Some(graph)) => lacks(&repo, &graph, tips, GRAPH_BEHIND) >= GRAPH_BEHIND,
-            Ok(None) | Err(_) => false,
-        },
-    };
+        || repo.commit_graph_if_enabled().ok().flatten().is_some_and(|graph| {
+            lacks(&repo, &graph, tips, GRAPH_BEHIND) >= GRAPH_BEHIND
+        });
     if !behind {
         return Ok(false);
     }
