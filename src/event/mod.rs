@@ -84,6 +84,14 @@ impl Kind {
         matches!(self, Kind::Exploration | Kind::Raw)
     }
 
+    /// What the hooks and `query` give: what was decided, ruled out, traded away or found.
+    pub fn is_told(self) -> bool {
+        matches!(
+            self,
+            Kind::Decision | Kind::Rejection | Kind::Tradeoff | Kind::Discovery
+        )
+    }
+
     /// What to keep to when changing code: what was decided, ruled out or traded away.
     pub fn stands(self) -> bool {
         matches!(self, Kind::Decision | Kind::Rejection | Kind::Tradeoff)

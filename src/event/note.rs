@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Event;
+use super::{Event, Kind};
 
 /// The note text for `events`: sorted, unique lines, each ending in a newline.
 pub fn encode(events: &[Event]) -> Vec<u8> {
@@ -30,29 +30,8 @@ pub fn encode(events: &[Event]) -> Vec<u8> {
 /// the same id, the one that sorts last wins (any fixed rule would do; this one needs no
 /// clock and gives every reader the same answer).
 pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
-    decode_lines(note, |_| true)
-}
-
-/// The reasoning events of a note (those [`super::Kind::is_reason`] holds), as [`decode`] gives
-/// them: the lines of operations and of the session event, which make up much of a note, are
-/// not parsed when they start as this program writes them (`{"kind":"read",…`).
-pub fn decode_reasons(note: &[u8]) -> Vec<Event> {
-    static OTHERS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
-        (super::Kind::ALL.into_iter())
-            .filter(|k| !k.is_reason())
-            .map(|k| format!("{{\"kind\":{},", serde_json::json!(k)))
-            .collect()
-    });
-    let reasoning = |line: &[u8]| !OTHERS.iter().any(|o| line.starts_with(o.as_bytes()));
-    let (events, _) = decode_lines(note, reasoning);
-    events.into_iter().filter(|e| e.kind.is_reason()).collect()
-}
-
-/// [`decode`] over the lines `keep` passes.
-fn decode_lines(note: &[u8], keep: impl Fn(&[u8]) -> bool) -> (Vec<Event>, usize) {
-    let mut lines: Vec<&[u8]> = note
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.trim_ascii().is_empty() && keep(l))
+    let mut lines: Vec<&[u8]> = lines_of(note)
+        .filter(|l| !l.trim_ascii().is_empty())
         .collect();
     lines.sort();
     let mut by_id: BTreeMap<String, Event> = BTreeMap::new();
@@ -66,6 +45,107 @@ fn decode_lines(note: &[u8], keep: impl Fn(&[u8]) -> bool) -> (Vec<Event>, usize
         }
     }
     (by_id.into_values().collect(), unreadable)
+}
+
+/// What a reader that weighs a note's events by the files they name needs of one it does not
+/// give: its id, kind, session and files. Its text is skipped, not read.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct Glance {
+    pub id: String,
+    pub kind: Kind,
+    pub session_id: String,
+    #[serde(default)]
+    pub files_affected: Vec<String>,
+    // The other fields every event has: a line that is no event is no glance either.
+    #[serde(rename = "summary")]
+    _summary: serde::de::IgnoredAny,
+    #[serde(rename = "schema_version")]
+    _schema_version: serde::de::IgnoredAny,
+    #[serde(rename = "timestamp")]
+    _timestamp: serde::de::IgnoredAny,
+    #[serde(rename = "origin")]
+    _origin: serde::de::IgnoredAny,
+    #[serde(rename = "source")]
+    _source: serde::de::IgnoredAny,
+}
+
+impl Glance {
+    fn of(e: Event) -> Glance {
+        let any = serde::de::IgnoredAny;
+        Glance {
+            id: e.id,
+            kind: e.kind,
+            session_id: e.session_id,
+            files_affected: e.files_affected,
+            _summary: any,
+            _schema_version: any,
+            _timestamp: any,
+            _origin: any,
+            _source: any,
+        }
+    }
+
+    /// Whether the event concerns one of `paths`, as [`Event::concerns`] tells.
+    pub fn concerns(&self, paths: &[String]) -> bool {
+        self.files_affected.is_empty() || self.files_affected.iter().any(|f| paths.contains(f))
+    }
+}
+
+/// The events of a note of the kinds `wanted` holds, and a [`Glance`] at those of the kinds
+/// `glanced` holds, one per id as [`decode`] gives them. The lines of the other kinds
+/// (operations and the session event, much of a note) are not parsed when they start as this
+/// program writes them (`{"kind":"read",…`), and a glanced line is read for its id, session and
+/// files alone. An event's id is made from its kind ([`super::event_id`]), so telling lines
+/// apart by their kind never lets another line of the same id through.
+pub fn decode_kinds(
+    note: &[u8],
+    wanted: impl Fn(Kind) -> bool,
+    glanced: impl Fn(Kind) -> bool,
+) -> (Vec<Event>, Vec<Glance>) {
+    let starts = |keep: &dyn Fn(Kind) -> bool| -> Vec<String> {
+        (Kind::ALL.into_iter())
+            .filter(|&k| keep(k))
+            .map(|k| format!("{{\"kind\":\"{}\",", k.as_str()))
+            .collect()
+    };
+    let skipped = starts(&|k| !wanted(k) && !glanced(k));
+    let glimpsed = starts(&|k| !wanted(k) && glanced(k));
+    let starts_with =
+        |line: &[u8], starts: &[String]| starts.iter().any(|s| line.starts_with(s.as_bytes()));
+    let mut lines: Vec<&[u8]> = lines_of(note)
+        .filter(|l| !l.trim_ascii().is_empty() && !starts_with(l, &skipped))
+        .collect();
+    lines.sort();
+    let mut events: BTreeMap<String, Event> = BTreeMap::new();
+    let mut glances: BTreeMap<String, Glance> = BTreeMap::new();
+    for line in lines {
+        if starts_with(line, &glimpsed) {
+            if let Ok(g) = serde_json::from_slice::<Glance>(line) {
+                glances.insert(g.id.clone(), g);
+            }
+        } else if let Ok(e) = serde_json::from_slice::<Event>(line) {
+            if wanted(e.kind) {
+                events.insert(e.id.clone(), e);
+            } else if glanced(e.kind) {
+                glances.insert(e.id.clone(), Glance::of(e));
+            }
+        }
+    }
+    (
+        events.into_values().collect(),
+        glances.into_values().collect(),
+    )
+}
+
+/// The lines of `note`, found with `memchr`: a note can hold hundreds of kilobytes of
+/// operations that the readers of its reasoning skip.
+fn lines_of(note: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    (memchr::memchr_iter(b'\n', note).chain([note.len()])).filter_map(move |end| {
+        let line = note.get(start..end)?;
+        start = end + 1;
+        Some(line)
+    })
 }
 
 /// The union of two notes, line by line, as `git notes merge -s cat_sort_uniq` makes it, with
@@ -181,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn the_reasoning_of_a_note_is_its_reasoning_events_whatever_the_order_of_their_fields() {
+    fn the_events_of_some_kinds_are_told_by_their_kind_whatever_the_order_of_their_fields() {
         let events: Vec<Event> = (Kind::ALL.into_iter().enumerate())
             .map(|(n, k)| event(&format!("m{n}"), k, &format!("the {k:?}")))
             .collect();
@@ -202,10 +282,26 @@ mod tests {
         }
         let all = decode(&note).0;
         assert_eq!(all.len(), Kind::ALL.len() + 3);
-        let reasons: Vec<Event> = all.into_iter().filter(|e| e.kind.is_reason()).collect();
-        assert_eq!(decode_reasons(&note), reasons);
-        assert!(reasons.iter().any(|e| e.summary == "moved"));
-        assert!(reasons.iter().all(|e| e.kind.is_reason()));
+        let told: fn(Kind) -> bool = Kind::is_told;
+        for (wanted, glanced) in [(told, Kind::is_reason), (Kind::stands, Kind::is_reason)] {
+            let some: Vec<Event> = all.iter().filter(|e| wanted(e.kind)).cloned().collect();
+            let glances: Vec<Glance> = (all.iter())
+                .filter(|e| !wanted(e.kind) && glanced(e.kind))
+                .map(|e| Glance::of(e.clone()))
+                .collect();
+            assert_eq!(
+                decode_kinds(&note, wanted, glanced),
+                (some.clone(), glances)
+            );
+            assert!(some.iter().any(|e| e.summary == "moved"));
+            assert!(some.len() < all.len() - 3);
+        }
+        // A glance is of an event: a line that is none is none.
+        let torn = br#"{"kind":"exploration","id":"x","session_id":"s"}"#;
+        assert_eq!(
+            decode_kinds(torn, Kind::is_told, Kind::is_reason),
+            (vec![], vec![])
+        );
     }
 
     #[test]

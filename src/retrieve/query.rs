@@ -21,6 +21,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::config::Backend;
+use crate::event::note::Glance;
 use crate::event::time::unix_seconds;
 use crate::event::{Event, Kind, Origin, PLAN_LABEL, truncate_words};
 use crate::retrieve::head::{self, HeadTree};
@@ -228,8 +229,10 @@ struct Gather<'r> {
     /// reads neither.
     reader: Option<notes::Reader<'r>>,
     view: Option<View<'r>>,
-    /// The reasoning events of each commit read so far.
-    notes: HashMap<ObjectId, Vec<Event>>,
+    /// The events of each commit read so far that an answer may give ([`Kind::is_told`]), and
+    /// a glance at its other reasoning: candidates too, which take their place among those read
+    /// and weigh their sessions, but whose text is never given.
+    notes: HashMap<ObjectId, (Vec<Event>, Vec<Glance>)>,
     ownership: HashMap<String, Option<Ownership>>,
     candidates: HashMap<String, Candidate>,
     /// Sessions by the weight of their commits on the hinted files.
@@ -282,16 +285,17 @@ impl<'r> Gather<'r> {
         Ok(self.view.as_mut().expect("opened above"))
     }
 
-    fn events(&mut self, commit: ObjectId) -> store::Result<&[Event]> {
+    fn events(&mut self, commit: ObjectId) -> store::Result<&(Vec<Event>, Vec<Glance>)> {
         if !self.notes.contains_key(&commit) {
-            let events = self.reader()?.reasons(commit)?;
-            self.notes.insert(commit, events);
+            let read = (self.reader()?).of_kinds(commit, Kind::is_told, Kind::is_reason)?;
+            self.notes.insert(commit, read);
         }
         Ok(&self.notes[&commit])
     }
 
+    /// The event `id` of `commit`, if it is one an answer may give.
     fn event(&mut self, commit: ObjectId, id: &str) -> store::Result<Option<Event>> {
-        Ok(self.events(commit)?.iter().find(|e| e.id == id).cloned())
+        Ok(self.events(commit)?.0.iter().find(|e| e.id == id).cloned())
     }
 
     /// Who owns the lines of `path` at HEAD, by the index; `None` when it is not a text file
@@ -442,10 +446,15 @@ impl<'r> Gather<'r> {
         by: &'static str,
     ) -> store::Result<Vec<String>> {
         let paths = [path.to_owned()];
-        let events: Vec<(String, bool, String)> = self
-            .events(commit)?
+        let (told, others) = self.events(commit)?;
+        let told = told
             .iter()
-            .map(|e| (e.id.clone(), e.concerns(&paths), e.session_id.clone()))
+            .map(|e| (&e.id, e.concerns(&paths), &e.session_id));
+        let others = others
+            .iter()
+            .map(|g| (&g.id, g.concerns(&paths), &g.session_id));
+        let events: Vec<(String, bool, String)> = (told.chain(others))
+            .map(|(id, concerns, session)| (id.clone(), concerns, session.clone()))
             .collect();
         let mut sessions = Vec::with_capacity(events.len());
         for (id, concerns, session) in events {
@@ -704,11 +713,7 @@ fn at_hand(item: &Item, files: &[String]) -> Option<u8> {
 /// have it; a plan's many words match most prompts, so it is given for the files it concerns
 /// only.
 fn given(event: &Event, found_by: &BTreeSet<&'static str>) -> bool {
-    let reasoning = matches!(
-        event.kind,
-        Kind::Decision | Kind::Rejection | Kind::Tradeoff | Kind::Discovery
-    );
-    reasoning
+    event.kind.is_told()
         && (event.origin != Origin::ToolSequence || undone_with_reason(event))
         && (event.origin != Origin::Plan || found_by.contains("file") || found_by.contains("lines"))
 }

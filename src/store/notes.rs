@@ -12,8 +12,8 @@ pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use super::{Error, Result, Store, commit, expecting, git_error, ref_tip, signature};
-use crate::event::note::{decode, decode_reasons, encode, union};
-use crate::event::{Event, Link, Merged, fingerprint, merge};
+use crate::event::note::{Glance, decode, decode_kinds, encode, union};
+use crate::event::{Event, Kind, Link, Merged, fingerprint, merge};
 
 /// The notes ref the events live on.
 pub const REF: &str = "refs/notes/agent-context";
@@ -142,13 +142,16 @@ impl<'r> Reader<'r> {
         note_of(self.repo, &mut self.state, &id)
     }
 
-    /// The reasoning events attached to `id` ([`crate::event::note::decode_reasons`]).
-    pub(crate) fn reasons(&mut self, id: ObjectId) -> Result<Vec<Event>> {
-        Ok(decode_reasons(&note_bytes(
-            self.repo,
-            &mut self.state,
-            &id,
-        )?))
+    /// The events of the kinds `wanted` holds attached to `id`, and a glance at those of the
+    /// kinds `glanced` holds ([`crate::event::note::decode_kinds`]).
+    pub(crate) fn of_kinds(
+        &mut self,
+        id: ObjectId,
+        wanted: fn(Kind) -> bool,
+        glanced: fn(Kind) -> bool,
+    ) -> Result<(Vec<Event>, Vec<Glance>)> {
+        let note = note_bytes(self.repo, &mut self.state, &id)?;
+        Ok(decode_kinds(&note, wanted, glanced))
     }
 }
 
