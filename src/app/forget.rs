@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::deliver::{self, claude_md, continuation};
 use crate::retrieve::index;
 use crate::store::erase::{self, Inventory, RawLine, Removed, Resolved, Scrubbed, Stored};
-use crate::store::{self, Store, graph, notes};
+use crate::store::{self, Store, graph, notes, told};
 
 /// What to forget, checked: each kind narrows the choice, several values of one kind are
 /// alternatives.
@@ -407,11 +407,12 @@ fn complete_interrupted(store: &Store) -> Result<Option<Completed>, Error> {
 }
 
 /// The local caches made from the forgotten events: the retrieval index (made from the notes)
-/// is made again when they changed, and the sessions' saved continuation summaries go (they
-/// are made again from the store).
+/// is made again when they changed and the hooks' copies of the notes' reasoning go, and the
+/// sessions' saved continuation summaries go (they are made again from the store).
 fn clear_caches(store: &Store, notes_changed: bool, sessions: BTreeSet<&str>) -> Result<(), Error> {
     if notes_changed {
         index::rebuild(store)?;
+        told::clear(store)?;
     }
     for session in sessions {
         continuation::discard(store, session)?;

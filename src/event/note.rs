@@ -49,14 +49,40 @@ pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
 
 /// What a reader that weighs a note's events by the files they name needs of one it does not
 /// give: its id, kind, session and files. Its text is skipped, not read.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Glance {
     pub id: String,
     pub kind: Kind,
     pub session_id: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files_affected: Vec<String>,
-    // The other fields every event has: a line that is no event is no glance either.
+}
+
+impl Glance {
+    fn of(e: Event) -> Glance {
+        Glance {
+            id: e.id,
+            kind: e.kind,
+            session_id: e.session_id,
+            files_affected: e.files_affected,
+        }
+    }
+
+    /// Whether the event concerns one of `paths`, as [`Event::concerns`] tells.
+    pub fn concerns(&self, paths: &[String]) -> bool {
+        self.files_affected.is_empty() || self.files_affected.iter().any(|f| paths.contains(f))
+    }
+}
+
+/// A note's line read as a [`Glance`]: the other fields every event has must be there, so
+/// that a line that is no event is no glance either.
+#[derive(serde::Deserialize)]
+struct GlancedLine {
+    id: String,
+    kind: Kind,
+    session_id: String,
+    #[serde(default)]
+    files_affected: Vec<String>,
     #[serde(rename = "summary")]
     _summary: serde::de::IgnoredAny,
     #[serde(rename = "schema_version")]
@@ -67,28 +93,6 @@ pub struct Glance {
     _origin: serde::de::IgnoredAny,
     #[serde(rename = "source")]
     _source: serde::de::IgnoredAny,
-}
-
-impl Glance {
-    fn of(e: Event) -> Glance {
-        let any = serde::de::IgnoredAny;
-        Glance {
-            id: e.id,
-            kind: e.kind,
-            session_id: e.session_id,
-            files_affected: e.files_affected,
-            _summary: any,
-            _schema_version: any,
-            _timestamp: any,
-            _origin: any,
-            _source: any,
-        }
-    }
-
-    /// Whether the event concerns one of `paths`, as [`Event::concerns`] tells.
-    pub fn concerns(&self, paths: &[String]) -> bool {
-        self.files_affected.is_empty() || self.files_affected.iter().any(|f| paths.contains(f))
-    }
 }
 
 /// The events of a note of the kinds `wanted` holds, and a [`Glance`] at those of the kinds
@@ -120,8 +124,14 @@ pub fn decode_kinds(
     let mut glances: BTreeMap<String, Glance> = BTreeMap::new();
     for line in lines {
         if starts_with(line, &glimpsed) {
-            if let Ok(g) = serde_json::from_slice::<Glance>(line) {
-                glances.insert(g.id.clone(), g);
+            if let Ok(g) = serde_json::from_slice::<GlancedLine>(line) {
+                let glance = Glance {
+                    id: g.id,
+                    kind: g.kind,
+                    session_id: g.session_id,
+                    files_affected: g.files_affected,
+                };
+                glances.insert(glance.id.clone(), glance);
             }
         } else if let Ok(e) = serde_json::from_slice::<Event>(line) {
             if wanted(e.kind) {

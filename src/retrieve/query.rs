@@ -29,7 +29,7 @@ use crate::retrieve::hints::{self, Hint, Hinted};
 use crate::retrieve::index::{self, Index, Ownership, terms};
 use crate::sanitise::{self, Reader};
 use crate::store::graph::View;
-use crate::store::{self, Store, notes};
+use crate::store::{self, Store, notes, told};
 
 /// The template queries are rendered through.
 const TEMPLATE: &str = include_str!("../../templates/query.md.j2");
@@ -233,6 +233,8 @@ struct Gather<'r> {
     /// a glance at its other reasoning: candidates too, which take their place among those read
     /// and weigh their sessions, but whose text is never given.
     notes: HashMap<ObjectId, (Vec<Event>, Vec<Glance>)>,
+    /// Where what is read of each note is kept for the next reader ([`told`]).
+    kept: PathBuf,
     ownership: HashMap<String, Option<Ownership>>,
     candidates: HashMap<String, Candidate>,
     /// Sessions by the weight of their commits on the hinted files.
@@ -248,13 +250,14 @@ impl<'r> Gather<'r> {
     /// error, opens them only when it reads them.
     fn new(
         head: HeadTree<'r>,
-        workdir: Option<&Path>,
+        store: &Store,
         index: Index,
         request: &Request<'_>,
     ) -> store::Result<Gather<'r>> {
         let mut g = Gather {
             head,
-            workdir: workdir.map(Path::to_path_buf),
+            workdir: store.workdir().map(Path::to_path_buf),
+            kept: store.dir().join(told::DIR),
             index,
             reader: None,
             view: None,
@@ -287,7 +290,12 @@ impl<'r> Gather<'r> {
 
     fn events(&mut self, commit: ObjectId) -> store::Result<&(Vec<Event>, Vec<Glance>)> {
         if !self.notes.contains_key(&commit) {
-            let read = (self.reader()?).of_kinds(commit, Kind::is_told, Kind::is_reason)?;
+            let kinds = told::Kinds {
+                whole: Kind::is_told,
+                glanced: Kind::is_reason,
+            };
+            let kept = self.kept.clone();
+            let read = (self.reader()?).of_kinds(commit, kinds, &kept)?;
             self.notes.insert(commit, read);
         }
         Ok(&self.notes[&commit])
@@ -754,7 +762,7 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
     };
     let mut head = HeadTree::new(&repo);
     let mut hinted = hints::hinted(&mut head, &index, request.prompt, &request.files);
-    let mut g = Gather::new(head, store.workdir(), index, request)?;
+    let mut g = Gather::new(head, store, index, request)?;
     g.keywords(request.prompt, request.hook);
     let mut seen = BTreeSet::new();
     hinted.retain(|h| seen.insert(h.path.clone()));

@@ -19,6 +19,7 @@ pub mod pending;
 pub mod seen;
 pub mod sessions;
 pub mod state;
+pub mod told;
 
 use std::fs::{self, File, TryLockError};
 use std::io::{self, Write};

@@ -7,13 +7,14 @@
 //! another's events.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
 
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, commit, expecting, git_error, ref_tip, signature};
+use super::{Error, Result, Store, commit, expecting, git_error, ref_tip, signature, told};
 use crate::event::note::{Glance, decode, decode_kinds, encode, union};
-use crate::event::{Event, Kind, Link, Merged, fingerprint, merge};
+use crate::event::{Event, Link, Merged, fingerprint, merge};
 
 /// The notes ref the events live on.
 pub const REF: &str = "refs/notes/agent-context";
@@ -142,16 +143,28 @@ impl<'r> Reader<'r> {
         note_of(self.repo, &mut self.state, &id)
     }
 
-    /// The events of the kinds `wanted` holds attached to `id`, and a glance at those of the
-    /// kinds `glanced` holds ([`crate::event::note::decode_kinds`]).
+    /// The events of the kinds `kinds` takes whole attached to `id`, and a glance at those it
+    /// glances at ([`crate::event::note::decode_kinds`]): from what `kept` keeps of the note
+    /// when it was made from the note as it is ([`super::told`]), else from the note, kept there
+    /// for the next reader.
     pub(crate) fn of_kinds(
         &mut self,
         id: ObjectId,
-        wanted: fn(Kind) -> bool,
-        glanced: fn(Kind) -> bool,
+        kinds: told::Kinds,
+        kept: &Path,
     ) -> Result<(Vec<Event>, Vec<Glance>)> {
-        let note = note_bytes(self.repo, &mut self.state, &id)?;
-        Ok(decode_kinds(&note, wanted, glanced))
+        let blob = (self.state.get(&id, &self.repo.objects))
+            .map_err(git_error(format!("look up the note of {id}")))?;
+        let Some(blob) = blob else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        if let Some(read) = told::read(kept, id, blob, kinds) {
+            return Ok(read);
+        }
+        let note = note_text(self.repo, id, Some(blob))?;
+        let read = decode_kinds(&note, kinds.whole, kinds.glanced);
+        told::write(kept, id, blob, kinds, &read);
+        Ok(read)
     }
 }
 

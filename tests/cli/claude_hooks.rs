@@ -286,6 +286,70 @@ fn a_file_about_to_change_gets_its_decisions_and_rejections() {
     }
 }
 
+/// What a file's hook reads of a note is kept for the next one, and never given stale: a note
+/// that changed, or a copy that cannot be read, is read again from git.
+#[test]
+fn what_a_hook_reads_of_a_note_is_kept_and_made_again_when_the_note_changes() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let write = |session: &str| {
+        let mut write = write_payload(repo, &repo.root.join("src/cache.rs"));
+        write["session_id"] = session.into();
+        injected(repo, "PreToolUse", &write).expect("decisions for cache.rs")
+    };
+    let (before, after) = (
+        "Use a TTL map for the response cache",
+        "Use a swept TTL map",
+    );
+    assert!(write("s-first").contains(before));
+    let kept = repo.store_dir().join("told");
+    let commit = repo.git(&["log", "-1", "--format=%H", "--", "src/cache.rs"]);
+    let copy = |commit: &str| -> Value {
+        let text = fs::read_to_string(kept.join(format!("{}.json", commit.trim()))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let note_blob = |commit: &str| {
+        repo.git(&[
+            "rev-parse",
+            &format!("refs/notes/agent-context:{}", commit.trim()),
+        ])
+    };
+    // One copy a note read, made from the note as it is.
+    assert_eq!(copy(&commit)["blob"], note_blob(&commit).trim());
+    let copies = fs::read_dir(&kept).unwrap().count();
+    assert!(copies >= 2, "{copies}");
+
+    // The note changes: the next hook reads it again.
+    let annotated = repo.git(&["notes", "--ref=agent-context", "list"]);
+    let mut changed = 0;
+    for line in annotated.lines() {
+        let commit = line.split_whitespace().nth(1).unwrap();
+        let note = repo.git(&["notes", "--ref=agent-context", "show", commit]);
+        if note.contains(before) {
+            scenario::add_note(
+                repo,
+                commit,
+                note.trim_end().replace(before, after).as_str(),
+            );
+            changed += 1;
+        }
+    }
+    assert!(changed > 0);
+    let context = write("s-second");
+    assert!(
+        context.contains(after) && !context.contains(before),
+        "{context}"
+    );
+    assert_eq!(copy(&commit)["blob"], note_blob(&commit).trim());
+
+    // A copy that cannot be read is a copy missed.
+    for entry in fs::read_dir(&kept).unwrap() {
+        fs::write(entry.unwrap().path(), "{\"blob\": tr").unwrap();
+    }
+    assert_eq!(write("s-third"), context);
+    assert_eq!(copy(&commit)["blob"], note_blob(&commit).trim());
+}
+
 #[test]
 fn a_file_is_given_an_edit_undone_on_it_with_its_reason_not_a_bare_failure() {
     let repo = TestRepo::new();

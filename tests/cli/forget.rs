@@ -136,6 +136,16 @@ fn match_forgets_the_text_everywhere_with_one_new_commit_per_ref() {
     for out in [&shown, &found] {
         assert!(out.contains(SECRET), "{out}");
     }
+    // The query kept its copy of what it read of the note.
+    let told = repo.root.join(".git/agent-context/told");
+    let copies_quoting = || {
+        (git_dir_files(repo).into_iter())
+            .filter(|(p, text)| {
+                p.starts_with(&told) && String::from_utf8_lossy(text).contains(SECRET)
+            })
+            .count()
+    };
+    assert!(copies_quoting() > 0);
     let notes_before = repo.git(&["rev-parse", NOTES]);
     let graph_before = repo.git(&["rev-parse", GRAPH]);
     let others_before: Vec<Value> = note_events(repo, &s.c1)
@@ -153,6 +163,7 @@ fn match_forgets_the_text_everywhere_with_one_new_commit_per_ref() {
 
     let out = repo.run(&["forget", "--match", r"HUSH[A-Z]+-\d+-codename"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(copies_quoting(), 0, "the copies of the notes go with it");
     let printed = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(printed.starts_with("forgot 1 event:\n"), "{printed}");
     assert!(printed.contains(&leaked[..12]), "{printed}");
