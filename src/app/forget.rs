@@ -412,7 +412,7 @@ fn complete_interrupted(store: &Store) -> Result<Option<Completed>, Error> {
 fn clear_caches(store: &Store, notes_changed: bool, sessions: BTreeSet<&str>) -> Result<(), Error> {
     if notes_changed {
         index::rebuild(store)?;
-        told::clear(store)?;
+        told::clear(store);
     }
     for session in sessions {
         continuation::discard(store, session)?;

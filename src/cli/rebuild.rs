@@ -8,7 +8,7 @@ use crate::cli::CmdResult;
 use crate::cli::progress::Steps;
 use crate::cli::report::{self, Report};
 use crate::retrieve::index;
-use crate::store::{Store, graph};
+use crate::store::{Store, graph, told};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,6 +24,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     let updated = graph::rebuild(store)?;
     steps.step("indexing the notes");
     index::rebuild(store)?;
+    told::clear(store);
     steps.finish();
     report::print(out, &Rebuilt::from(&updated), args.json)
 }

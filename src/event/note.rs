@@ -74,8 +74,9 @@ impl Glance {
     }
 }
 
-/// A note's line read as a [`Glance`]: the other fields every event has must be there, so
-/// that a line that is no event is no glance either.
+/// A note's line read as a [`Glance`]: the fields every event has must be there, of their
+/// types, so that a line read whole as no event is mostly no glance either (a malformed field
+/// an event may lack is not looked at).
 #[derive(serde::Deserialize)]
 struct GlancedLine {
     id: String,
@@ -86,26 +87,31 @@ struct GlancedLine {
     #[serde(rename = "summary")]
     _summary: serde::de::IgnoredAny,
     #[serde(rename = "schema_version")]
-    _schema_version: serde::de::IgnoredAny,
+    _schema_version: u32,
     #[serde(rename = "timestamp")]
     _timestamp: serde::de::IgnoredAny,
     #[serde(rename = "origin")]
-    _origin: serde::de::IgnoredAny,
+    _origin: super::Origin,
     #[serde(rename = "source")]
     _source: serde::de::IgnoredAny,
 }
 
 /// The events of a note of the kinds `wanted` holds, and a [`Glance`] at those of the kinds
-/// `glanced` holds, one per id as [`decode`] gives them. The lines of the other kinds
-/// (operations and the session event, much of a note) are not parsed when they start as this
-/// program writes them (`{"kind":"read",…`), and a glanced line is read for its id, session and
-/// files alone. An event's id is made from its kind ([`super::event_id`]), so telling lines
-/// apart by their kind never lets another line of the same id through.
+/// `glanced` holds, one per id as [`decode`] gives them (of two lines with one id, the one that
+/// sorts last). The lines of the other kinds (operations and the session event, much of a note)
+/// are not parsed when they start as this program writes them (`{"kind":"read",…`), and a
+/// glanced line is read for its id, session and files alone. This program makes an event's id
+/// from its kind ([`super::event_id`]), so leaving its lines out by their kind lets no other
+/// line of the same id through.
 pub fn decode_kinds(
     note: &[u8],
     wanted: impl Fn(Kind) -> bool,
     glanced: impl Fn(Kind) -> bool,
 ) -> (Vec<Event>, Vec<Glance>) {
+    enum Read {
+        Whole(Box<Event>),
+        Glanced(Glance),
+    }
     let starts = |keep: &dyn Fn(Kind) -> bool| -> Vec<String> {
         (Kind::ALL.into_iter())
             .filter(|&k| keep(k))
@@ -120,31 +126,37 @@ pub fn decode_kinds(
         .filter(|l| !l.trim_ascii().is_empty() && !starts_with(l, &skipped))
         .collect();
     lines.sort();
-    let mut events: BTreeMap<String, Event> = BTreeMap::new();
-    let mut glances: BTreeMap<String, Glance> = BTreeMap::new();
+    let mut by_id: BTreeMap<String, Read> = BTreeMap::new();
     for line in lines {
-        if starts_with(line, &glimpsed) {
-            if let Ok(g) = serde_json::from_slice::<GlancedLine>(line) {
-                let glance = Glance {
+        let read = match starts_with(line, &glimpsed) {
+            true => serde_json::from_slice::<GlancedLine>(line).map(|g| {
+                Read::Glanced(Glance {
                     id: g.id,
                     kind: g.kind,
                     session_id: g.session_id,
                     files_affected: g.files_affected,
-                };
-                glances.insert(glance.id.clone(), glance);
-            }
-        } else if let Ok(e) = serde_json::from_slice::<Event>(line) {
-            if wanted(e.kind) {
-                events.insert(e.id.clone(), e);
-            } else if glanced(e.kind) {
-                glances.insert(e.id.clone(), Glance::of(e));
-            }
+                })
+            }),
+            false => serde_json::from_slice::<Event>(line).map(|e| Read::Whole(Box::new(e))),
+        };
+        if let Ok(read) = read {
+            let id = match &read {
+                Read::Whole(e) => e.id.clone(),
+                Read::Glanced(g) => g.id.clone(),
+            };
+            by_id.insert(id, read);
         }
     }
-    (
-        events.into_values().collect(),
-        glances.into_values().collect(),
-    )
+    let (mut events, mut glances) = (Vec::new(), Vec::new());
+    for read in by_id.into_values() {
+        match read {
+            Read::Whole(e) if wanted(e.kind) => events.push(*e),
+            Read::Whole(e) if glanced(e.kind) => glances.push(Glance::of(*e)),
+            Read::Whole(_) => {}
+            Read::Glanced(g) => glances.push(g),
+        }
+    }
+    (events, glances)
 }
 
 /// The lines of `note`, found with `memchr`: a note can hold hundreds of kilobytes of
@@ -272,13 +284,22 @@ mod tests {
 
     #[test]
     fn the_events_of_some_kinds_are_told_by_their_kind_whatever_the_order_of_their_fields() {
-        let events: Vec<Event> = (Kind::ALL.into_iter().enumerate())
+        let mut events: Vec<Event> = (Kind::ALL.into_iter().enumerate())
             .map(|(n, k)| event(&format!("m{n}"), k, &format!("the {k:?}")))
             .collect();
+        // Two versions of an event given whole and of one glanced at: the line that sorts last
+        // is read, as `decode` reads it.
+        for n in [0, 3] {
+            let mut revised = events[n].clone();
+            revised.summary.push_str(", revised");
+            revised.files_affected = vec!["src/revised.rs".to_owned()];
+            events.push(revised);
+        }
         let mut note = encode(&events);
         // Another writer's lines, the kind not first: parsed, and told by their kind all the same.
-        for (n, kind) in [(90, Kind::Read), (91, Kind::Decision), (92, Kind::Session)] {
-            let e = event(&format!("m{n}"), kind, "moved");
+        let moved = [Kind::Read, Kind::Decision, Kind::Exploration, Kind::Session];
+        for (n, kind) in moved.into_iter().enumerate() {
+            let e = event(&format!("m9{n}"), kind, "moved");
             let mut value = serde_json::to_value(&e).unwrap();
             let kind = value.as_object_mut().unwrap().remove("kind").unwrap();
             value
@@ -291,7 +312,7 @@ mod tests {
             note.push(b'\n');
         }
         let all = decode(&note).0;
-        assert_eq!(all.len(), Kind::ALL.len() + 3);
+        assert_eq!(all.len(), Kind::ALL.len() + moved.len());
         let told: fn(Kind) -> bool = Kind::is_told;
         for (wanted, glanced) in [(told, Kind::is_reason), (Kind::stands, Kind::is_reason)] {
             let some: Vec<Event> = all.iter().filter(|e| wanted(e.kind)).cloned().collect();
@@ -299,15 +320,22 @@ mod tests {
                 .filter(|e| !wanted(e.kind) && glanced(e.kind))
                 .map(|e| Glance::of(e.clone()))
                 .collect();
-            assert_eq!(
-                decode_kinds(&note, wanted, glanced),
-                (some.clone(), glances)
-            );
-            assert!(some.iter().any(|e| e.summary == "moved"));
-            assert!(some.len() < all.len() - 3);
+            let (read, glanced) = decode_kinds(&note, wanted, glanced);
+            assert_eq!((&read, &glanced), (&some, &glances));
+            assert!(read.iter().any(|e| e.summary == "the Decision, revised"));
+            assert!(read.iter().any(|e| e.summary == "moved"));
+            let files = |id: &str| {
+                glanced
+                    .iter()
+                    .find(|g| g.id == id)
+                    .map(|g| &g.files_affected)
+            };
+            assert_eq!(files(&events[3].id), Some(&events[15].files_affected));
+            assert!(files(&event("m92", Kind::Exploration, "").id).is_some());
         }
         // A glance is of an event: a line that is none is none.
-        let torn = br#"{"kind":"exploration","id":"x","session_id":"s"}"#;
+        let torn = br#"{"kind":"exploration","id":"x","session_id":"s"}
+{"kind":"exploration","summary":"s","id":"y","schema_version":1,"session_id":"s","timestamp":"t","origin":"nonsense","source":"x"}"#;
         assert_eq!(
             decode_kinds(torn, Kind::is_told, Kind::is_reason),
             (vec![], vec![])

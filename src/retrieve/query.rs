@@ -294,8 +294,9 @@ impl<'r> Gather<'r> {
                 whole: Kind::is_told,
                 glanced: Kind::is_reason,
             };
-            let kept = self.kept.clone();
-            let read = (self.reader()?).of_kinds(commit, kinds, &kept)?;
+            self.reader()?;
+            let reader = self.reader.as_mut().expect("opened above");
+            let read = reader.of_kinds(commit, kinds, &self.kept)?;
             self.notes.insert(commit, read);
         }
         Ok(&self.notes[&commit])
@@ -304,6 +305,16 @@ impl<'r> Gather<'r> {
     /// The event `id` of `commit`, if it is one an answer may give.
     fn event(&mut self, commit: ObjectId, id: &str) -> store::Result<Option<Event>> {
         Ok(self.events(commit)?.0.iter().find(|e| e.id == id).cloned())
+    }
+
+    /// The session of the reasoning event `id` of `commit`, whatever its kind.
+    fn session_of(&mut self, commit: ObjectId, id: &str) -> store::Result<Option<String>> {
+        let (told, others) = self.events(commit)?;
+        let told = told.iter().map(|e| (&e.id, &e.session_id));
+        let others = others.iter().map(|g| (&g.id, &g.session_id));
+        Ok((told.chain(others))
+            .find(|(i, _)| *i == id)
+            .map(|(_, s)| s.clone()))
     }
 
     /// Who owns the lines of `path` at HEAD, by the index; `None` when it is not a text file
@@ -562,8 +573,8 @@ impl<'r> Gather<'r> {
             .collect();
         hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
         for (_, commit, id) in hits.into_iter().take(SESSIONS_PER_FILE) {
-            if let Some(e) = self.event(commit, &id)? {
-                sessions.insert(e.session_id);
+            if let Some(session) = self.session_of(commit, &id)? {
+                sessions.insert(session);
             }
         }
         let mut nodes = Vec::new();

@@ -130,13 +130,16 @@ pub fn read_id(store: &Store, id: ObjectId) -> Result<Vec<Event>> {
 /// from one read to the next.
 pub(crate) struct Reader<'r> {
     repo: &'r gix::Repository,
+    /// The notes ref's tip the notes are read at.
+    tip: Option<ObjectId>,
     state: gix::note::plumbing::State,
 }
 
 impl<'r> Reader<'r> {
     pub(crate) fn new(repo: &'r gix::Repository) -> Result<Reader<'r>> {
-        let state = state_at(repo, tip(repo)?)?;
-        Ok(Reader { repo, state })
+        let tip = tip(repo)?;
+        let state = state_at(repo, tip)?;
+        Ok(Reader { repo, tip, state })
     }
 
     pub(crate) fn events(&mut self, id: ObjectId) -> Result<Vec<Event>> {
@@ -156,6 +159,7 @@ impl<'r> Reader<'r> {
         let blob = (self.state.get(&id, &self.repo.objects))
             .map_err(git_error(format!("look up the note of {id}")))?;
         let Some(blob) = blob else {
+            told::remove(kept, id);
             return Ok((Vec::new(), Vec::new()));
         };
         if let Some(read) = told::read(kept, id, blob, kinds) {
@@ -164,6 +168,11 @@ impl<'r> Reader<'r> {
         let note = note_text(self.repo, id, Some(blob))?;
         let read = decode_kinds(&note, kinds.whole, kinds.glanced);
         told::write(kept, id, blob, kinds, &read);
+        // The notes changed meanwhile (a forget, which removes every copy once it has changed
+        // them): this copy, of a note no longer there, goes too.
+        if tip(self.repo).ok() != Some(self.tip) {
+            told::remove(kept, id);
+        }
         Ok(read)
     }
 }

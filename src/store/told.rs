@@ -5,17 +5,17 @@
 //! what they read of it is a few kilobytes.
 //!
 //! A cache, one file per commit (`told/<commit>.json`): it names the note's blob it was made
-//! from and the kinds it holds, and is made again by the next reader once either differs, so
-//! it is never read stale. A file that cannot be read or written is a cache missed, no more.
+//! from, the kinds it holds and its form, and is made again by the next reader once one of them
+//! differs, so it is never read stale. A file that cannot be read or written is a cache missed,
+//! no more.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use super::{Result, Store, io_error, write_cache};
+use super::{Store, write_cache};
 use crate::event::note::Glance;
 use crate::event::{Event, Kind};
 
@@ -42,22 +42,42 @@ impl Kinds {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+/// The form of a copy: a copy of another is read again from the note (a newer version that reads
+/// more of a note, or reads it otherwise, changes it).
+const FORMAT: u32 = 1;
+
+#[derive(Deserialize)]
 struct Kept {
+    format: u32,
     blob: String,
     kinds: String,
     events: Vec<Event>,
     glances: Vec<Glance>,
 }
 
+#[derive(Serialize)]
+struct Keeping<'a> {
+    format: u32,
+    blob: String,
+    kinds: String,
+    events: &'a [Event],
+    glances: &'a [Glance],
+}
+
 /// Remove all that is kept: a forget takes what it removed out of the notes, and out of their
-/// copies here at once, not when each note is next read.
-pub(crate) fn clear(store: &Store) -> Result<()> {
+/// copies here at once, not when each note is next read; `rebuild` starts afresh. A copy a hook
+/// writes meanwhile, of a note that has changed since, is removed by that hook.
+pub(crate) fn clear(store: &Store) {
     let dir = store.dir().join(DIR);
-    match fs::remove_dir_all(&dir) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("cannot remove", &dir)(e)),
-        _ => Ok(()),
+    for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let _ = fs::remove_file(entry.path());
     }
+    let _ = fs::remove_dir(&dir);
+}
+
+/// Remove the copy of `commit`'s note, if there is one.
+pub(crate) fn remove(dir: &Path, commit: ObjectId) {
+    let _ = fs::remove_file(path(dir, commit));
 }
 
 fn path(dir: &Path, commit: ObjectId) -> PathBuf {
@@ -73,7 +93,8 @@ pub(crate) fn read(
 ) -> Option<(Vec<Event>, Vec<Glance>)> {
     let bytes = fs::read(path(dir, commit)).ok()?;
     let kept: Kept = serde_json::from_slice(&bytes).ok()?;
-    (ObjectId::from_hex(kept.blob.as_bytes()).ok() == Some(blob) && kept.kinds == kinds.names())
+    let made_from = ObjectId::from_hex(kept.blob.as_bytes()).ok();
+    (kept.format == FORMAT && made_from == Some(blob) && kept.kinds == kinds.names())
         .then_some((kept.events, kept.glances))
 }
 
@@ -86,13 +107,14 @@ pub(crate) fn write(
     kinds: Kinds,
     (events, glances): &(Vec<Event>, Vec<Glance>),
 ) {
-    let kept = Kept {
+    let keeping = Keeping {
+        format: FORMAT,
         blob: blob.to_string(),
         kinds: kinds.names(),
-        events: events.clone(),
-        glances: glances.clone(),
+        events,
+        glances,
     };
-    if let Ok(bytes) = serde_json::to_vec(&kept) {
+    if let Ok(bytes) = serde_json::to_vec(&keeping) {
         let _ = write_cache(&path(dir, commit), &bytes);
     }
 }

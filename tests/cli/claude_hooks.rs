@@ -314,10 +314,38 @@ fn what_a_hook_reads_of_a_note_is_kept_and_made_again_when_the_note_changes() {
             &format!("refs/notes/agent-context:{}", commit.trim()),
         ])
     };
-    // One copy a note read, made from the note as it is.
+    // One copy a note read, made from the note as it is, and read instead of the note.
     assert_eq!(copy(&commit)["blob"], note_blob(&commit).trim());
     let copies = fs::read_dir(&kept).unwrap().count();
     assert!(copies >= 2, "{copies}");
+    let quoting: Vec<std::path::PathBuf> = (fs::read_dir(&kept).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| fs::read_to_string(p).unwrap().contains(before))
+        .collect();
+    assert!(!quoting.is_empty());
+    let edit = |from: &str, to: &str| {
+        for path in &quoting {
+            let text = fs::read_to_string(path).unwrap();
+            fs::write(path, text.replace(from, to)).unwrap();
+        }
+    };
+    let planted = "Use a TTL map, as this copy says";
+    edit(before, planted);
+    assert!(write("s-copy").contains(planted));
+    // A copy made for other kinds, or in another form, is made again from the note.
+    edit(r#""kinds":""#, r#""kinds":"read,"#);
+    let context = write("s-kinds");
+    assert!(
+        context.contains(before) && !context.contains(planted),
+        "{context}"
+    );
+    edit(before, planted);
+    edit(r#""format":1"#, r#""format":0"#);
+    let context = write("s-format");
+    assert!(
+        context.contains(before) && !context.contains(planted),
+        "{context}"
+    );
 
     // The note changes: the next hook reads it again.
     let annotated = repo.git(&["notes", "--ref=agent-context", "list"]);

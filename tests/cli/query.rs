@@ -317,6 +317,48 @@ fn the_same_words_recorded_on_two_commits_are_given_once() {
     assert!(!ask("And src/cache.rs?").contains(said));
 }
 
+/// The session backend follows a strong keyword match to its session, whatever the kind of the
+/// event matched: an exploration's words lead to what its session decided.
+#[test]
+fn the_session_backend_follows_a_match_on_any_reasoning_to_its_session() {
+    let s = scenario::build();
+    let file = "src/zeta.rs";
+    let commit = s.repo.commit(file, "pub fn retry_zeta() {}\n", "Add zeta");
+    let at = "2026-07-03T10:00:00Z";
+    let looked = "Looked at how quaternionic_zanzibar handles its retries";
+    let decided = "Retry twice with a jittered delay, then give up";
+    let note = [
+        scenario::event(
+            ("s-zeta", "m1", "exploration"),
+            looked,
+            at,
+            "",
+            &[file],
+            &[],
+        ),
+        scenario::event(("s-zeta", "m2", "decision"), decided, at, "", &[file], &[]),
+        scenario::event(
+            ("s-zeta", "m0", "session"),
+            "Add zeta",
+            at,
+            "",
+            &[file],
+            &[],
+        ),
+    ];
+    let note: Vec<String> = note.iter().map(Value::to_string).collect();
+    scenario::add_note(&s.repo, &commit, &note.join("\n"));
+    s.repo.ok(&["rebuild"]);
+    let answer = s.repo.json(&[
+        "query",
+        "What did we settle about quaternionic_zanzibar?",
+        "--backend",
+        "session",
+    ]);
+    let items = answer["items"].as_array().unwrap();
+    assert!(items.iter().any(|i| i["summary"] == decided), "{answer:#}");
+}
+
 #[test]
 fn a_path_on_another_machine_names_the_file_it_ends_with() {
     let s = scenario::build();
