@@ -296,9 +296,9 @@ impl Event {
             .chain(self.alternatives.iter().map(String::as_str))
     }
 
-    /// Whether the event concerns one of `paths`: it names one of them, or names no file.
+    /// Whether the event concerns one of `paths` ([`concerns`]).
     pub fn concerns(&self, paths: &[String]) -> bool {
-        self.files_affected.is_empty() || self.files_affected.iter().any(|f| paths.contains(f))
+        concerns(&self.files_affected, paths)
     }
 
     /// The event of `kind` drawn from `source` in `session`, with its id and the summary made
@@ -395,6 +395,12 @@ impl From<Key> for (String, String) {
     fn from(key: Key) -> (String, String) {
         (key.session, key.id)
     }
+}
+
+/// Whether an event that names `files` concerns one of `paths`: it names one of them, or names
+/// no file.
+pub fn concerns(files: &[String], paths: &[String]) -> bool {
+    files.is_empty() || files.iter().any(|f| paths.contains(f))
 }
 
 /// The stable id of the event of `kind` drawn from `source` in `session`.

@@ -30,21 +30,8 @@ pub fn encode(events: &[Event]) -> Vec<u8> {
 /// the same id, the one that sorts last wins (any fixed rule would do; this one needs no
 /// clock and gives every reader the same answer).
 pub fn decode(note: &[u8]) -> (Vec<Event>, usize) {
-    let mut lines: Vec<&[u8]> = lines_of(note)
-        .filter(|l| !l.trim_ascii().is_empty())
-        .collect();
-    lines.sort();
-    let mut by_id: BTreeMap<String, Event> = BTreeMap::new();
-    let mut unreadable = 0;
-    for line in lines {
-        match serde_json::from_slice::<Event>(line) {
-            Ok(e) => {
-                by_id.insert(e.id.clone(), e);
-            }
-            Err(_) => unreadable += 1,
-        }
-    }
-    (by_id.into_values().collect(), unreadable)
+    let (events, _, unreadable) = read(note, |_| true, |_| false);
+    (events, unreadable)
 }
 
 /// What a reader that weighs a note's events by the files they name needs of one it does not
@@ -66,11 +53,6 @@ impl Glance {
             session_id: e.session_id,
             files_affected: e.files_affected,
         }
-    }
-
-    /// Whether the event concerns one of `paths`, as [`Event::concerns`] tells.
-    pub fn concerns(&self, paths: &[String]) -> bool {
-        self.files_affected.is_empty() || self.files_affected.iter().any(|f| paths.contains(f))
     }
 }
 
@@ -96,6 +78,17 @@ struct GlancedLine {
     _source: serde::de::IgnoredAny,
 }
 
+impl From<GlancedLine> for Glance {
+    fn from(g: GlancedLine) -> Glance {
+        Glance {
+            id: g.id,
+            kind: g.kind,
+            session_id: g.session_id,
+            files_affected: g.files_affected,
+        }
+    }
+}
+
 /// The events of a note of the kinds `wanted` holds, and a [`Glance`] at those of the kinds
 /// `glanced` holds, one per id as [`decode`] gives them (of two lines with one id, the one that
 /// sorts last). The lines of the other kinds (operations and the session event, much of a note)
@@ -108,6 +101,16 @@ pub fn decode_kinds(
     wanted: impl Fn(Kind) -> bool,
     glanced: impl Fn(Kind) -> bool,
 ) -> (Vec<Event>, Vec<Glance>) {
+    let (events, glances, _) = read(note, wanted, glanced);
+    (events, glances)
+}
+
+/// [`decode_kinds`], and how many of the lines it parsed could not be read.
+fn read(
+    note: &[u8],
+    wanted: impl Fn(Kind) -> bool,
+    glanced: impl Fn(Kind) -> bool,
+) -> (Vec<Event>, Vec<Glance>, usize) {
     enum Read {
         Whole(Box<Event>),
         Glanced(Glance),
@@ -127,24 +130,21 @@ pub fn decode_kinds(
         .collect();
     lines.sort();
     let mut by_id: BTreeMap<String, Read> = BTreeMap::new();
+    let mut unreadable = 0;
     for line in lines {
         let read = match starts_with(line, &glimpsed) {
-            true => serde_json::from_slice::<GlancedLine>(line).map(|g| {
-                Read::Glanced(Glance {
-                    id: g.id,
-                    kind: g.kind,
-                    session_id: g.session_id,
-                    files_affected: g.files_affected,
-                })
-            }),
+            true => serde_json::from_slice::<GlancedLine>(line).map(|g| Read::Glanced(g.into())),
             false => serde_json::from_slice::<Event>(line).map(|e| Read::Whole(Box::new(e))),
         };
-        if let Ok(read) = read {
-            let id = match &read {
-                Read::Whole(e) => e.id.clone(),
-                Read::Glanced(g) => g.id.clone(),
-            };
-            by_id.insert(id, read);
+        match read {
+            Ok(read) => {
+                let id = match &read {
+                    Read::Whole(e) => e.id.clone(),
+                    Read::Glanced(g) => g.id.clone(),
+                };
+                by_id.insert(id, read);
+            }
+            Err(_) => unreadable += 1,
         }
     }
     let (mut events, mut glances) = (Vec::new(), Vec::new());
@@ -156,7 +156,7 @@ pub fn decode_kinds(
             Read::Glanced(g) => glances.push(g),
         }
     }
-    (events, glances)
+    (events, glances, unreadable)
 }
 
 /// The lines of `note`, found with `memchr`: a note can hold hundreds of kilobytes of

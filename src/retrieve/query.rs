@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::config::Backend;
 use crate::event::note::Glance;
 use crate::event::time::unix_seconds;
-use crate::event::{Event, Kind, Origin, PLAN_LABEL, truncate_words};
+use crate::event::{Event, Kind, Origin, PLAN_LABEL, concerns, truncate_words};
 use crate::retrieve::head::{self, HeadTree};
 use crate::retrieve::hints::{self, Hint, Hinted};
 use crate::retrieve::index::{self, Index, Ownership, terms};
@@ -309,12 +309,9 @@ impl<'r> Gather<'r> {
 
     /// The session of the reasoning event `id` of `commit`, whatever its kind.
     fn session_of(&mut self, commit: ObjectId, id: &str) -> store::Result<Option<String>> {
-        let (told, others) = self.events(commit)?;
-        let told = told.iter().map(|e| (&e.id, &e.session_id));
-        let others = others.iter().map(|g| (&g.id, &g.session_id));
-        Ok((told.chain(others))
-            .find(|(i, _)| *i == id)
-            .map(|(_, s)| s.clone()))
+        Ok((reasoning(self.events(commit)?))
+            .find(|(i, _, _)| *i == id)
+            .map(|(_, session, _)| session.to_owned()))
     }
 
     /// Who owns the lines of `path` at HEAD, by the index; `None` when it is not a text file
@@ -465,15 +462,10 @@ impl<'r> Gather<'r> {
         by: &'static str,
     ) -> store::Result<Vec<String>> {
         let paths = [path.to_owned()];
-        let (told, others) = self.events(commit)?;
-        let told = told
-            .iter()
-            .map(|e| (&e.id, e.concerns(&paths), &e.session_id));
-        let others = others
-            .iter()
-            .map(|g| (&g.id, g.concerns(&paths), &g.session_id));
-        let events: Vec<(String, bool, String)> = (told.chain(others))
-            .map(|(id, concerns, session)| (id.clone(), concerns, session.clone()))
+        let events: Vec<(String, bool, String)> = (reasoning(self.events(commit)?))
+            .map(|(id, session, files)| {
+                (id.to_owned(), concerns(files, &paths), session.to_owned())
+            })
             .collect();
         let mut sessions = Vec::with_capacity(events.len());
         for (id, concerns, session) in events {
@@ -692,6 +684,21 @@ impl<'r> Gather<'r> {
         }
         self.decision_event(id)
     }
+}
+
+/// Each reasoning event of a commit as [`Gather::events`] read it, given whole or glanced at:
+/// its id, session and files.
+fn reasoning(
+    (told, others): &(Vec<Event>, Vec<Glance>),
+) -> impl Iterator<Item = (&str, &str, &[String])> {
+    let told = told
+        .iter()
+        .map(|e| (&e.id, &e.session_id, &e.files_affected));
+    let others = others
+        .iter()
+        .map(|g| (&g.id, &g.session_id, &g.files_affected));
+    (told.chain(others))
+        .map(|(id, session, files)| (id.as_str(), session.as_str(), files.as_slice()))
 }
 
 /// A hasher for short string keys: XXH3 of their bytes. std's SipHash resists hash flooding,

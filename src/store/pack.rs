@@ -103,14 +103,13 @@ pub fn commit_graph_if_behind(store: &Store) -> Result<bool> {
     let config = repo.config_snapshot();
     let declined = config.boolean("core.commitGraph") == Some(false)
         || config.boolean("gc.writeCommitGraph") == Some(false);
+    // A shallow clone's, git does not use.
+    if !packing_on(&config) || declined || !store.exists() || repo.is_shallow().unwrap_or(true) {
+        return Ok(false);
+    }
+    // Without a commit yet, nothing to write.
     let tips = tips(&repo);
-    // Without a commit yet, nothing to write; a shallow clone's, git does not use.
-    if !packing_on(&config)
-        || declined
-        || !store.exists()
-        || repo.is_shallow().unwrap_or(true)
-        || tips.is_empty()
-    {
+    if tips.is_empty() {
         return Ok(false);
     }
     let info = store.common_dir().join("objects/info");

@@ -128,6 +128,18 @@ fn loose_blobs(repo: &TestRepo, batch: &str, n: usize, reached: bool) {
     }
 }
 
+/// A hooked repository with `setting` in its configuration, where the session's agent committed
+/// its cache turn; the commit.
+fn agent_committed_with(setting: Option<(&str, &str)>) -> (TestRepo, String) {
+    let repo = hooked_repo();
+    if let Some((key, value)) = setting {
+        repo.git(&["config", key, value]);
+    }
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+    (repo, head)
+}
+
 #[test]
 fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
     let packed = |repo: &TestRepo| repo.log().matches("the loose objects packed").count();
@@ -137,12 +149,7 @@ fn an_agents_commit_packs_the_repositorys_loose_objects_once_there_are_many() {
         Some(("gc.auto", "-1")),
         Some(("maintenance.auto", "false")),
     ] {
-        let repo = hooked_repo();
-        if let Some((key, value)) = off {
-            repo.git(&["config", key, value]);
-        }
-        transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
-        let head = commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+        let (repo, head) = agent_committed_with(off);
         // A few loose objects are left as they are.
         let few = repo.loose_objects();
         assert!(few > 0 && few < 100, "{few} loose objects");
@@ -190,12 +197,7 @@ fn a_clone_without_a_commit_graph_is_given_one_as_git_maintenance_would() {
         Some(("core.commitGraph", "false")),
         Some(("gc.auto", "0")),
     ] {
-        let repo = hooked_repo();
-        if let Some((key, value)) = declined {
-            repo.git(&["config", key, value]);
-        }
-        transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
-        commit_as(&repo, &repo.root, Some(SESSION), "cache.py", "feat: cache");
+        let (repo, _) = agent_committed_with(declined);
         let Some(_) = declined else {
             // Written by the process the commit's hook left its work to, and read by git.
             assert!(repo.root.join(chain).is_file(), "log: {}", repo.log());
