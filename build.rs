@@ -1,0 +1,96 @@
+//! Compiles the classifier's largest pattern sets when the binary is built, so that no process
+//! has to: each set's Thompson NFA is written to `$OUT_DIR/<name>.nfa`, in the table form that
+//! `src/classify/patterns.rs` reads back ([`patterns::load`]). The patterns are those of
+//! `src/classify/rules.rs`, compiled by the same function the binary compiles the others with.
+
+use std::path::Path;
+
+use regex_automata::nfa::thompson::{NFA, State};
+
+#[allow(dead_code)]
+#[path = "src/classify/patterns.rs"]
+mod patterns;
+#[allow(dead_code)]
+#[path = "src/classify/rules.rs"]
+mod rules;
+
+/// What `rules.rs` files its groups under; only the patterns are read here.
+mod event {
+    #[allow(dead_code)]
+    pub enum Kind {
+        Decision,
+        Rejection,
+        Tradeoff,
+        Discovery,
+    }
+}
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=src/classify/patterns.rs");
+    println!("cargo::rerun-if-changed=src/classify/rules.rs");
+    let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
+    let keep: Vec<String> = rules::GROUPS
+        .iter()
+        .flat_map(|(_, patterns)| patterns.iter())
+        .map(|p| patterns::loosened(p))
+        .collect();
+    write(&out, "keep", &keep);
+    write(&out, "not_reasoning", rules::NOT_REASONING);
+    write(&out, "hedge", rules::HEDGE);
+    write(&out, "narration", rules::NARRATION);
+    write(&out, "step", rules::STEP);
+    write(&out, "reasoned", rules::REASONED);
+    write(&out, "lead_in", rules::LEAD_IN);
+}
+
+/// Compile `patterns` as the classifier's sets are compiled and write the table to
+/// `<out>/<name>.nfa`.
+fn write<S: AsRef<str>>(out: impl AsRef<Path>, name: &str, patterns: &[S]) {
+    let nfa = patterns::compile(patterns, patterns::ascii_folded());
+    let path = out.as_ref().join(format!("{name}.nfa"));
+    std::fs::write(&path, table(&nfa)).unwrap_or_else(|e| panic!("write {path:?}: {e}"));
+}
+
+/// `nfa` as [`patterns::load`] reads it.
+fn table(nfa: &NFA) -> Vec<u8> {
+    use patterns::tag;
+    assert!(!nfa.is_utf8(), "the classifier's sets match bytes");
+    let id = |s: regex_automata::util::primitives::StateID| s.as_u32();
+    let span =
+        |t: &regex_automata::nfa::thompson::Transition| u32::from(t.start) | u32::from(t.end) << 8;
+    let mut words = vec![
+        nfa.states().len() as u32,
+        nfa.pattern_len() as u32,
+        id(nfa.start_anchored()),
+        id(nfa.start_unanchored()),
+    ];
+    words.extend(nfa.patterns().map(|p| {
+        id(nfa
+            .start_pattern(p)
+            .expect("every pattern of an NFA starts"))
+    }));
+    for state in nfa.states() {
+        match state {
+            State::ByteRange { trans } => words.extend([tag::RANGE, span(trans), id(trans.next)]),
+            State::Sparse(sparse) => {
+                words.extend([tag::SPARSE, sparse.transitions.len() as u32]);
+                for t in sparse.transitions.iter() {
+                    words.extend([span(t), id(t.next)]);
+                }
+            }
+            State::Look { look, next } => words.extend([tag::LOOK, look.as_repr(), id(*next)]),
+            State::Union { alternates } => {
+                words.extend([tag::UNION, alternates.len() as u32]);
+                words.extend(alternates.iter().map(|&a| id(a)));
+            }
+            State::BinaryUnion { alt1, alt2 } => {
+                words.extend([tag::UNION, 2, id(*alt1), id(*alt2)])
+            }
+            State::Fail => words.push(tag::FAIL),
+            State::Match { pattern_id } => words.extend([tag::MATCH, pattern_id.as_u32()]),
+            other => panic!("a set's NFA has no {other:?} state"),
+        }
+    }
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
