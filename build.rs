@@ -1,20 +1,20 @@
 //! Compiles the classifier's largest pattern sets when the binary is built, so that no process
 //! has to: each set's Thompson NFA is written to `$OUT_DIR/<name>.nfa`, in the table form that
 //! `src/classify/patterns.rs` reads back ([`patterns::load`]). The patterns are those of
-//! `src/classify/rules.rs`, compiled by the same function the binary compiles the others with.
+//! `src/classify/cues.rs`, compiled by the same function the binary compiles the others with.
 
 use std::path::Path;
 
 use regex_automata::nfa::thompson::{NFA, State};
 
 #[allow(dead_code)]
+#[path = "src/classify/cues.rs"]
+mod cues;
+#[allow(dead_code)]
 #[path = "src/classify/patterns.rs"]
 mod patterns;
-#[allow(dead_code)]
-#[path = "src/classify/rules.rs"]
-mod rules;
 
-/// What `rules.rs` files its groups under; only the patterns are read here.
+/// What `cues.rs` files its groups under; only the patterns are read here.
 mod event {
     #[allow(dead_code)]
     pub enum Kind {
@@ -28,20 +28,20 @@ mod event {
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=src/classify/patterns.rs");
-    println!("cargo::rerun-if-changed=src/classify/rules.rs");
+    println!("cargo::rerun-if-changed=src/classify/cues.rs");
     let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
-    let keep: Vec<String> = rules::GROUPS
+    let keep: Vec<String> = cues::GROUPS
         .iter()
         .flat_map(|(_, patterns)| patterns.iter())
         .map(|p| patterns::loosened(p))
         .collect();
     write(&out, "keep", &keep);
-    write(&out, "not_reasoning", rules::NOT_REASONING);
-    write(&out, "hedge", rules::HEDGE);
-    write(&out, "narration", rules::NARRATION);
-    write(&out, "step", rules::STEP);
-    write(&out, "reasoned", rules::REASONED);
-    write(&out, "lead_in", rules::LEAD_IN);
+    write(&out, "not_reasoning", cues::NOT_REASONING);
+    write(&out, "hedge", cues::HEDGE);
+    write(&out, "narration", cues::NARRATION);
+    write(&out, "step", cues::STEP);
+    write(&out, "reasoned", cues::REASONED);
+    write(&out, "lead_in", cues::LEAD_IN);
 }
 
 /// Compile `patterns` as the classifier's sets are compiled and write the table to

@@ -15,8 +15,8 @@ use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 
+use crate::classify::cues::GROUPS;
 use crate::classify::patterns::{Set, ascii_folded};
-use crate::classify::rules::GROUPS;
 use crate::classify::sentences::Form;
 use crate::event::{Kind, SUMMARY_MAX};
 
@@ -30,7 +30,7 @@ fn set<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> Set {
 }
 
 /// The set that `build.rs` compiled from the patterns it names `$name` (the largest sets, of
-/// [`super::rules`]), so that no process compiles them.
+/// [`super::cues`]), so that no process compiles them.
 macro_rules! prebuilt {
     ($name:literal) => {
         LazyLock::new(|| {
@@ -488,8 +488,8 @@ fn named(alt: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::cues::{HEDGE, LEAD_IN, NARRATION, NOT_REASONING, REASONED, STEP};
     use crate::classify::patterns::{compile, load, loosened};
-    use crate::classify::rules::{HEDGE, LEAD_IN, NARRATION, NOT_REASONING, REASONED, STEP};
 
     /// Each set `build.rs` compiled is the automaton its patterns compile to here, state for
     /// state; and a table cut short or pointing past its states is no automaton.

@@ -10,8 +10,8 @@ pub mod heuristic;
 mod options;
 mod patterns;
 // Besides the groups, its lists are read by build.rs, and here only by the tests of what it made.
-pub mod redact;
 #[cfg_attr(not(test), allow(dead_code))]
-mod rules;
+mod cues;
+pub mod redact;
 pub mod sentences;
 pub mod tools;
