@@ -7,7 +7,6 @@ use std::path::Path;
 
 use regex_automata::nfa::thompson::{NFA, State};
 
-#[allow(dead_code)]
 #[path = "src/classify/cues.rs"]
 mod cues;
 #[allow(dead_code)]
@@ -30,18 +29,9 @@ fn main() {
     println!("cargo::rerun-if-changed=src/classify/patterns.rs");
     println!("cargo::rerun-if-changed=src/classify/cues.rs");
     let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
-    let keep: Vec<String> = cues::GROUPS
-        .iter()
-        .flat_map(|(_, patterns)| patterns.iter())
-        .map(|p| patterns::loosened(p))
-        .collect();
-    write(&out, "keep", &keep);
-    write(&out, "not_reasoning", cues::NOT_REASONING);
-    write(&out, "hedge", cues::HEDGE);
-    write(&out, "narration", cues::NARRATION);
-    write(&out, "step", cues::STEP);
-    write(&out, "reasoned", cues::REASONED);
-    write(&out, "lead_in", cues::LEAD_IN);
+    for (name, patterns) in cues::prebuilt() {
+        write(&out, name, &patterns);
+    }
 }
 
 /// Compile `patterns` as the classifier's sets are compiled and write the table to
@@ -65,11 +55,7 @@ fn table(nfa: &NFA) -> Vec<u8> {
         id(nfa.start_anchored()),
         id(nfa.start_unanchored()),
     ];
-    words.extend(nfa.patterns().map(|p| {
-        id(nfa
-            .start_pattern(p)
-            .expect("every pattern of an NFA starts"))
-    }));
+    words.extend(nfa.patterns().map(|p| id(nfa.start_pattern(p).unwrap())));
     for state in nfa.states() {
         match state {
             State::ByteRange { trans } => words.extend([tag::RANGE, span(trans), id(trans.next)]),

@@ -4,7 +4,30 @@
 //! compiles each set once, when the binary is built, so that no process pays for it
 //! ([`super::patterns::Set::prebuilt`]).
 
+use super::patterns::loosened;
 use crate::event::Kind;
+
+/// The sets `build.rs` compiles, each with the name of its table: every group's patterns at
+/// once, loosened and in the order of [`GROUPS`], and each of the lists below. The binary reads
+/// the tables; this list is otherwise read only by the test that compares them with it.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn prebuilt() -> [(&'static str, Vec<String>); 7] {
+    let list = |patterns: &[&str]| patterns.iter().map(|p| p.to_string()).collect();
+    let keep = GROUPS
+        .iter()
+        .flat_map(|(_, patterns)| patterns.iter())
+        .map(|p| loosened(p))
+        .collect();
+    [
+        ("keep", keep),
+        ("not_reasoning", list(NOT_REASONING)),
+        ("hedge", list(HEDGE)),
+        ("narration", list(NARRATION)),
+        ("step", list(STEP)),
+        ("reasoned", list(REASONED)),
+        ("lead_in", list(LEAD_IN)),
+    ]
+}
 
 /// What reasoning is kept, and in which order a sentence's kind is decided: the first group
 /// with a pattern that matches gives the kind. A constraint the code must respect stands like a

@@ -62,8 +62,7 @@ fn keep_patterns() -> impl Iterator<Item = &'static str> {
 }
 
 /// All of [`keep_patterns`] at once, loosened ([`loosened`](crate::classify::patterns::loosened)): one pass tells which of them may
-/// match, and [`keep`] says which do. Compiled by `build.rs`: compiling them took 11–15 ms in
-/// every process that classified a sentence.
+/// match, and [`keep`] says which do. Compiled by `build.rs`, the largest set of all.
 static KEEP: LazyLock<Set> = prebuilt!("keep");
 /// The [`keep_patterns`] one by one, each built the first time the set says it may match.
 static KEEP_EACH: LazyLock<Vec<OnceLock<regex::bytes::Regex>>> =
@@ -488,32 +487,45 @@ fn named(alt: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::cues::{HEDGE, LEAD_IN, NARRATION, NOT_REASONING, REASONED, STEP};
-    use crate::classify::patterns::{compile, load, loosened};
+    use crate::classify::cues;
+    use crate::classify::patterns::{compile, load, tag};
+    use regex_automata::nfa::thompson::NFA;
+    use regex_automata::util::look::Look;
+
+    /// All that tells two NFAs apart: their states, starts and classes (their `Debug`), and
+    /// what they say of themselves.
+    fn shape(nfa: &NFA) -> String {
+        let starts: Vec<_> = nfa.patterns().map(|p| nfa.start_pattern(p)).collect();
+        format!(
+            "{nfa:?} utf8 {} reverse {} empty {} looks {:?} prefix looks {:?} {:?} starts {starts:?}",
+            nfa.is_utf8(),
+            nfa.is_reverse(),
+            nfa.has_empty(),
+            nfa.look_set_any(),
+            nfa.look_set_prefix_any(),
+            nfa.look_matcher(),
+        )
+    }
 
     /// Each set `build.rs` compiled is the automaton its patterns compile to here, state for
-    /// state; and a table cut short or pointing past its states is no automaton.
+    /// state; and a table that does not hold together, or holds what the compiler does not
+    /// make, is no automaton.
     #[test]
     fn the_sets_compiled_with_the_binary_are_those_of_their_patterns() {
-        let keep: Vec<String> = keep_patterns().map(loosened).collect();
-        let plain = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
-        let sets: [(&Set, Vec<String>); 7] = [
-            (&KEEP, keep),
-            (&DROP, plain(NOT_REASONING)),
-            (&HEDGES, plain(HEDGE)),
-            (&NARRATES, plain(NARRATION)),
-            (&STEPS, plain(STEP)),
-            (&REASONS, plain(REASONED)),
-            (&LEADS_IN, plain(LEAD_IN)),
-        ];
-        for (set, patterns) in sets {
+        for (name, patterns) in cues::prebuilt() {
+            let set: &Set = match name {
+                "keep" => &KEEP,
+                "not_reasoning" => &DROP,
+                "hedge" => &HEDGES,
+                "narration" => &NARRATES,
+                "step" => &STEPS,
+                "reasoned" => &REASONS,
+                "lead_in" => &LEADS_IN,
+                other => panic!("no set reads the table {other}"),
+            };
             let compiled = compile(&patterns, ascii_folded());
-            assert_eq!(set.nfa().pattern_len(), patterns.len(), "{patterns:?}");
-            assert_eq!(
-                format!("{:?}", set.nfa()),
-                format!("{compiled:?}"),
-                "{patterns:?}"
-            );
+            assert_eq!(set.nfa().pattern_len(), patterns.len(), "{name}");
+            assert_eq!(shape(set.nfa()), shape(&compiled), "{name}");
         }
         let table = include_bytes!(concat!(env!("OUT_DIR"), "/step.nfa"));
         assert!(load(table).is_some());
@@ -525,6 +537,46 @@ mod tests {
         let mut more = table.to_vec();
         more.extend(0u32.to_le_bytes());
         assert!(load(&more).is_none(), "words after the states");
+
+        // One pattern: state 0 as given, leading to state 1, its match.
+        let one = |first: &[u32]| {
+            let mut words = vec![2, 1, 0, 0, 0];
+            words.extend(first);
+            words.extend([tag::MATCH, 0]);
+            load(
+                &words
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let span = |a: u8, b: u8| u32::from(a) | u32::from(b) << 8;
+        assert!(one(&[tag::RANGE, span(b'a', b'z'), 1]).is_some());
+        assert!(
+            one(&[tag::RANGE, span(b'z', b'a'), 1]).is_none(),
+            "a range backwards"
+        );
+        assert!(
+            one(&[tag::RANGE, 1 << 16, 1]).is_none(),
+            "a span past 16 bits"
+        );
+        let sparse = |a: u8, b: u8| [tag::SPARSE, 2, span(a, a), 1, span(b, b), 1];
+        assert!(one(&sparse(b'a', b'b')).is_some());
+        assert!(one(&sparse(b'b', b'a')).is_none(), "ranges out of order");
+        assert!(one(&sparse(b'a', b'a')).is_none(), "ranges that overlap");
+        assert!(
+            one(&[tag::SPARSE, 1, span(b'a', b'a'), 1]).is_none(),
+            "one range"
+        );
+        assert!(one(&[tag::UNION, 2, 1, 1]).is_some());
+        assert!(
+            one(&[tag::UNION, 1, 0]).is_none(),
+            "a union of itself alone"
+        );
+        assert!(one(&[tag::UNION, 0]).is_none(), "a union of nothing");
+        assert!(one(&[tag::LOOK, Look::WordAscii.as_repr(), 1]).is_some());
+        let unicode = Look::WordUnicode.as_repr();
+        assert!(one(&[tag::LOOK, unicode, 1]).is_none(), "a Unicode look");
     }
 
     #[test]

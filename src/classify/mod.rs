@@ -5,13 +5,11 @@
 //! names; [`tools`] compresses tool calls and reads commits out of Bash commands; [`redact`]
 //! scrubs secrets from every event before it leaves this module.
 
+mod cues;
 pub mod extractor;
 pub mod heuristic;
 mod options;
 mod patterns;
-// Besides the groups, its lists are read by build.rs, and here only by the tests of what it made.
-#[cfg_attr(not(test), allow(dead_code))]
-mod cues;
 pub mod redact;
 pub mod sentences;
 pub mod tools;

@@ -37,9 +37,9 @@ impl Set {
     }
 
     /// The set that `build.rs` compiled into `table` ([`load`]), with `cache` bytes for the
-    /// lazy DFA's states: the same automaton as [`Set::new`] makes of the same patterns, for
-    /// a seventh of the time (the classifier's largest set, 110 patterns: 1.7–2.1 ms against
-    /// 11–15 ms, in every process that classifies a sentence).
+    /// lazy DFA's states: the automaton [`Set::new`] makes of the same patterns under
+    /// [`ascii_folded`], the syntax `build.rs` compiles them with, without compiling them
+    /// (what it saves is in `docs/performance.md`).
     pub(crate) fn prebuilt(table: &[u8], cache: usize) -> Set {
         Set::of(
             load(table).expect("the table build.rs wrote is read back"),
@@ -119,7 +119,8 @@ pub(crate) fn compile<S: AsRef<str>>(patterns: &[S], syntax: syntax::Config) -> 
         .expect("the patterns of a set compile")
 }
 
-/// What a table of `build.rs` says a state is: the first of its words.
+/// What a table of `build.rs` says a state is: the first of its words. Public to the crate
+/// because `build.rs` includes this file to write the tables.
 pub(crate) mod tag {
     pub(crate) const RANGE: u32 = 0;
     pub(crate) const SPARSE: u32 = 1;
@@ -137,7 +138,10 @@ pub(crate) mod tag {
 /// Rebuilt state by state with thompson's `Builder`, in the order of their ids, which the
 /// builder keeps (it only drops empty states, and an NFA has none), so the result is the NFA
 /// the table was written from (the classifier's tests compare the two). `None` when the table
-/// does not hold together.
+/// does not hold together, or holds a state the compiler does not make of a set's patterns
+/// under [`ascii_folded`]: a union of fewer than two alternates (the builder would drop it, and
+/// one that points at itself would make it loop), a sparse state of fewer than two ranges or of
+/// ranges out of order, a range that ends before it starts, a Unicode look-around.
 pub(crate) fn load(table: &[u8]) -> Option<NFA> {
     if !table.len().is_multiple_of(4) {
         return None;
@@ -157,9 +161,13 @@ pub(crate) fn load(table: &[u8]) -> Option<NFA> {
         .map(|_| next().and_then(id))
         .collect::<Option<_>>()?;
     let range = |span: u32, to: u32| {
+        let (start, end) = (span & 0xff, span >> 8);
+        if start > end || end > 0xff {
+            return None;
+        }
         Some(Transition {
-            start: (span & 0xff) as u8,
-            end: (span >> 8 & 0xff) as u8,
+            start: start as u8,
+            end: end as u8,
             next: id(to)?,
         })
     };
@@ -170,20 +178,26 @@ pub(crate) fn load(table: &[u8]) -> Option<NFA> {
             tag::RANGE => builder.add_range(range(next()?, next()?)?),
             tag::SPARSE => {
                 let count = next()?;
-                let ranges = (0..count)
+                let ranges: Vec<Transition> = (0..count)
                     .map(|_| range(next()?, next()?))
                     .collect::<Option<_>>()?;
+                if ranges.len() < 2 || ranges.windows(2).any(|w| w[0].end >= w[1].start) {
+                    return None;
+                }
                 builder.add_sparse(ranges)
             }
             tag::LOOK => {
-                let look = Look::from_repr(next()?)?;
+                let look = Look::from_repr(next()?).filter(|look| !unicode(*look))?;
                 builder.add_look(id(next()?)?, look)
             }
             tag::UNION => {
                 let count = next()?;
-                let alternates = (0..count)
+                let alternates: Vec<StateID> = (0..count)
                     .map(|_| next().and_then(id))
                     .collect::<Option<_>>()?;
+                if alternates.len() < 2 {
+                    return None;
+                }
                 builder.add_union(alternates)
             }
             tag::FAIL => builder.add_fail(),
@@ -206,6 +220,20 @@ pub(crate) fn load(table: &[u8]) -> Option<NFA> {
         return None;
     }
     builder.build(anchored, unanchored).ok()
+}
+
+/// Whether `look` asks what Unicode calls a word: never in a set compiled under
+/// [`ascii_folded`], and what the lazy DFA cannot run.
+fn unicode(look: Look) -> bool {
+    matches!(
+        look,
+        Look::WordUnicode
+            | Look::WordUnicodeNegate
+            | Look::WordStartUnicode
+            | Look::WordEndUnicode
+            | Look::WordStartHalfUnicode
+            | Look::WordEndHalfUnicode
+    )
 }
 
 /// `pattern` with every counted repetition made open: `{n,m}`, `{n,}` and `{n}` become `+`
