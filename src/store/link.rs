@@ -26,10 +26,11 @@
 //! Attached events leave the pending queue; `attached/<session>.jsonl` remembers where each
 //! went (`<id> <commit>` per line), so that a later, more complete version of an event (a turn
 //! that was still going when it was first extracted) updates its note instead of waiting for
-//! another commit. Crash safety: the index is written first, then the notes and the graph, then
-//! the queue is trimmed; pending events the index already places go where it says. Every step
-//! is idempotent, so a re-run — by `extract` or by the next commit's hook — completes an
-//! interrupted one on the same commits.
+//! another commit. Crash safety: the index is written first, then what the graph owes
+//! ([`graph::owe`]), then the notes, then the queue is trimmed; pending events the index already
+//! places go where it says. Every step is idempotent, so a re-run — by `extract` or by the next
+//! commit's hook — completes an interrupted one on the same commits. The graph follows the notes
+//! once per run, when the caller settles it ([`graph::settle`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -266,7 +267,7 @@ enum Rest {
 
 /// Attach the pending events of `session` that a commit of the session now takes: commits its
 /// post-commit hooks wrote down ([`defer`]), commits it named, then commits that fit its time
-/// and files.
+/// and files. The graph is left owed ([`graph::settle`]), as by every link.
 pub fn session(store: &Store, session: &str) -> Result<Linked> {
     session_by(store, session, Signals::All)
 }
@@ -724,10 +725,12 @@ impl Written<'_> {
         if !moved.is_empty() {
             write_index(store, self.session, &self.index)?;
         }
+        // The graph follows when the run settles it, once for all it linked: owed before the
+        // notes change, so that a run that dies after them leaves it to the next.
+        let commits: BTreeSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
+        graph::owe(store, &BTreeMap::from([(self.session.to_owned(), commits)]))?;
         let keep: HashSet<&str> = self.replayed.iter().map(String::as_str).collect();
         notes::attach_all_keeping(store, &batches, &keep)?;
-        let commits: BTreeSet<ObjectId> = batches.iter().map(|(c, _)| *c).collect();
-        graph::update(store, &BTreeMap::from([(self.session.to_owned(), commits)]))?;
         pending::remove(store, &moved)?;
         Ok(linked)
     }
