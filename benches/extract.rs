@@ -11,7 +11,8 @@
 //! from spawn (stdin payload as Claude Code 2.1.330 sends it): when nothing was appended, and
 //! when one turn was; then one turn again with distillation on (`distill.mode = "api"`), the
 //! Messages API being a server on 127.0.0.1 that takes 2 s to answer — the hook starts the
-//! distillation and does not wait for it.
+//! distillation and does not wait for it. What a hook leaves to a process of its own (the rest
+//! of a turn that brought something new) is let end before the next turn, untimed.
 //!
 //! Run: `cargo bench --bench extract` (`-- --size-mb N` for another size; default 200).
 
@@ -25,6 +26,8 @@ use git_agent_context::ingest;
 
 #[path = "common/input.rs"]
 mod input;
+#[path = "common/settle.rs"]
+mod settle;
 use git_agent_context::store::Store;
 use git_agent_context::transcript::agent::Agent;
 
@@ -216,7 +219,11 @@ fn stop_hook(repo: &Path, transcript: &Path) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         }
         let out = input::output_with(&mut hook, payload.as_bytes());
         assert!(out.status.success());
-        start.elapsed().as_secs_f64() * 1e3
+        let took = start.elapsed().as_secs_f64() * 1e3;
+        // What the hook left to a process of its own is done while the user reads the answer,
+        // before the next turn.
+        settle::finished(&repo.join(".git/agent-context"));
+        took
     };
     let run = || run_with(None);
     // Turn `i`: a commit, then the lines of the turn that made it.

@@ -12,7 +12,8 @@
 //! - an agent's commit: `git commit` without hooks, and with our post-commit hook as the
 //!   session's Bash tool runs it (`CLAUDE_CODE_SESSION_ID` set, the turn so far appended to its
 //!   transcript; what the hook leaves to a process of its own is let finish, as it does while
-//!   the model writes its next message); then `hook Stop` at the end of that turn;
+//!   the model writes its next message); then `hook Stop` at the end of that turn (what it
+//!   leaves to a process of its own likewise let finish before the next measure);
 //! - `why`, `why --exact` and `query`; the peak memory of `why`, `why --exact` and
 //!   `git blame` (through `/usr/bin/time` when there is one);
 //! - `extract --transcript` of one session of 1, 4 and 20 MB (the replayed sessions' lines,
@@ -242,7 +243,11 @@ fn in_turn(
             }),
         ),
     ));
+    // What a Stop hook leaves to a process of its own is done while the user reads the
+    // answer: not in the way of what is measured next.
+    settle::finished(&repo.dir.join(".git/agent-context"));
     took.extend(turn.commit(repo, build, round, slot));
+    settle::finished(&repo.dir.join(".git/agent-context"));
     took.push((WHY, repo.time(&build.bin, &["why", busiest])));
     took.push((
         WHY_EXACT,

@@ -1,11 +1,11 @@
-//! Waiting for the work a post-commit hook left to a process of its own.
+//! Waiting for the work a post-commit or `Stop` hook left to a process of its own.
 
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Wait (10 s at most) until the process that the last post-commit hook logged in the store
-/// at `store` left its work to has ended, if one did.
+/// Wait (10 s at most) until the process that the last post-commit or `Stop` hook logged in
+/// the store at `store` left its work to has ended, if one did.
 pub fn finished(store: &Path) {
     let log = fs::read_to_string(store.join("log")).unwrap_or_default();
     let Some(pid) = log

@@ -26,6 +26,9 @@
 //! The post-commit hook of an agent's commit writes the commit down and starts
 //! `hook post-commit finish <commit>` the same way, so that the commit waits for nothing
 //! (`crate::ingest::commit`); when that process cannot start, the hook does the work itself.
+//! So does the hook of a turn's end (`Stop`) that changed something, once the turn is in the
+//! notes: `hook Stop finish <session>` brings the graph, the continuation, CLAUDE.md and the
+//! index up to them, and starts the distillation (`crate::deliver::hooks`).
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -58,7 +61,8 @@ pub struct Args {
     /// PreToolUse, SessionStart, …; BeforeAgent, AfterTool, … for Gemini CLI) with its JSON on
     /// stdin.
     name: String,
-    /// What git passes to the hook (post-rewrite: `amend` or `rebase`).
+    /// What git passes to the hook (post-rewrite: `amend` or `rebase`); `finish <commit>` or
+    /// `finish <session>` for the rest of an agent's commit or of a turn's end.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     rest: Vec<String>,
 }
@@ -92,6 +96,13 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
     let adapter = Agent::named(&args.agent).map(adapter::of);
     let moment = adapter.and_then(|a| a.moment(event));
     let outcome = match (adapter, moment) {
+        // The rest of a turn's end, left by the hook to this process.
+        (Some(_), Some(Moment::TurnEnd))
+            if args.rest.first().map(String::as_str) == Some(work::FINISH) =>
+        {
+            let session = args.rest.get(1).map(String::as_str).unwrap_or_default();
+            caught(|| finish_turn(cwd, &what, session))
+        }
         (Some(adapter), Some(moment)) => {
             let watchdog = Watchdog::start(
                 &what,
@@ -100,6 +111,7 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
                 "answered with nothing",
             );
             let hook = Hook {
+                agent: &args.agent,
                 adapter,
                 event,
                 moment,
@@ -258,6 +270,8 @@ fn read_payload() -> Result<Payload, Why> {
 /// An agent's hook: its adapter, its event, and the moment of ours that is.
 #[derive(Clone, Copy)]
 struct Hook<'a> {
+    /// The agent's name, as `--agent` gives it.
+    agent: &'a str,
     adapter: &'static dyn Adapter,
     event: &'a str,
     moment: Moment,
@@ -270,6 +284,7 @@ fn agent_hook(
     out: &mut dyn Write,
 ) -> Result<(), Failed> {
     let Hook {
+        agent,
         adapter,
         event,
         moment,
@@ -321,28 +336,79 @@ fn agent_hook(
     if let Err(why) = caught(|| hooks::given(&store, &payload, &response).map_err(Why::from)) {
         return Err(failed(why));
     }
-    if let Some(line) = &response.log {
-        let _ = log::append(&store, &what, line);
+    let mut line = response.log.unwrap_or_default();
+    // The rest of a turn's end goes on in a process of its own, or here when none can start.
+    let mut left = false;
+    if let Some(session) = &response.rest {
+        let finish = [
+            "hook",
+            "--agent",
+            agent,
+            event,
+            work::FINISH,
+            session.as_str(),
+        ]
+        .map(str::to_owned);
+        match start_detached(&here, &finish) {
+            Ok(pid) => {
+                line.push_str(&format!("; the rest left to process {pid}"));
+                left = true;
+            }
+            Err(e) => {
+                line.push_str(&format!("; no process for the rest ({e})"));
+                match caught(|| hooks::finish_turn(&store, session).map_err(Why::from)) {
+                    Ok(done) => line.push_str(&done),
+                    Err(why) => return Err(failed(why)),
+                }
+            }
+        }
     }
-    // The notes the extracting hooks changed, into the index: past the gate, so that the
-    // watchdog cannot cut an update short (a few notes at most, as for a git hook).
-    if extracting
-        && let Err(why) = caught(|| {
-            follow_notes(&store, &what)
-                .map_err(|source| Why::Hook(work::Error::Index { done: None, source }))
-        })
-    {
-        return Err(failed(why));
+    if !line.is_empty() {
+        let _ = log::append(&store, &what, &line);
     }
-    // Last: the distillation started takes the store's lock at once, which the index's update
-    // above would otherwise wait for.
-    if extracting && store.config().distill_on() && !payload.session_id.is_empty() {
-        let distill = ["distill", "--session", &payload.session_id].map(str::to_owned);
-        let line = match start_detached(&here, &distill) {
+    if extracting && !left {
+        follow_turn(&store, &here, &what, &payload.session_id).map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// `hook <turn's end> finish <session>`: the rest of a turn's end that its hook left to this
+/// process ([`hooks::finish_turn`]), then what follows every extracting hook. Held to its
+/// budget only while it opens the repository, as a git hook is; what it did, for the log.
+fn finish_turn(cwd: &Path, what: &str, session: &str) -> Result<Option<(PathBuf, String)>, Failed> {
+    let watchdog = Watchdog::start(what, budget(true, None), cwd, "did nothing");
+    let store = open(cwd, what);
+    watchdog.answer(|| ());
+    let Some(store) = store else {
+        return Ok(None);
+    };
+    let failed = |why: Why| Failed {
+        dir: Some(store.dir().to_owned()),
+        why,
+    };
+    let done = caught(|| hooks::finish_turn(&store, session).map_err(Why::from)).map_err(failed)?;
+    follow_turn(&store, cwd, what, session).map_err(failed)?;
+    Ok(Some((
+        store.dir().to_owned(),
+        format!("{} {session}: the rest of the turn{done}", work::FINISH),
+    )))
+}
+
+/// After an extracting hook: the notes it changed into the index (a few at most, as for a git
+/// hook), then the distillation of `session` started when `distill.mode` is on — last, since it
+/// takes the store's lock at once, which the index's update would otherwise wait for.
+fn follow_turn(store: &Store, here: &Path, what: &str, session: &str) -> Result<(), Why> {
+    caught(|| {
+        follow_notes(store, what)
+            .map_err(|source| Why::Hook(work::Error::Index { done: None, source }))
+    })?;
+    if store.config().distill_on() && !session.is_empty() {
+        let distill = ["distill", "--session", session].map(str::to_owned);
+        let line = match start_detached(here, &distill) {
             Ok(pid) => format!("distill started (process {pid})"),
             Err(e) => format!("cannot start distill: {e}"),
         };
-        let _ = log::append(&store, &what, &line);
+        let _ = log::append(store, what, &line);
     }
     Ok(())
 }

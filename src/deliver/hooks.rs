@@ -138,6 +138,10 @@ pub struct Response {
     /// The events given: to be recorded ([`given`]) once the answer is sure to go out.
     pub given: Vec<String>,
     pub log: Option<String>,
+    /// The session whose turn's end is left to the caller: the notes hold the turn; the
+    /// graph, the continuation, CLAUDE.md and the index follow in [`finish_turn`], which the
+    /// caller runs in a process of its own, so that the session does not wait for them.
+    pub rest: Option<String>,
 }
 
 /// Record that the session of `payload` was given `response`'s events.
@@ -211,8 +215,8 @@ fn start(store: &Store, payload: &Payload) -> Result<Response> {
     };
     Ok(Response {
         context,
-        given: Vec::new(),
         log: Some(log),
+        ..Response::default()
     })
 }
 
@@ -298,9 +302,11 @@ fn lock(store: &Store, left: &str) -> Result<std::result::Result<std::fs::File, 
 }
 
 /// `PreCompact`, `Stop`, `SessionEnd`: extract the session's transcripts (the one the payload
-/// names, and its subagents'), link the session's events to its commits, save its
-/// continuation, and regenerate CLAUDE.md's section when configured (the caller then brings
-/// the index up to the notes).
+/// names, and its subagents'), link the session's events to its commits, then bring the graph up
+/// to the notes, save the session's continuation and regenerate CLAUDE.md's section when
+/// configured (the caller then brings the index up to the notes). At a turn's end that changed
+/// something, those last steps are left to the caller ([`Response::rest`]): the session goes
+/// on once its turn is in the notes.
 fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response> {
     let session = payload.session_id.as_str();
     if session.is_empty() {
@@ -335,10 +341,6 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
         }
     }
     let linked = link::session(store, session)?;
-    // A graph that cannot be written (what is owed stays owed) holds up nothing else of the
-    // turn's end: its failure is the hook's once the rest is done.
-    let settled = graph::settle(store);
-    drop(lock);
     let mut log = format!(
         "{} transcripts: {added} new events, {updated} updated; {} linked to {} commits",
         paths.len(),
@@ -350,7 +352,51 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
         log.push_str(&line);
     }
     // Nothing new, and a snapshot saved: it stands.
-    if added + updated + linked.events > 0 || !continuation::saved_exists(store, session) {
+    let save = added + updated + linked.events > 0 || !continuation::saved_exists(store, session);
+    if moment == Moment::TurnEnd && save {
+        // The saved continuation is dropped first: until a new one is saved, one is made from
+        // the store when asked for, so a rest that never runs loses nothing. (What the graph
+        // owes is written down already; the index catches up with the notes when next read.)
+        continuation::discard(store, session)?;
+        return Ok(Response {
+            log: Some(log),
+            rest: Some(session.to_owned()),
+            ..Response::default()
+        });
+    }
+    log.push_str(&follow_turn(store, moment, session, lock, save)?);
+    Ok(Response {
+        log: Some(log),
+        ..Response::default()
+    })
+}
+
+/// The rest of a turn's end that [`extract`] left ([`Response::rest`]): the graph, the
+/// continuation and CLAUDE.md of `session`; what was done, for the log. The index is the
+/// caller's, as after [`respond`].
+pub fn finish_turn(store: &Store, session: &str) -> Result<String> {
+    match lock(store, "the graph left owed to the next run")? {
+        Ok(lock) => follow_turn(store, Moment::TurnEnd, session, lock, true),
+        Err(busy) => Ok(busy.log.unwrap_or_default()),
+    }
+}
+
+/// What follows an extraction at `moment`, holding the store's `lock` until the graph is up to
+/// the notes: the continuation of `session` saved when `save`, CLAUDE.md's section regenerated
+/// when configured (but before a compaction). What was done, as the log line goes on.
+fn follow_turn(
+    store: &Store,
+    moment: Moment,
+    session: &str,
+    lock: std::fs::File,
+    save: bool,
+) -> Result<String> {
+    // A graph that cannot be written (what is owed stays owed) holds up nothing else of the
+    // turn's end: its failure is the hook's once the rest is done.
+    let settled = graph::settle(store);
+    drop(lock);
+    let mut log = String::new();
+    if save {
         continuation::snapshot(store, session)?;
         log.push_str("; continuation saved");
     }
@@ -363,10 +409,7 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
         log.push_str(&format!("; CLAUDE.md {done}"));
     }
     settled?;
-    Ok(Response {
-        log: Some(log),
-        ..Response::default()
-    })
+    Ok(log)
 }
 
 fn prompt(store: &Store, payload: &Payload) -> Result<Response> {
@@ -449,6 +492,7 @@ fn inject(store: &Store, request: Request<'_>) -> Result<Response> {
             .flat_map(|i| [i.id.clone(), query::words_key(&i.summary)])
             .collect(),
         context: Some(answer.text),
+        ..Response::default()
     })
 }
 

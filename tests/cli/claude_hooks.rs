@@ -1019,6 +1019,23 @@ fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
         claude_md.contains("Derive the connection pool size"),
         "{claude_md}"
     );
+    // The turn was in the notes when the hook answered; what is made from them followed in a
+    // process of its own.
+    let log = repo.log();
+    let (hook, rest) = log
+        .lines()
+        .find_map(|l| {
+            let (_, line) = l.split_once(" hook Stop: 1 transcripts: ")?;
+            line.split_once("; the rest left to process ")
+        })
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(!hook.contains("continuation"), "{hook}");
+    let pid = rest.trim();
+    assert!(pid.parse::<u32>().is_ok(), "{rest}");
+    let finished = format!(
+        "hook Stop: finish {TTL_SESSION}: the rest of the turn; continuation saved; CLAUDE.md created"
+    );
+    assert!(log.contains(&finished), "{log}");
     // A second Stop finds nothing new and changes nothing.
     injected(repo, "Stop", &stop);
     assert_eq!(
@@ -1031,6 +1048,11 @@ fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
         "{log}"
     );
     assert!(log.contains("; CLAUDE.md unchanged"), "{log}");
+    let last = log.lines().rfind(|l| l.contains(" hook Stop: ")).unwrap();
+    assert!(
+        !last.contains("the rest left"),
+        "nothing left for a process: {last}"
+    );
     // SessionEnd does the same work; with refresh off (the default) CLAUDE.md is not touched.
     fs::remove_file(repo.root.join(".git/agent-context/config.toml")).unwrap();
     fs::remove_file(repo.root.join("CLAUDE.md")).unwrap();

@@ -246,9 +246,11 @@ fn run_hooks(
     for (name, event, fixture, changes) in claude {
         let mut payload = repo.hook_payload(fixture, SESSION, transcript, &changes);
         payload["cwd"] = dir.to_str().unwrap().into();
+        let before = repo.log().len();
         let out = repo.run_with_input(dir, &["hook", event], payload.to_string().as_bytes(), &[]);
         let context = hook_answer(event, &out);
-        runs.push(checked(name, event, context, &out, store));
+        let hooked = checked(name, event, context, &out, store);
+        runs.push(or_as_logged(repo, hooked, event, before));
     }
     // The git hooks, as the scripts in git-hooks/ run them: post-commit inside the agent's
     // `git commit` (its session named, stdin empty), post-rewrite after an amend.
@@ -274,21 +276,24 @@ fn run_hooks(
             "hook {name}: {out:?}"
         );
         assert!(out.stdout.is_empty(), "a git hook prints nothing: {out:?}");
-        let mut hooked = checked(name, name, None, &out, store);
-        // What an agent's commit leaves to a process of its own says why it failed in the log
-        // alone (no terminal sees it).
-        repo.settled();
-        if hooked.error.is_none() {
-            let log = repo.log();
-            let failed = format!("hook {name}: failed: ");
-            hooked.error = log.get(before..).and_then(|new| {
-                let line = new.lines().find(|l| l.contains(&failed))?;
-                Some(line.split_once(&failed)?.1.to_owned())
-            });
-        }
-        runs.push(hooked);
+        let hooked = checked(name, name, None, &out, store);
+        runs.push(or_as_logged(repo, hooked, name, before));
     }
     runs
+}
+
+/// `hooked`, or when it did not fail, the failure of what it left to a process of its own (the
+/// rest of an agent's commit or of a turn's end), which says why in the log alone (no terminal
+/// sees it): the log's lines past `before`.
+fn or_as_logged(repo: &TestRepo, mut hooked: Hooked, event: &str, before: usize) -> Hooked {
+    if hooked.error.is_none() {
+        let failed = format!("hook {event}: failed: ");
+        hooked.error = repo.log().get(before..).and_then(|new| {
+            let line = new.lines().find(|l| l.contains(&failed))?;
+            Some(line.split_once(&failed)?.1.to_owned())
+        });
+    }
+    hooked
 }
 
 /// A hook's run, checked: a failure is one line on stderr, which the store's log repeats.

@@ -358,8 +358,8 @@ fn a_graph_left_behind_its_notes_is_brought_up_by_the_next_run_that_owes_it() {
 }
 
 /// A graph that cannot be written keeps what is owed and holds up nothing else of a turn's
-/// end: the `Stop` hook still saves the session's continuation, and its log says why the graph
-/// did not follow.
+/// end: what the `Stop` hook leaves to a process of its own still saves the session's
+/// continuation, and its log says why the graph did not follow.
 #[test]
 fn a_graph_that_cannot_be_written_holds_up_nothing_else_of_a_turns_end() {
     let repo = TestRepo::new();

@@ -116,7 +116,7 @@ impl TestRepo {
     }
 
     /// Wait (30 s at most) until the processes that post-commit hooks left the rest of an
-    /// agent's commit to have ended, so that what a test reads next is what they wrote: those
+    /// agent's commit to, or `Stop` hooks the rest of a turn's end, have ended, so that what a test reads next is what they wrote: those
     /// the log names, and those running in this repository that a hook killed before it could
     /// log them started (`git fsck` beside one that writes an object and its reflog line
     /// finds a reflog entry for an object it did not see).
@@ -187,7 +187,9 @@ impl TestRepo {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
-    /// Run the binary in `dir` with `args`, `input` on its stdin and extra variables.
+    /// Run the binary in `dir` with `args`, `input` on its stdin and extra variables; and wait
+    /// for what it leaves to a process of its own ([`TestRepo::settled`]: the rest of a turn's
+    /// end), so that what a test reads next is what that wrote.
     pub fn run_with_input(
         &self,
         dir: &Path,
@@ -197,7 +199,9 @@ impl TestRepo {
     ) -> Output {
         let mut cmd = self.cmd_in(dir);
         cmd.args(args).envs(vars.iter().copied());
-        with_input(cmd, input)
+        let out = with_input(cmd, input);
+        self.settled();
+        out
     }
 
     /// git, ready to run in `dir` with the hermetic environment, this repository's next commit
