@@ -12,7 +12,10 @@
 //! when one turn was; then one turn again with distillation on (`distill.mode = "api"`), the
 //! Messages API being a server on 127.0.0.1 that takes 2 s to answer — the hook starts the
 //! distillation and does not wait for it. What a hook leaves to a process of its own (the rest
-//! of a turn that brought something new) is let end before the next turn, untimed.
+//! of a turn that brought something new: the graph, the continuation, the index and the
+//! distillation's start) is let end before the next turn, untimed; so the distillation no
+//! longer adds to the hook's own time, and the two measures of one new turn differ only by the
+//! machine.
 //!
 //! Run: `cargo bench --bench extract` (`-- --size-mb N` for another size; default 200).
 

@@ -18,17 +18,19 @@
 //! repository it cannot open (a bad configuration, a `.git/config` git cannot parse) is a
 //! failure like any other.
 //!
-//! With `distill.mode` on, the hooks that extract (`PreCompact`, `Stop`, `SessionEnd`) then
-//! start `distill --session <id>` in a process of its own — no input or output, its own process
+//! With `distill.mode` on, the hooks that extract (`PreCompact`, `Stop` or the process it left
+//! the rest of its turn to, `SessionEnd`) then start `distill --session <id>` in a process of
+//! its own — no input or output, its own process
 //! group, never waited for — so that the model's answer, however slow, holds up nothing; that
 //! run keeps to its own budgets and lock (`crate::distill`).
 //!
 //! The post-commit hook of an agent's commit writes the commit down and starts
 //! `hook post-commit finish <commit>` the same way, so that the commit waits for nothing
 //! (`crate::ingest::commit`); when that process cannot start, the hook does the work itself.
-//! So does the hook of a turn's end (`Stop`) that changed something, once the turn is in the
-//! notes: `hook Stop finish <session>` brings the graph, the continuation, CLAUDE.md and the
-//! index up to them, and starts the distillation (`crate::deliver::hooks`).
+//! So does the hook of a turn's end (`Stop`, or another agent's) that changed something, once
+//! the turn is in the notes: `hook [--agent <agent>] <event> finish <session>` brings the graph,
+//! the continuation, CLAUDE.md and the index up to them, and starts the distillation
+//! (`crate::deliver::hooks`); it is held to the extracting hooks' budget, as the hook was.
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -101,7 +103,7 @@ pub fn run(cwd: &Path, args: Args, out: &mut dyn Write) -> CmdResult {
             if args.rest.first().map(String::as_str) == Some(work::FINISH) =>
         {
             let session = args.rest.get(1).map(String::as_str).unwrap_or_default();
-            caught(|| finish_turn(cwd, &what, session))
+            caught(|| turn_rest(cwd, &what, session))
         }
         (Some(adapter), Some(moment)) => {
             let watchdog = Watchdog::start(
@@ -358,7 +360,10 @@ fn agent_hook(
                 line.push_str(&format!("; no process for the rest ({e})"));
                 match caught(|| hooks::finish_turn(&store, session).map_err(Why::from)) {
                     Ok(done) => line.push_str(&done),
-                    Err(why) => return Err(failed(why)),
+                    Err(why) => {
+                        let _ = log::append(&store, &what, &line);
+                        return Err(failed(why));
+                    }
                 }
             }
         }
@@ -367,29 +372,43 @@ fn agent_hook(
         let _ = log::append(&store, &what, &line);
     }
     if extracting && !left {
-        follow_turn(&store, &here, &what, &payload.session_id).map_err(failed)?;
+        after_extraction(&store, &here, &what, &payload.session_id).map_err(failed)?;
     }
     Ok(())
 }
 
+/// How long the rest of a turn's end waits for another writer: no one waits for it, and
+/// the next hooks of the session hold the lock for moments.
+const REST_PATIENCE: Duration = Duration::from_secs(1);
+
 /// `hook <turn's end> finish <session>`: the rest of a turn's end that its hook left to this
-/// process ([`hooks::finish_turn`]), then what follows every extracting hook. Held to its
-/// budget only while it opens the repository, as a git hook is; what it did, for the log.
-fn finish_turn(cwd: &Path, what: &str, session: &str) -> Result<Option<(PathBuf, String)>, Failed> {
-    let watchdog = Watchdog::start(what, budget(true, None), cwd, "did nothing");
-    let store = open(cwd, what);
-    watchdog.answer(|| ());
-    let Some(store) = store else {
+/// process ([`hooks::finish_turn`]), held to the extracting hooks' budget as the hook was
+/// (past it, what is not done is left to the next run); then, past the budget's reach as after
+/// a hook's answer, what follows every extracting hook. What it did, for the log.
+fn turn_rest(cwd: &Path, what: &str, session: &str) -> Result<Option<(PathBuf, String)>, Failed> {
+    let watchdog = Watchdog::start(what, budget(true, None), cwd, "left to the next run");
+    let Some(store) = open(cwd, what) else {
+        watchdog.answer(|| ());
         return Ok(None);
     };
+    watchdog.configured(budget(true, Some(store.config())), store.dir());
+    let dir = store.dir().to_owned();
     let failed = |why: Why| Failed {
-        dir: Some(store.dir().to_owned()),
+        dir: Some(dir.clone()),
         why,
     };
-    let done = caught(|| hooks::finish_turn(&store, session).map_err(Why::from)).map_err(failed)?;
-    follow_turn(&store, cwd, what, session).map_err(failed)?;
+    if session.is_empty() {
+        watchdog.answer(|| ());
+        let said = format!("{}: no session given: nothing to do", work::FINISH);
+        return Ok(Some((dir.clone(), said)));
+    }
+    let store = store.with_patience(REST_PATIENCE);
+    let done = caught(|| hooks::finish_turn(&store, session).map_err(Why::from));
+    watchdog.answer(|| ());
+    let done = done.map_err(failed)?;
+    after_extraction(&store, cwd, what, session).map_err(failed)?;
     Ok(Some((
-        store.dir().to_owned(),
+        dir.clone(),
         format!("{} {session}: the rest of the turn{done}", work::FINISH),
     )))
 }
@@ -397,7 +416,7 @@ fn finish_turn(cwd: &Path, what: &str, session: &str) -> Result<Option<(PathBuf,
 /// After an extracting hook: the notes it changed into the index (a few at most, as for a git
 /// hook), then the distillation of `session` started when `distill.mode` is on — last, since it
 /// takes the store's lock at once, which the index's update would otherwise wait for.
-fn follow_turn(store: &Store, here: &Path, what: &str, session: &str) -> Result<(), Why> {
+fn after_extraction(store: &Store, here: &Path, what: &str, session: &str) -> Result<(), Why> {
     caught(|| {
         follow_notes(store, what)
             .map_err(|source| Why::Hook(work::Error::Index { done: None, source }))

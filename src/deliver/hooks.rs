@@ -18,6 +18,8 @@
 //! - `PreCompact`, `Stop`, `SessionEnd`: extract what is new in the session's transcripts, link
 //!   it to the session's commits, and save its continuation; `Stop` and `SessionEnd` also
 //!   regenerate CLAUDE.md's section when `claude_md.refresh` is on. They answer with nothing.
+//!   `Stop` leaves what follows the notes to its caller when the turn brought something new
+//!   ([`Response::rest`], [`finish_turn`]).
 //!
 //! An event is given to a session once (the caller records it with [`given`] once the answer
 //! is sure to go out).
@@ -371,19 +373,22 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
     })
 }
 
-/// The rest of a turn's end that [`extract`] left ([`Response::rest`]): the graph, the
+/// The rest of a turn's end that `Stop` left ([`Response::rest`]): the graph, the
 /// continuation and CLAUDE.md of `session`; what was done, for the log. The index is the
 /// caller's, as after [`respond`].
 pub fn finish_turn(store: &Store, session: &str) -> Result<String> {
-    match lock(store, "the graph left owed to the next run")? {
+    let left = "the graph, the continuation and CLAUDE.md left to the next run";
+    match lock(store, left)? {
         Ok(lock) => follow_turn(store, Moment::TurnEnd, session, lock, true),
-        Err(busy) => Ok(busy.log.unwrap_or_default()),
+        Err(busy) => Ok(format!("; {}", busy.log.unwrap_or_default())),
     }
 }
 
 /// What follows an extraction at `moment`, holding the store's `lock` until the graph is up to
-/// the notes: the continuation of `session` saved when `save`, CLAUDE.md's section regenerated
-/// when configured (but before a compaction). What was done, as the log line goes on.
+/// the notes and the continuation of `session` saved (when `save`): under the lock, an older
+/// continuation (a turn's rest that ran late) never replaces a newer one. Then CLAUDE.md's
+/// section regenerated when configured (but before a compaction). What was done, as the log
+/// line goes on.
 fn follow_turn(
     store: &Store,
     moment: Moment,
@@ -394,12 +399,12 @@ fn follow_turn(
     // A graph that cannot be written (what is owed stays owed) holds up nothing else of the
     // turn's end: its failure is the hook's once the rest is done.
     let settled = graph::settle(store);
-    drop(lock);
     let mut log = String::new();
     if save {
         continuation::snapshot(store, session)?;
         log.push_str("; continuation saved");
     }
+    drop(lock);
     if moment != Moment::BeforeCompact && store.config().claude_md_refresh() {
         let done = match claude_md::refresh_if_changed(store)? {
             Refreshed::Created => "created",

@@ -1053,6 +1053,15 @@ fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
         !last.contains("the rest left"),
         "nothing left for a process: {last}"
     );
+    // The rest's process, started by hand without a session, does nothing.
+    let out = repo.run_with_input(&repo.root, &["hook", "Stop", "finish"], b"", &[]);
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+    assert!(
+        repo.log()
+            .contains("hook Stop: finish: no session given: nothing to do"),
+        "{}",
+        repo.log()
+    );
     // SessionEnd does the same work; with refresh off (the default) CLAUDE.md is not touched.
     fs::remove_file(repo.root.join(".git/agent-context/config.toml")).unwrap();
     fs::remove_file(repo.root.join("CLAUDE.md")).unwrap();

@@ -116,10 +116,11 @@ impl TestRepo {
     }
 
     /// Wait (30 s at most) until the processes that post-commit hooks left the rest of an
-    /// agent's commit to, or `Stop` hooks the rest of a turn's end, have ended, so that what a test reads next is what they wrote: those
-    /// the log names, and those running in this repository that a hook killed before it could
-    /// log them started (`git fsck` beside one that writes an object and its reflog line
-    /// finds a reflog entry for an object it did not see).
+    /// agent's commit to, or `Stop` hooks the rest of a turn's end, have ended, so that what a
+    /// test reads next is what they wrote: those the log names, and those running in this
+    /// repository that a hook killed before it could log them started (`git fsck` beside one
+    /// that writes an object and its reflog line finds a reflog entry for an object it did not
+    /// see).
     pub fn settled(&self) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         let log = self.log();
@@ -129,27 +130,20 @@ impl TestRepo {
             .filter_map(|p| p.trim().parse::<u32>().ok())
             .chain(self.finishers(&log));
         for pid in pids {
-            // Gone, or a zombie nobody reaps yet: done either way.
-            let running = || {
-                fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-                    s.rsplit(')')
-                        .next()
-                        .is_some_and(|r| !r.trim_start().starts_with('Z'))
-                })
-            };
-            while running() && std::time::Instant::now() < deadline {
+            while finishing(pid) && std::time::Instant::now() < deadline {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
         }
     }
 
-    /// The processes running `hook post-commit finish` in this repository (Linux's /proc),
-    /// looked for once a post-commit hook has run here (`log`) or written down a commit for
-    /// one. (A process started by a repository's first post-commit hook, killed before it
-    /// logged, goes unseen once it has taken the commit written down for it.)
+    /// The processes running `hook … finish` in this repository (Linux's /proc), looked for
+    /// once a post-commit or `Stop` hook has run here (`log`) or a commit is written down for
+    /// one. (A process started by a repository's first such hook, killed before it logged,
+    /// goes unseen once it has taken the commit written down for it.)
     fn finishers(&self, log: &str) -> Vec<u32> {
         let store = self.root.join(".git/agent-context");
         if !log.contains("post-commit")
+            && !log.contains("hook Stop")
             && !store.join("deferred").exists()
             && !store.join("deferred.claimed").exists()
         {
@@ -159,7 +153,6 @@ impl TestRepo {
             .root
             .canonicalize()
             .unwrap_or_else(|_| self.root.clone());
-        const FINISH: &[u8] = b"post-commit\0finish";
         let Ok(procs) = fs::read_dir("/proc") else {
             return Vec::new();
         };
@@ -167,8 +160,7 @@ impl TestRepo {
             .flatten()
             .filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok())
             .filter(|pid| {
-                fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| c.windows(FINISH.len()).any(|w| w == FINISH))
+                finishing(*pid)
                     && fs::read_link(format!("/proc/{pid}/cwd"))
                         .is_ok_and(|cwd| cwd.starts_with(&root))
             })
@@ -450,6 +442,20 @@ impl TestRepo {
         out.sort();
         out
     }
+}
+
+/// Whether process `pid` is a `hook … finish` still running: gone, a zombie nobody reaps yet,
+/// or another program that took its number since, it is not.
+fn finishing(pid: u32) -> bool {
+    const FINISH: &[u8] = b"\0finish\0";
+    let running = fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    });
+    running
+        && fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.windows(FINISH.len()).any(|w| w == FINISH))
 }
 
 /// PATH with the binary's folder first, so that `git agent-context` runs the binary under test.
