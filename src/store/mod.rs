@@ -166,13 +166,59 @@ pub(crate) fn ref_tip(repo: &gix::Repository, refname: &str) -> Result<Option<gi
     Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
 }
 
-/// Who our commits on the notes and graph refs are by: the repository's committer, or git's
-/// generic fallback when none is configured.
-pub(crate) fn signature(repo: &mut gix::Repository) -> Result<gix::actor::Signature> {
-    repo.committer_or_set_generic_fallback()
-        .map_err(git_error("find a committer identity"))?
-        .to_owned()
-        .map_err(|e| Error::git("read the committer identity", e.to_string()))
+/// Who our commits on the notes and graph refs are by, found as gix finds a committer
+/// (`GIT_COMMITTER_*` or `committer.*`, then `user.*`, then `EMAIL`), or git's generic fallback
+/// when none is configured; and when: `GIT_COMMITTER_DATE` when it is set, else now at UTC.
+/// Not gix's own `committer()`, which always works out the local time's offset: finding the
+/// system's time zone by its name costs a process 1–6 ms, and our commits need no offset.
+pub(crate) fn signature(repo: &gix::Repository) -> Result<gix::actor::Signature> {
+    let config = repo.config_snapshot();
+    let first = |keys: &[&str], fallback: &str| {
+        keys.iter()
+            .find_map(|key| config.string(*key))
+            .unwrap_or_else(|| fallback.into())
+    };
+    let name = first(
+        &[
+            "committer.name",
+            "user.name",
+            "gitoxide.committer.nameFallback",
+        ],
+        "no name configured",
+    );
+    let email = first(
+        &[
+            "committer.email",
+            "user.email",
+            "gitoxide.user.emailFallback",
+            "gitoxide.committer.emailFallback",
+        ],
+        "noEmailAvailable@example.com",
+    );
+    let time = match config.string("gitoxide.commit.committerDate") {
+        Some(date) => gix::date::parse(&date.to_string(), None)
+            .map_err(|e| Error::git("read GIT_COMMITTER_DATE", e.to_string()))?,
+        None => gix::date::Time::now_utc(),
+    };
+    Ok(gix::actor::Signature { name, email, time })
+}
+
+/// Point `refname` at `new` when it is as `constraint` expects, as `gix::Repository::reference`
+/// does, but with the reflog's line (`message`) by `signature`: gix would otherwise work out a
+/// committer of its own, local time zone and all ([`signature`]).
+pub(crate) fn point(
+    repo: &gix::Repository,
+    signature: &gix::actor::Signature,
+    refname: &str,
+    new: gix::ObjectId,
+    constraint: gix::refs::transaction::PreviousValue,
+    message: &str,
+) -> std::result::Result<(), gix::Error> {
+    let name = gix::refs::FullName::try_from(refname).expect("our refs' names are valid");
+    let edit = gix::refs::transaction::RefEdit::update(name, new, constraint, message);
+    let mut time = gix::date::parse::TimeBuf::default();
+    repo.edit_references_as([edit], Some(signature.to_ref(&mut time)))
+        .map(|_| ())
 }
 
 /// A commit of ours (by `signature`) of `tree` with `parents`, for `refname`'s chain; the ref is

@@ -12,7 +12,7 @@ use std::path::Path;
 pub use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::{Error, Result, Store, commit, expecting, git_error, ref_tip, signature, told};
+use super::{Error, Result, Store, commit, expecting, git_error, point, ref_tip, signature, told};
 use crate::event::note::{Glance, decode, decode_kinds, encode, union};
 use crate::event::{Event, Link, Merged, fingerprint, merge};
 
@@ -96,18 +96,25 @@ fn note_bytes(
 /// Create the notes ref, empty, if it does not exist: with `notes.rewriteRef` set, git warns
 /// on every amend and rebase while the ref is missing. True when it was created.
 pub fn ensure_ref(store: &Store) -> Result<bool> {
-    let mut repo = store.repo();
+    let repo = store.repo();
     if tip(&repo)?.is_some() {
         return Ok(false);
     }
-    let signature = signature(&mut repo)?;
+    let signature = signature(&repo)?;
     let message = "agent-context: notes start here";
     let empty = repo
         .write_object(gix::objs::Tree::empty())
         .map_err(git_error("write the empty tree"))?
         .detach();
     let new = commit(&repo, &signature, REF, message, empty, None)?;
-    match repo.reference(REF, new, PreviousValue::MustNotExist, message) {
+    match point(
+        &repo,
+        &signature,
+        REF,
+        new,
+        PreviousValue::MustNotExist,
+        message,
+    ) {
         Ok(_) => Ok(true),
         // Another writer made it first.
         Err(_) if tip(&repo)?.is_some() => Ok(false),
@@ -318,8 +325,8 @@ fn rewrite(
     if commits.is_empty() {
         return Ok(Merged::default());
     }
-    let mut repo = store.repo();
-    let signature = signature(&mut repo)?;
+    let repo = store.repo();
+    let signature = signature(&repo)?;
     for attempt in 0..ATTEMPTS {
         let old_tip = tip(&repo)?;
         let mut state = state_at(&repo, old_tip)?;
@@ -366,7 +373,14 @@ fn rewrite(
         }
         message.push_str(&format!(" on {target}"));
         let new = commit(&repo, &signature, REF, &message, tree, old_tip)?;
-        match repo.reference(REF, new, expecting(old_tip), message.as_str()) {
+        match point(
+            &repo,
+            &signature,
+            REF,
+            new,
+            expecting(old_tip),
+            message.as_str(),
+        ) {
             Ok(_) => return Ok(total),
             // Another writer moved the ref, or held its lock: redo the work on top of theirs.
             Err(e) => store.retry_update(&repo, REF, old_tip, e, attempt)?,
@@ -399,8 +413,8 @@ pub fn merge_from(
     dropped: impl Fn(&str) -> bool,
     copy_of: impl Fn(&[u8]) -> Option<Vec<u8>>,
 ) -> Result<Merge> {
-    let mut repo = store.repo();
-    let signature = signature(&mut repo)?;
+    let repo = store.repo();
+    let signature = signature(&repo)?;
     for attempt in 0..ATTEMPTS {
         let ours = tip(&repo)?;
         let mut done = Merge::default();
@@ -461,7 +475,9 @@ pub fn merge_from(
                 ours.into_iter().chain([theirs]),
             )?
         };
-        match repo.reference(
+        match point(
+            &repo,
+            &signature,
             REF,
             new,
             expecting(ours),
@@ -500,7 +516,7 @@ pub fn derive(
     theirs: Option<ObjectId>,
     giving: Giving<'_>,
 ) -> Result<Option<ObjectId>> {
-    let mut repo = store.repo();
+    let repo = store.repo();
     let our_tip = tip(&repo)?;
     let ours: HashMap<ObjectId, ObjectId> = notes_at(&repo, our_tip)?.into_iter().collect();
     let their_notes: HashMap<ObjectId, ObjectId> = notes_at(&repo, theirs)?.into_iter().collect();
@@ -567,7 +583,7 @@ pub fn derive(
     let tree = state
         .write(&repo.objects)
         .map_err(git_error("write the notes tree"))?;
-    let signature = signature(&mut repo)?;
+    let signature = signature(&repo)?;
     // Where the next derive starts from.
     let from = our_tip.map_or_else(|| "none".to_owned(), |t| t.to_string());
     let message = format!(
@@ -578,7 +594,8 @@ pub fn derive(
     // The ref is this clone's alone; a lock a killed writer left is cleared as for ours.
     for attempt in 0..ATTEMPTS {
         let current = ref_tip(&repo, refname)?;
-        match repo.reference(refname, new, PreviousValue::Any, message.as_str()) {
+        let any = PreviousValue::Any;
+        match point(&repo, &signature, refname, new, any, &message) {
             Ok(_) => return Ok(Some(new)),
             Err(e) => store.retry_update(&repo, refname, current, e, attempt)?,
         }

@@ -6,7 +6,7 @@ use git_agent_context::event::note::encode;
 use git_agent_context::event::{Event, Kind, Merged, Origin};
 use git_agent_context::store::{Store, notes};
 
-use crate::repo::TestRepo;
+use crate::repo::{TestRepo, stderr};
 
 fn event(session: &str, source: &str, kind: Kind, summary: &str) -> Event {
     Event {
@@ -353,5 +353,72 @@ fn init_says_in_one_line_why_it_cannot_edit_git_config() {
             "error: git: edit .git/config: The configuration file at \"{}\" could not be read: Is a directory (os error 21)",
             config.display()
         )
+    );
+}
+
+/// Our commits on the notes ref are by the committer the environment names, else the
+/// repository's configuration, at the time `GIT_COMMITTER_DATE` says when it is set, else now
+/// (at UTC): as git shows them.
+#[test]
+fn our_commits_are_by_the_configured_committer_at_the_given_time_or_now() {
+    let repo = TestRepo::new();
+    repo.commit("a.txt", "a\n", "first");
+    let record = |text: &str, vars: &[(&str, &str)]| {
+        let args = ["record", "decision", text, "--files", "a.txt"];
+        let out = repo.run_with_input(&repo.root, &args, b"", vars);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let last = || {
+        repo.git(&[
+            "log",
+            "-1",
+            "--format=%cn|%ce|%ct|%ci",
+            "refs/notes/agent-context",
+        ])
+    };
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // Whatever the local time zone: no offset is worked out for our commits.
+    record("Keep the file short", &[("TZ", "Europe/Paris")]);
+    let shown = last();
+    let fields: Vec<&str> = shown.split('|').collect();
+    assert_eq!(
+        fields[..2],
+        ["Test Committer", "committer@example.com"],
+        "{shown}"
+    );
+    let at: u64 = fields[2].parse().unwrap();
+    assert!(at >= before && at <= before + 60, "now: {shown}");
+    assert!(fields[3].ends_with(" +0000"), "at UTC: {shown}");
+
+    let date = [("GIT_COMMITTER_DATE", "2026-03-04T05:06:07+02:00")];
+    record("Keep the file plain", &date);
+    assert_eq!(
+        last(),
+        "Test Committer|committer@example.com|1772593567|2026-03-04 05:06:07 +0200"
+    );
+    // Without the environment's, the repository's configured one.
+    repo.git(&["config", "user.name", "Configured Person"]);
+    repo.git(&["config", "user.email", "person@example.com"]);
+    let out = repo
+        .cmd_in(&repo.root)
+        .args([
+            "record",
+            "decision",
+            "Keep the file small",
+            "--files",
+            "a.txt",
+        ])
+        .env_remove("GIT_COMMITTER_NAME")
+        .env_remove("GIT_COMMITTER_EMAIL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        last().starts_with("Configured Person|person@example.com|"),
+        "{}",
+        last()
     );
 }

@@ -32,7 +32,7 @@ use std::path::Path;
 
 use gix::ObjectId;
 
-use super::{Error, Result, Store, git_error, history, notes, pending, ref_tip, signature};
+use super::{Error, Result, Store, git_error, history, notes, pending, point, ref_tip, signature};
 use crate::event::{Event, Kind};
 use node::{DecisionNode, SessionEvents, SessionNode};
 
@@ -1148,8 +1148,8 @@ fn write(
     start: Start<'_>,
     touched: &BTreeMap<String, BTreeSet<ObjectId>>,
 ) -> Result<Updated> {
-    let mut repo = store.repo();
-    let signature = signature(&mut repo)?;
+    let repo = store.repo();
+    let signature = signature(&repo)?;
     let empty = ObjectId::empty_tree(repo.object_hash());
     for attempt in 0..ATTEMPTS {
         // The snapshot to build on, the tree at the tip (`None`: no readable tree) and the
@@ -1198,7 +1198,14 @@ fn write(
             return Ok(updated);
         }
         let new = super::commit(&repo, &signature, REF, &message, tree, snapshot.tip)?;
-        match repo.reference(REF, new, super::expecting(expected), message.as_str()) {
+        match point(
+            &repo,
+            &signature,
+            REF,
+            new,
+            super::expecting(expected),
+            message.as_str(),
+        ) {
             Ok(_) => {
                 updated.commit = Some(new);
                 return Ok(updated);
