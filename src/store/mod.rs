@@ -168,7 +168,8 @@ pub(crate) fn ref_tip(repo: &gix::Repository, refname: &str) -> Result<Option<gi
 
 /// Who our commits on the notes and graph refs are by, found as gix finds a committer
 /// (`GIT_COMMITTER_*` or `committer.*`, then `user.*`, then `EMAIL`), or git's generic fallback
-/// when none is configured; and when: `GIT_COMMITTER_DATE` when it is set, else now at UTC.
+/// when none is configured; and when: `GIT_COMMITTER_DATE` when it is set and readable, else now
+/// at UTC.
 /// Not gix's own `committer()`, which always works out the local time's offset: finding the
 /// system's time zone by its name costs a process 1–6 ms, and our commits need no offset.
 pub(crate) fn signature(repo: &gix::Repository) -> Result<gix::actor::Signature> {
@@ -195,11 +196,12 @@ pub(crate) fn signature(repo: &gix::Repository) -> Result<gix::actor::Signature>
         ],
         "noEmailAvailable@example.com",
     );
-    let time = match config.string("gitoxide.commit.committerDate") {
-        Some(date) => gix::date::parse(&date.to_string(), None)
-            .map_err(|e| Error::git("read GIT_COMMITTER_DATE", e.to_string()))?,
-        None => gix::date::Time::now_utc(),
-    };
+    // A date gix cannot read (empty, or in a form it does not know) is now, as for gix.
+    let now = jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC);
+    let time = config
+        .string("gitoxide.commit.committerDate")
+        .and_then(|date| gix::date::parse(&date.to_string(), Some(now)).ok())
+        .unwrap_or_else(gix::date::Time::now_utc);
     Ok(gix::actor::Signature { name, email, time })
 }
 

@@ -380,8 +380,9 @@ fn our_commits_are_by_the_configured_committer_at_the_given_time_or_now() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    // Whatever the local time zone: no offset is worked out for our commits.
-    record("Keep the file short", &[("TZ", "Europe/Paris")]);
+    // Whatever the local time zone (a POSIX one, which needs no time zone database): no
+    // offset is worked out for our commits.
+    record("Keep the file short", &[("TZ", "<+05>-5")]);
     let shown = last();
     let fields: Vec<&str> = shown.split('|').collect();
     assert_eq!(
@@ -392,6 +393,20 @@ fn our_commits_are_by_the_configured_committer_at_the_given_time_or_now() {
     let at: u64 = fields[2].parse().unwrap();
     assert!(at >= before && at <= before + 60, "now: {shown}");
     assert!(fields[3].ends_with(" +0000"), "at UTC: {shown}");
+    let reflog = repo.git(&[
+        "reflog",
+        "-1",
+        "--format=%gn|%ge",
+        "refs/notes/agent-context",
+    ]);
+    assert_eq!(reflog, "Test Committer|committer@example.com");
+    // A date that cannot be read is now.
+    for unread in ["", "not a date"] {
+        let text = format!("Keep the file short when the date is {unread:?}");
+        record(&text, &[("GIT_COMMITTER_DATE", unread)]);
+        let at: u64 = last().split('|').nth(2).unwrap().parse().unwrap();
+        assert!(at >= before && at <= before + 60, "{unread:?}: {}", last());
+    }
 
     let date = [("GIT_COMMITTER_DATE", "2026-03-04T05:06:07+02:00")];
     record("Keep the file plain", &date);

@@ -144,6 +144,7 @@ impl TestRepo {
         let store = self.root.join(".git/agent-context");
         if !log.contains("post-commit")
             && !log.contains("hook Stop")
+            && !log.contains("hook AfterAgent")
             && !store.join("deferred").exists()
             && !store.join("deferred.claimed").exists()
         {
