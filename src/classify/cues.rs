@@ -7,17 +7,20 @@
 use super::patterns::loosened;
 use crate::event::Kind;
 
+/// The patterns of what is kept, in the order of [`GROUPS`].
+pub(crate) fn keep_patterns() -> impl Iterator<Item = &'static str> {
+    GROUPS
+        .iter()
+        .flat_map(|(_, patterns)| patterns.iter().copied())
+}
+
 /// The sets `build.rs` compiles, each with the name of its table: every group's patterns at
 /// once, loosened and in the order of [`GROUPS`], and each of the lists below. The binary reads
 /// the tables; this list is otherwise read only by the test that compares them with it.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn prebuilt() -> [(&'static str, Vec<String>); 7] {
     let list = |patterns: &[&str]| patterns.iter().map(|p| p.to_string()).collect();
-    let keep = GROUPS
-        .iter()
-        .flat_map(|(_, patterns)| patterns.iter())
-        .map(|p| loosened(p))
-        .collect();
+    let keep = keep_patterns().map(loosened).collect();
     [
         ("keep", keep),
         ("not_reasoning", list(NOT_REASONING)),

@@ -15,7 +15,7 @@ use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 
-use crate::classify::cues::GROUPS;
+use crate::classify::cues::{GROUPS, keep_patterns};
 use crate::classify::patterns::{Set, ascii_folded};
 use crate::classify::sentences::Form;
 use crate::event::{Kind, SUMMARY_MAX};
@@ -53,13 +53,6 @@ pub(crate) fn ascii_boundaries(pattern: &str) -> String {
 static EXAMPLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i),? (like|e\.g\.|for example|such as)$").expect("the example pattern compiles")
 });
-
-/// The patterns of what is kept, in the order of [`GROUPS`].
-fn keep_patterns() -> impl Iterator<Item = &'static str> {
-    GROUPS
-        .iter()
-        .flat_map(|(_, patterns)| patterns.iter().copied())
-}
 
 /// All of [`keep_patterns`] at once, loosened ([`loosened`](crate::classify::patterns::loosened)): one pass tells which of them may
 /// match, and [`keep`] says which do. Compiled by `build.rs`, the largest set of all.

@@ -358,7 +358,8 @@ fn extract(store: &Store, moment: Moment, payload: &Payload) -> Result<Response>
     if moment == Moment::TurnEnd && save {
         // The saved continuation is dropped first: until a new one is saved, one is made from
         // the store when asked for, so a rest that never runs loses nothing. (What the graph
-        // owes is written down already; the index catches up with the notes when next read.)
+        // owes is written down already; the next hook that writes notes brings the index up
+        // to them.)
         continuation::discard(store, session)?;
         return Ok(Response {
             log: Some(log),

@@ -169,10 +169,9 @@ pub(crate) fn ref_tip(repo: &gix::Repository, refname: &str) -> Result<Option<gi
 /// Who our commits on the notes and graph refs are by, found as gix finds a committer
 /// (`GIT_COMMITTER_*` or `committer.*`, then `user.*`, then `EMAIL`), or git's generic fallback
 /// when none is configured; and when: `GIT_COMMITTER_DATE` when it is set and readable, else now
-/// at UTC.
-/// Not gix's own `committer()`, which always works out the local time's offset: finding the
-/// system's time zone by its name costs a process 1–6 ms, and our commits need no offset.
-pub(crate) fn signature(repo: &gix::Repository) -> Result<gix::actor::Signature> {
+/// at UTC. Not gix's own `committer()`, which always works out the local time's offset: finding
+/// the system's time zone by its name costs a process 1–6 ms, and our commits need no offset.
+pub(crate) fn signature(repo: &gix::Repository) -> gix::actor::Signature {
     let config = repo.config_snapshot();
     let first = |keys: &[&str], fallback: &str| {
         keys.iter()
@@ -202,7 +201,7 @@ pub(crate) fn signature(repo: &gix::Repository) -> Result<gix::actor::Signature>
         .string("gitoxide.commit.committerDate")
         .and_then(|date| gix::date::parse(&date.to_string(), Some(now)).ok())
         .unwrap_or_else(gix::date::Time::now_utc);
-    Ok(gix::actor::Signature { name, email, time })
+    gix::actor::Signature { name, email, time }
 }
 
 /// Point `refname` at `new` when it is as `constraint` expects, as `gix::Repository::reference`

@@ -100,7 +100,7 @@ pub fn ensure_ref(store: &Store) -> Result<bool> {
     if tip(&repo)?.is_some() {
         return Ok(false);
     }
-    let signature = signature(&repo)?;
+    let signature = signature(&repo);
     let message = "agent-context: notes start here";
     let empty = repo
         .write_object(gix::objs::Tree::empty())
@@ -326,7 +326,7 @@ fn rewrite(
         return Ok(Merged::default());
     }
     let repo = store.repo();
-    let signature = signature(&repo)?;
+    let signature = signature(&repo);
     for attempt in 0..ATTEMPTS {
         let old_tip = tip(&repo)?;
         let mut state = state_at(&repo, old_tip)?;
@@ -414,7 +414,7 @@ pub fn merge_from(
     copy_of: impl Fn(&[u8]) -> Option<Vec<u8>>,
 ) -> Result<Merge> {
     let repo = store.repo();
-    let signature = signature(&repo)?;
+    let signature = signature(&repo);
     for attempt in 0..ATTEMPTS {
         let ours = tip(&repo)?;
         let mut done = Merge::default();
@@ -583,7 +583,7 @@ pub fn derive(
     let tree = state
         .write(&repo.objects)
         .map_err(git_error("write the notes tree"))?;
-    let signature = signature(&repo)?;
+    let signature = signature(&repo);
     // Where the next derive starts from.
     let from = our_tip.map_or_else(|| "none".to_owned(), |t| t.to_string());
     let message = format!(

@@ -1149,7 +1149,7 @@ fn write(
     touched: &BTreeMap<String, BTreeSet<ObjectId>>,
 ) -> Result<Updated> {
     let repo = store.repo();
-    let signature = signature(&repo)?;
+    let signature = signature(&repo);
     let empty = ObjectId::empty_tree(repo.object_hash());
     for attempt in 0..ATTEMPTS {
         // The snapshot to build on, the tree at the tip (`None`: no readable tree) and the
