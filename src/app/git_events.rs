@@ -7,7 +7,7 @@ use std::io;
 
 use gix::ObjectId;
 
-use crate::deliver::adapter;
+use crate::deliver::{adapter, brief};
 use crate::ingest::commit::{self, Environment, PostCommit};
 use crate::ingest::repair;
 use crate::retrieve::index;
@@ -89,7 +89,7 @@ pub fn run(store: &Store, name: &str, rest: &[String]) -> Result<Ran, Error> {
         })?;
     }
     let said = match finishing {
-        true => said + &tidy(store),
+        true => said + &tidy(store) + &brief_ready(store),
         false => said,
     };
     Ok(Ran { said, finish })
@@ -169,6 +169,19 @@ fn tidy(store: &Store) -> String {
         Err(e) => format!("; no commit-graph written: {e}"),
     };
     packed + &graphed
+}
+
+/// The brief the next session starts with, made now that the work that changed it is done
+/// ([`brief::keep`]): what was done, for the log. It can always be made again.
+pub fn brief_ready(store: &Store) -> String {
+    match brief::keep(store) {
+        Ok(true) => "; the next session's brief made".to_owned(),
+        Ok(false) => String::new(),
+        Err(e) => format!(
+            "; the next session's brief not made: {}",
+            store::error_chain(&e)
+        ),
+    }
 }
 
 fn carried_note(carried: usize) -> String {

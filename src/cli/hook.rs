@@ -407,9 +407,13 @@ fn turn_rest(cwd: &Path, what: &str, session: &str) -> Result<Option<(PathBuf, S
     watchdog.answer(|| ());
     let done = done.map_err(failed)?;
     after_extraction(&store, cwd, what, session).map_err(failed)?;
+    let brief = work::brief_ready(&store);
     Ok(Some((
         dir.clone(),
-        format!("{} {session}: the rest of the turn{done}", work::FINISH),
+        format!(
+            "{} {session}: the rest of the turn{done}{brief}",
+            work::FINISH
+        ),
     )))
 }
 

@@ -8,12 +8,18 @@
 //! whoever made them (on the default branch, those not pushed yet). The latest sessions of
 //! merged work are seldom what a new task touches (docs/quality.md). Where HEAD is the default
 //! branch and there is no remote's to compare with, every commit of its history counts.
+//!
+//! The brief is kept in the store with what it was made from ([`keep`]): the commits HEAD, the
+//! default branch and the graph are at, HEAD's branch, and how many times the pending queues
+//! changed. While they are as they were, the brief is the same, and a session's first hook
+//! reads it rather than making it again. The process a turn's end or an agent's commit leaves
+//! its work to makes it once that work is done, so the next session finds it ready.
 
 use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::classify::extractor::REVERTED;
@@ -22,9 +28,9 @@ use crate::event::summary::Summary;
 use crate::event::{Kind, Origin};
 use crate::ingest::recorded::PEOPLE;
 use crate::render::templates::{self, BRIEF, within};
-use crate::store::graph::View;
 use crate::store::graph::node::DecisionNode;
-use crate::store::{Store, history, pending};
+use crate::store::graph::{self, View};
+use crate::store::{Store, history, pending, ref_tip, write_cache};
 
 /// Sessions shown, at most.
 const SESSIONS: usize = 3;
@@ -71,22 +77,165 @@ struct Decision {
 }
 
 /// The brief for `current` (the session starting, left out of it), or nothing when there is
-/// nothing recorded.
-pub fn brief(store: &Store, current: &str) -> Result<Option<String>> {
+/// nothing recorded; and whether it is the one kept ([`keep`]). One made here is kept in turn.
+pub fn brief(store: &Store, current: &str) -> Result<(Option<String>, bool)> {
+    let inputs = Inputs::now(store);
+    if let Some(kept) = inputs.as_ref().and_then(|now| Kept::read(store, now))
+        && !kept.sessions.iter().any(|s| s == current)
+    {
+        return Ok((kept.text, true));
+    }
+    // Made for no session in particular, as it is kept; again for `current` in the rare case
+    // that it tells of it (a session cleared keeps its id).
+    let made = make(store, "")?;
+    let tells_current = made.sessions.iter().any(|s| s == current);
+    if let Some(inputs) = inputs {
+        // A cache: the brief can always be made again.
+        let _ = made.keep_if_still(store, inputs);
+    }
+    match tells_current {
+        true => Ok((make(store, current)?.text, false)),
+        false => Ok((made.text, false)),
+    }
+}
+
+/// Make the brief a session starting now is given and keep it, unless the one kept was made
+/// from what is there now; whether it made one. For the processes that change what it is made
+/// from, once they are done.
+pub fn keep(store: &Store) -> Result<bool> {
+    let Some(inputs) = Inputs::now(store) else {
+        return Ok(false);
+    };
+    if Kept::read(store, &inputs).is_some() {
+        return Ok(false);
+    }
+    make(store, "")?.keep_if_still(store, inputs)?;
+    Ok(true)
+}
+
+/// Where the brief is kept, in the store.
+const KEPT: &str = "brief.json";
+
+/// What the brief is made from: while each is as it was, it is the same brief.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Inputs {
+    /// The version that made it, and its template.
+    build: String,
+    head: Option<String>,
+    branch: Option<String>,
+    /// The default branch's commit, and whether it is a remote's.
+    default_branch: Option<(String, bool)>,
+    graph: Option<String>,
+    /// How many times the pending queues changed ([`pending::changes`]), and when their
+    /// folder last did (in nanoseconds): a queue file added or removed by other means.
+    queue_changes: u64,
+    queues_folder: Option<u64>,
+}
+
+impl Inputs {
+    /// What the brief would be made from now; nothing when it is not to be kept: the
+    /// repository has its own template (which the working tree may change at any time), or
+    /// the graph's ref cannot be read.
+    fn now(store: &Store) -> Option<Inputs> {
+        if templates::overridden(store, &BRIEF) {
+            return None;
+        }
+        // Read before the queues are: a change made while the brief is made counts.
+        let queue_changes = pending::changes(store);
+        let queues_folder = (std::fs::metadata(store.dir().join(pending::DIR)))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as u64);
+        let repo = store.repo();
+        let hex = |id: gix::ObjectId| id.to_hex().to_string();
+        // Where HEAD points, not peeled: peeling would open the object database to learn the
+        // commit is one.
+        let head = repo.head().ok()?;
+        Some(Inputs {
+            build: format!(
+                "{} {:016x}",
+                env!("CARGO_PKG_VERSION"),
+                xxhash_rust::xxh3::xxh3_64(BRIEF.builtin.as_bytes())
+            ),
+            head: head.id().map(|id| hex(id.detach())),
+            branch: head.referent_name().map(|name| name.as_bstr().to_string()),
+            default_branch: history::default_tip(&repo).map(|(id, remote)| (hex(id), remote)),
+            graph: ref_tip(&repo, graph::REF).ok()?.map(hex),
+            queue_changes,
+            queues_folder,
+        })
+    }
+}
+
+/// The brief as it is kept: made for no session in particular.
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    inputs: Inputs,
+    /// Every session it tells of.
+    sessions: Vec<String>,
+    text: Option<String>,
+}
+
+impl Kept {
+    /// The brief kept, if it was made from `now`.
+    fn read(store: &Store, now: &Inputs) -> Option<Kept> {
+        let bytes = std::fs::read(store.dir().join(KEPT)).ok()?;
+        serde_json::from_slice::<Kept>(&bytes)
+            .ok()
+            .filter(|kept| kept.inputs == *now)
+    }
+}
+
+/// A brief made, and the sessions it tells of.
+struct Made {
+    text: Option<String>,
+    sessions: Vec<String>,
+}
+
+impl Made {
+    /// Keep this brief, made from `inputs`, if they are still what is there: one made while
+    /// something changed is not kept.
+    fn keep_if_still(&self, store: &Store, inputs: Inputs) -> crate::store::Result<()> {
+        if Inputs::now(store).as_ref() != Some(&inputs) {
+            return Ok(());
+        }
+        let kept = Kept {
+            inputs,
+            sessions: self.sessions.clone(),
+            text: self.text.clone(),
+        };
+        let bytes = serde_json::to_vec(&kept).expect("a brief serializes");
+        write_cache(&store.dir().join(KEPT), &bytes)
+    }
+}
+
+/// Make the brief for `current`.
+fn make(store: &Store, current: &str) -> Result<Made> {
     let (mut sessions, decisions) = committed(store, current, true)?;
     // A person's records give their decisions; they are no session to tell of.
     sessions.retain(|s| s.id != PEOPLE);
     let shown: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     let open = uncommitted(store, current, &shown)?;
+    let told = (sessions.iter().map(|s| &s.id))
+        .chain(decisions.iter().map(|d| &d.session))
+        .chain(open.iter().map(|s| &s.id));
+    let told: Vec<String> = told.cloned().collect();
     if sessions.is_empty() && open.is_empty() && decisions.is_empty() {
-        return Ok(None);
+        return Ok(Made {
+            text: None,
+            sessions: told,
+        });
     }
     let text = templates::render(
         store,
         &BRIEF,
         &json!({"sessions": sessions, "decisions": decisions, "open": open}),
     )?;
-    Ok(Some(within(text, TOKENS)))
+    Ok(Made {
+        text: Some(within(text, TOKENS)),
+        sessions: told,
+    })
 }
 
 /// The latest sessions with commits in HEAD's history (newest first), whether or not the

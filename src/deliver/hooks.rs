@@ -206,7 +206,10 @@ fn start(store: &Store, payload: &Payload) -> Result<Response> {
             continuation::context(store, session, "resumed")?,
             "continuation",
         ),
-        _ => (brief::brief(store, session)?, "brief"),
+        _ => match brief::brief(store, session)? {
+            (brief, true) => (brief, "brief as kept"),
+            (brief, false) => (brief, "brief"),
+        },
     };
     let log = match &context {
         Some(text) => format!(

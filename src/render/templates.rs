@@ -56,6 +56,15 @@ pub const LOG: Template = Template {
     reader: Reader::People,
 };
 
+/// Whether the repository may have its own `template`: something is at the override's path
+/// (looked at no further: [`render`] reads it, or says why it cannot).
+pub fn overridden(store: &Store, template: &Template) -> bool {
+    store.workdir().is_some_and(|workdir| {
+        let path = workdir.join(OVERRIDES).join(template.name);
+        !matches!(fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    })
+}
+
 /// How much work a repository's template may do: minijinja's fuel, one unit per instruction.
 pub const OVERRIDE_FUEL: u64 = 2_000_000;
 /// How much text a repository's template may produce, and the most of it read.

@@ -334,7 +334,7 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
     let mut lines_from_pending = 0;
     for (file, lines) in by_file {
         let path = store.dir().join(pending::DIR).join(file);
-        lines_from_pending += pending::remove_unreadable(&path, &lines)?;
+        lines_from_pending += pending::remove_unreadable(store, &path, &lines)?;
         remove_if_empty(&path)?;
     }
     let mut by_session: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
@@ -372,6 +372,8 @@ pub fn remove(store: &Store, events: &[&Stored], lines: &[&RawLine]) -> Result<R
             link::write_index(store, session, &index)?;
         }
     }
+    // A queue file removed is a change to the queues as much as a line is.
+    pending::changed(store)?;
 
     let count = events.len();
     let why = format!(

@@ -200,9 +200,10 @@ pub(crate) fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
         branches.map(move |n| (format!("refs/remotes/{r}/{n}"), true))
     });
     let local = names.iter().map(|n| (format!("refs/heads/{n}"), false));
+    // A branch points at a commit: followed to it, not peeled, which would look the commit up.
     remote.chain(local).find_map(|(name, remote)| {
         let mut reference = repo.find_reference(name.as_str()).ok()?;
-        Some((reference.peel_to_id().ok()?.detach(), remote))
+        Some((reference.follow_to_object().ok()?.detach(), remote))
     })
 }
 

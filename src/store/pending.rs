@@ -13,6 +13,11 @@ use crate::event::{Event, Key, Kind, Merged, merge};
 
 pub const DIR: &str = "pending";
 
+/// A byte is appended to this file of the store after every change to a queue: its length only
+/// grows, so what was made from the queues when it had a length holds while it has it
+/// ([`changes`]).
+const CHANGES: &str = "pending.changes";
+
 /// The events of one session's queue file, plus the lines we could not read.
 struct Queue {
     events: Vec<Event>,
@@ -99,7 +104,8 @@ pub fn append(store: &Store, event: &Event) -> Result<()> {
         .append(true)
         .open(&path)
         .and_then(|mut f| f.write_all(&line))
-        .map_err(io_error("cannot write", &path))
+        .map_err(io_error("cannot write", &path))?;
+    changed(store)
 }
 
 /// Add `events` to their sessions' queues, replacing events with the same id.
@@ -117,13 +123,13 @@ pub fn upsert(store: &Store, events: Vec<Event>) -> Result<Merged> {
         total.added += merged.added;
         total.updated += merged.updated;
         if merged.changed() {
-            write(&path, &mut queue)?;
+            write(store, &path, &mut queue)?;
         }
     }
     Ok(total)
 }
 
-fn write(path: &Path, queue: &mut Queue) -> Result<()> {
+fn write(store: &Store, path: &Path, queue: &mut Queue) -> Result<()> {
     queue
         .events
         .sort_by(|a, b| (&a.timestamp, &a.id).cmp(&(&b.timestamp, &b.id)));
@@ -136,7 +142,25 @@ fn write(path: &Path, queue: &mut Queue) -> Result<()> {
         out.extend_from_slice(line);
         out.push(b'\n');
     }
-    write_atomic(path, &out)
+    write_atomic(path, &out)?;
+    changed(store)
+}
+
+/// Count a change to the queues, once it is made: one byte appended to [`CHANGES`].
+pub(crate) fn changed(store: &Store) -> Result<()> {
+    let path = store.dir().join(CHANGES);
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(b"."))
+        .map_err(io_error("cannot write", &path))
+}
+
+/// How many changes to the queues were counted ([`changed`]), 0 when none was. Read before the
+/// queues: a change made since shows as a larger count.
+pub(crate) fn changes(store: &Store) -> u64 {
+    fs::metadata(store.dir().join(CHANGES)).map_or(0, |m| m.len())
 }
 
 /// Remove the events named; returns how many were there.
@@ -153,7 +177,7 @@ pub fn remove(store: &Store, events: &HashSet<Key>) -> Result<usize> {
         queue.events.retain(|e| !ids.contains(e.id.as_str()));
         if queue.events.len() != before {
             removed += before - queue.events.len();
-            write(&path, &mut queue)?;
+            write(store, &path, &mut queue)?;
         }
     }
     Ok(removed)
@@ -161,13 +185,13 @@ pub fn remove(store: &Store, events: &HashSet<Key>) -> Result<usize> {
 
 /// Remove from the queue file at `path` its unreadable lines that are among `lines`; returns
 /// how many were there.
-pub fn remove_unreadable(path: &Path, lines: &HashSet<&[u8]>) -> Result<usize> {
+pub fn remove_unreadable(store: &Store, path: &Path, lines: &HashSet<&[u8]>) -> Result<usize> {
     let mut queue = read(path)?;
     let before = queue.unreadable.len();
     queue.unreadable.retain(|l| !lines.contains(l.as_slice()));
     let removed = before - queue.unreadable.len();
     if removed > 0 {
-        write(path, &mut queue)?;
+        write(store, path, &mut queue)?;
     }
     Ok(removed)
 }

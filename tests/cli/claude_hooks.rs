@@ -1033,9 +1033,15 @@ fn stop_extracts_the_session_and_refreshes_claude_md_when_asked() {
     let pid = rest.trim();
     assert!(pid.parse::<u32>().is_ok(), "{rest}");
     let finished = format!(
-        "hook Stop: finish {TTL_SESSION}: the rest of the turn; continuation saved; CLAUDE.md created"
+        "hook Stop: finish {TTL_SESSION}: the rest of the turn; continuation saved; CLAUDE.md \
+         created; the next session's brief made"
     );
     assert!(log.contains(&finished), "{log}");
+    // The next session's first hook reads it.
+    let mut start = payload(repo, "SessionStart-startup", &[]);
+    start["session_id"] = "5e55105-next".into();
+    assert!(injected(repo, "SessionStart", &start).is_some());
+    assert!(last_start(repo).contains(": gave the brief as kept, about"));
     // A second Stop finds nothing new and changes nothing.
     injected(repo, "Stop", &stop);
     assert_eq!(
@@ -1167,6 +1173,63 @@ fn every_hook_answers_within_its_budget_whatever_its_input_does() {
             format!("git-agent-context: hook {event}: bad input: more than 32 MiB\n")
         );
     }
+}
+
+/// The last `SessionStart` line of the log.
+fn last_start(repo: &TestRepo) -> String {
+    let log = repo.log();
+    let line = log.lines().rfind(|l| l.contains(" hook SessionStart: "));
+    line.unwrap_or_else(|| panic!("{log}")).to_owned()
+}
+
+#[test]
+fn the_brief_is_kept_while_what_it_is_made_from_stays() {
+    let s = scenario::build();
+    let repo = &s.repo;
+    let start = payload(repo, "SessionStart-startup", &[]);
+    let made = injected(repo, "SessionStart", &start).expect("a brief");
+    assert!(last_start(repo).contains(": gave the brief, about"));
+    // Asked again with nothing changed, it is read as it was kept.
+    assert_eq!(injected(repo, "SessionStart", &start).as_ref(), Some(&made));
+    assert!(last_start(repo).contains(": gave the brief as kept, about"));
+    // What it is made from changes: the default branch (the work at hand is then the commits
+    // the remote's does not have: none) ...
+    repo.git(&["update-ref", "refs/remotes/origin/HEAD", "HEAD"]);
+    assert_eq!(brief_of(repo), "");
+    assert!(last_start(repo).contains(": no brief: nothing recorded"));
+    repo.git(&["update-ref", "-d", "refs/remotes/origin/HEAD"]);
+    assert_eq!(brief_of(repo), made);
+    // ... a decision recorded (a note), HEAD ...
+    repo.ok(&["record", "decision", "Keep the brief in the store"]);
+    assert!(brief_of(repo).contains("Keep the brief in the store"));
+    repo.git(&["checkout", "-q", &s.commits["c5"]]);
+    assert!(!brief_of(repo).contains("Keep the brief in the store"));
+    repo.git(&["checkout", "-q", "main"]);
+    // ... a queue put there by other means, and taken away.
+    let before = brief_of(repo);
+    let queue = repo
+        .root
+        .join(".git/agent-context/pending/0ther5e55-10n.jsonl");
+    fs::write(&queue, "not an event\n").unwrap();
+    assert_eq!(brief_of(repo), before);
+    assert!(last_start(repo).contains(": gave the brief, about"));
+    fs::remove_file(&queue).unwrap();
+    assert_eq!(brief_of(repo), before);
+    assert!(last_start(repo).contains(": gave the brief, about"));
+    // A repository's own template is read each time, never kept.
+    let templates = repo.root.join(".agent-context/templates");
+    fs::create_dir_all(&templates).unwrap();
+    fs::write(
+        templates.join("brief.md.j2"),
+        "Our own brief: {{ sessions | length }} sessions",
+    )
+    .unwrap();
+    for _ in 0..2 {
+        assert!(brief_of(repo).starts_with("Our own brief: "));
+        assert!(last_start(repo).contains(": gave the brief, about"));
+    }
+    fs::remove_dir_all(repo.root.join(".agent-context")).unwrap();
+    assert_eq!(brief_of(repo), before);
 }
 
 #[test]
