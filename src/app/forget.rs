@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::deliver::{self, claude_md, continuation};
+use crate::deliver::{self, brief, claude_md, continuation};
 use crate::retrieve::index;
 use crate::store::erase::{self, Inventory, RawLine, Removed, Resolved, Scrubbed, Stored};
 use crate::store::{self, Store, graph, notes, told};
@@ -408,12 +408,14 @@ fn complete_interrupted(store: &Store) -> Result<Option<Completed>, Error> {
 
 /// The local caches made from the forgotten events: the retrieval index (made from the notes)
 /// is made again when they changed and the hooks' copies of the notes' reasoning go, and the
-/// sessions' saved continuation summaries go (they are made again from the store).
+/// sessions' saved continuation summaries and the brief kept for the next session go (they are
+/// made again from the store).
 fn clear_caches(store: &Store, notes_changed: bool, sessions: BTreeSet<&str>) -> Result<(), Error> {
     if notes_changed {
         index::rebuild(store)?;
         told::clear(store);
     }
+    brief::discard(store)?;
     for session in sessions {
         continuation::discard(store, session)?;
     }

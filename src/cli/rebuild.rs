@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::cli::CmdResult;
 use crate::cli::progress::Steps;
 use crate::cli::report::{self, Report};
+use crate::deliver::brief;
 use crate::retrieve::index;
 use crate::store::{Store, graph, told};
 
@@ -25,6 +26,7 @@ pub fn run(store: &Store, args: Args, out: &mut dyn Write) -> CmdResult {
     steps.step("indexing the notes");
     index::rebuild(store)?;
     told::clear(store);
+    brief::discard(store)?;
     steps.finish();
     report::print(out, &Rebuilt::from(&updated), args.json)
 }

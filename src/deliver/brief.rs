@@ -79,28 +79,29 @@ struct Decision {
 /// The brief for `current` (the session starting, left out of it), or nothing when there is
 /// nothing recorded; and whether it is the one kept ([`keep`]). One made here is kept in turn.
 pub fn brief(store: &Store, current: &str) -> Result<(Option<String>, bool)> {
-    let inputs = Inputs::now(store);
-    if let Some(kept) = inputs.as_ref().and_then(|now| Kept::read(store, now))
-        && !kept.sessions.iter().any(|s| s == current)
-    {
-        return Ok((kept.text, true));
-    }
-    // Made for no session in particular, as it is kept; again for `current` in the rare case
-    // that it tells of it (a session cleared keeps its id).
-    let made = make(store, "")?;
-    let tells_current = made.sessions.iter().any(|s| s == current);
-    if let Some(inputs) = inputs {
-        // A cache: the brief can always be made again.
-        let _ = made.keep_if_still(store, inputs);
-    }
-    match tells_current {
-        true => Ok((make(store, current)?.text, false)),
-        false => Ok((made.text, false)),
+    let Some(inputs) = Inputs::now(store) else {
+        return Ok((make(store, Some(current))?.text, false));
+    };
+    // Kept for no session in particular; made for `current` in the rare case that it tells
+    // of it (a session cleared keeps its id).
+    let tells = |sessions: &[String]| sessions.iter().any(|s| s == current);
+    match Kept::read(store, &inputs) {
+        Some(kept) if tells(&kept.sessions) => Ok((make(store, Some(current))?.text, false)),
+        Some(kept) => Ok((kept.text, true)),
+        None => {
+            let made = make(store, None)?;
+            // A cache: the brief can always be made again.
+            let _ = made.keep_if_still(store, inputs);
+            match tells(&made.sessions) {
+                true => Ok((make(store, Some(current))?.text, false)),
+                false => Ok((made.text, false)),
+            }
+        }
     }
 }
 
 /// Make the brief a session starting now is given and keep it, unless the one kept was made
-/// from what is there now; whether it made one. For the processes that change what it is made
+/// from what is there now; whether it kept one. For the processes that change what it is made
 /// from, once they are done.
 pub fn keep(store: &Store) -> Result<bool> {
     let Some(inputs) = Inputs::now(store) else {
@@ -109,8 +110,19 @@ pub fn keep(store: &Store) -> Result<bool> {
     if Kept::read(store, &inputs).is_some() {
         return Ok(false);
     }
-    make(store, "")?.keep_if_still(store, inputs)?;
-    Ok(true)
+    Ok(make(store, None)?.keep_if_still(store, inputs)?)
+}
+
+/// Remove the brief kept: for what takes events out of the store (`forget`, `rebuild`), so
+/// that no copy of their text stays behind.
+pub fn discard(store: &Store) -> crate::store::Result<()> {
+    let path = store.dir().join(KEPT);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(crate::store::io_error("cannot remove", &path)(e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Where the brief is kept, in the store.
@@ -119,12 +131,12 @@ const KEPT: &str = "brief.json";
 /// What the brief is made from: while each is as it was, it is the same brief.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Inputs {
-    /// The version that made it, and its template.
+    /// The build that made it ([`build`]).
     build: String,
     head: Option<String>,
     branch: Option<String>,
-    /// The default branch's commit, and whether it is a remote's.
-    default_branch: Option<(String, bool)>,
+    /// Where each ref the default branch may be points ([`history::default_branches`]).
+    default_branch: Vec<Option<String>>,
     graph: Option<String>,
     /// How many times the pending queues changed ([`pending::changes`]), and when their
     /// folder last did (in nanoseconds): a queue file added or removed by other means.
@@ -148,24 +160,40 @@ impl Inputs {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map(|d| d.as_nanos() as u64);
         let repo = store.repo();
-        let hex = |id: gix::ObjectId| id.to_hex().to_string();
-        // Where HEAD points, not peeled: peeling would open the object database to learn the
-        // commit is one.
+        // Where each ref points, followed through symbolic refs but not peeled: peeling would
+        // open the object database to learn that a commit is one.
+        let followed = |name: &str| {
+            let mut reference = repo.find_reference(name).ok()?;
+            Some(reference.follow_to_object().ok()?.to_hex().to_string())
+        };
         let head = repo.head().ok()?;
         Some(Inputs {
-            build: format!(
-                "{} {:016x}",
-                env!("CARGO_PKG_VERSION"),
-                xxhash_rust::xxh3::xxh3_64(BRIEF.builtin.as_bytes())
-            ),
-            head: head.id().map(|id| hex(id.detach())),
+            build: build()?,
+            head: followed("HEAD"),
             branch: head.referent_name().map(|name| name.as_bstr().to_string()),
-            default_branch: history::default_tip(&repo).map(|(id, remote)| (hex(id), remote)),
-            graph: ref_tip(&repo, graph::REF).ok()?.map(hex),
+            default_branch: (history::default_branches(&repo).iter())
+                .map(|(name, _)| followed(name))
+                .collect(),
+            graph: ref_tip(&repo, graph::REF)
+                .ok()?
+                .map(|id| id.to_hex().to_string()),
             queue_changes,
             queues_folder,
         })
     }
+}
+
+/// The build that makes the brief: its version, and its binary's size and when that was
+/// written, for another build of the same version may make another brief.
+fn build() -> Option<String> {
+    let meta = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+    let written = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH);
+    let written = written.ok()?.as_nanos();
+    Some(format!(
+        "{} {} {written}",
+        env!("CARGO_PKG_VERSION"),
+        meta.len()
+    ))
 }
 
 /// The brief as it is kept: made for no session in particular.
@@ -195,10 +223,10 @@ struct Made {
 
 impl Made {
     /// Keep this brief, made from `inputs`, if they are still what is there: one made while
-    /// something changed is not kept.
-    fn keep_if_still(&self, store: &Store, inputs: Inputs) -> crate::store::Result<()> {
+    /// something changed is not kept. Whether it was.
+    fn keep_if_still(&self, store: &Store, inputs: Inputs) -> crate::store::Result<bool> {
         if Inputs::now(store).as_ref() != Some(&inputs) {
-            return Ok(());
+            return Ok(false);
         }
         let kept = Kept {
             inputs,
@@ -206,21 +234,22 @@ impl Made {
             text: self.text.clone(),
         };
         let bytes = serde_json::to_vec(&kept).expect("a brief serializes");
-        write_cache(&store.dir().join(KEPT), &bytes)
+        write_cache(&store.dir().join(KEPT), &bytes)?;
+        Ok(true)
     }
 }
 
-/// Make the brief for `current`.
-fn make(store: &Store, current: &str) -> Result<Made> {
-    let (mut sessions, decisions) = committed(store, current, true)?;
+/// Make the brief for `current` (or for no session in particular).
+fn make(store: &Store, current: Option<&str>) -> Result<Made> {
+    let (mut sessions, decisions, found) = committed(store, current, true)?;
     // A person's records give their decisions; they are no session to tell of.
     sessions.retain(|s| s.id != PEOPLE);
     let shown: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
     let open = uncommitted(store, current, &shown)?;
-    let told = (sessions.iter().map(|s| &s.id))
-        .chain(decisions.iter().map(|d| &d.session))
-        .chain(open.iter().map(|s| &s.id));
-    let told: Vec<String> = told.cloned().collect();
+    // Every session it found, even one it could not describe: made for one of them, it
+    // would find another in its place.
+    let told = found.into_iter().chain(open.iter().map(|s| s.id.clone()));
+    let told: Vec<String> = told.collect();
     if sessions.is_empty() && open.is_empty() && decisions.is_empty() {
         return Ok(Made {
             text: None,
@@ -242,28 +271,29 @@ fn make(store: &Store, current: &str) -> Result<Made> {
 /// default branch has them, then the latest sessions whose events wait for a commit: what
 /// `session_summary` lists.
 pub fn latest(store: &Store) -> Result<Vec<Session>> {
-    let (mut sessions, _) = committed(store, "", false)?;
+    let (mut sessions, _, _) = committed(store, None, false)?;
     let shown: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
     let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
-    sessions.extend(uncommitted(store, "", &shown)?);
+    sessions.extend(uncommitted(store, None, &shown)?);
     Ok(sessions)
 }
 
 /// The latest sessions (newest first) and their standing decisions (those no later decision
-/// superseded): of the work at hand when `at_hand`, else of HEAD's history.
+/// superseded): of the work at hand when `at_hand`, else of HEAD's history; and the sessions
+/// found, those the graph could not describe too.
 fn committed(
     store: &Store,
-    current: &str,
+    current: Option<&str>,
     at_hand: bool,
-) -> crate::store::Result<(Vec<Session>, Vec<Decision>)> {
+) -> crate::store::Result<(Vec<Session>, Vec<Decision>, Vec<String>)> {
     let repo = store.repo();
     let Ok(head) = repo.head_id() else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Default::default());
     };
     let mut view = View::open(&repo)?;
     let pairs = view.commits()?;
     if pairs.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Default::default());
     }
     let by_commit = sessions_by_commit(&pairs);
     let head = head.detach();
@@ -280,7 +310,8 @@ fn committed(
         None => met_first(&repo, head, &by_commit, current),
     };
     let own: Option<HashSet<ObjectId>> = own.map(HashSet::from_iter);
-    described(&mut view, found, own.as_ref())
+    let (sessions, decisions) = described(&mut view, found.clone(), own.as_ref())?;
+    Ok((sessions, decisions, found))
 }
 
 /// Each annotated commit's sessions (a person's records are one, `recorded-by-people`).
@@ -310,8 +341,8 @@ fn distinct_up_to<'s>(sessions: impl Iterator<Item = &'s &'s str>, most: usize) 
 }
 
 /// Add session `s` to `found` unless it is there or is the `current` one.
-fn take(found: &mut Vec<String>, s: &str, current: &str) {
-    if s != current && !found.iter().any(|f| f == s) {
+fn take(found: &mut Vec<String>, s: &str, current: Option<&str>) {
+    if Some(s) != current && !found.iter().any(|f| f == s) {
         found.push(s.to_owned());
     }
 }
@@ -342,12 +373,12 @@ fn met_first(
     repo: &gix::Repository,
     head: ObjectId,
     sessions_of: &HashMap<ObjectId, Vec<&str>>,
-    current: &str,
+    current: Option<&str>,
 ) -> Vec<String> {
     // The walk is over once every session it could find is found, and nothing older than the
     // oldest annotated commit can be one (their times read when there are few enough).
     let findable = distinct_up_to(
-        (sessions_of.values().flatten()).filter(|s| **s != current),
+        (sessions_of.values().flatten()).filter(|s| Some(**s) != current),
         SESSIONS,
     );
     // Read only for a walk that goes far: most find their sessions in the first commits.
@@ -474,7 +505,7 @@ fn briefed(decision: &DecisionNode) -> bool {
 /// The latest sessions whose events wait for a commit (the newest first), other than `current`,
 /// those `shown` already and those that ran on another branch: what they were asked, changed
 /// and left open.
-fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Session>> {
+fn uncommitted(store: &Store, current: Option<&str>, shown: &[&str]) -> Result<Vec<Session>> {
     // A session that ran on another branch (as of its latest event) is other work; on a
     // detached HEAD none is.
     let branch = (store.repo().head_name().ok().flatten()).map(|name| name.shorten().to_string());
@@ -499,7 +530,7 @@ fn uncommitted(store: &Store, current: &str, shown: &[&str]) -> Result<Vec<Sessi
         let Some(session) = events.first().map(|e| e.session_id.clone()) else {
             continue;
         };
-        if session == current
+        if Some(session.as_str()) == current
             || shown.contains(&session.as_str())
             || !seen.insert(session.clone())
             || elsewhere(&events)

@@ -197,23 +197,26 @@ fn start(store: &Store, payload: &Payload) -> Result<Response> {
         // The context is gone, and what it was given with it.
         injected::forget(store, session)?;
     }
-    let (context, what) = match source {
+    let (context, what, kept) = match source {
         "compact" => (
             continuation::context(store, session, "compacted")?,
             "continuation",
+            false,
         ),
         "resume" | "fork" => (
             continuation::context(store, session, "resumed")?,
             "continuation",
+            false,
         ),
-        _ => match brief::brief(store, session)? {
-            (brief, true) => (brief, "brief as kept"),
-            (brief, false) => (brief, "brief"),
-        },
+        _ => {
+            let (brief, kept) = brief::brief(store, session)?;
+            (brief, "brief", kept)
+        }
     };
     let log = match &context {
         Some(text) => format!(
-            "{source}: gave the {what}, about {} tokens",
+            "{source}: gave the {what}{}, about {} tokens",
+            if kept { " as kept" } else { "" },
             query::estimate_tokens(text)
         ),
         None => format!("{source}: no {what}: nothing recorded"),

@@ -183,10 +183,21 @@ impl Apart<'_> {
     }
 }
 
-/// The tip of the default branch, and whether it is a remote's: a remote's `HEAD`, else its
-/// branch that `init.defaultBranch` names, `main` or `master` (`origin` first, then the other
-/// remotes by name), else the local branch of that name.
+/// The tip of the default branch, and whether it is a remote's: the first of
+/// [`default_branches`] that is there.
 pub(crate) fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
+    default_branches(repo)
+        .into_iter()
+        .find_map(|(name, remote)| {
+            let mut reference = repo.find_reference(name.as_str()).ok()?;
+            Some((reference.peel_to_id().ok()?.detach(), remote))
+        })
+}
+
+/// Where the default branch may be, in the order looked: a remote's `HEAD`, else its branch
+/// that `init.defaultBranch` names, `main` or `master` (`origin` first, then the other remotes
+/// by name), else the local branch of that name; each with whether it is a remote's.
+pub(crate) fn default_branches(repo: &gix::Repository) -> Vec<(String, bool)> {
     let configured = repo.config_snapshot().string("init.defaultBranch");
     let names = (configured.iter().map(|n| n.to_string()))
         .chain(["main".to_owned(), "master".to_owned()])
@@ -200,11 +211,7 @@ pub(crate) fn default_tip(repo: &gix::Repository) -> Option<(ObjectId, bool)> {
         branches.map(move |n| (format!("refs/remotes/{r}/{n}"), true))
     });
     let local = names.iter().map(|n| (format!("refs/heads/{n}"), false));
-    // A branch points at a commit: followed to it, not peeled, which would look the commit up.
-    remote.chain(local).find_map(|(name, remote)| {
-        let mut reference = repo.find_reference(name.as_str()).ok()?;
-        Some((reference.follow_to_object().ok()?.detach(), remote))
-    })
+    remote.chain(local).collect()
 }
 
 /// A commit [`recent`] found.

@@ -1199,6 +1199,16 @@ fn the_brief_is_kept_while_what_it_is_made_from_stays() {
     assert!(last_start(repo).contains(": no brief: nothing recorded"));
     repo.git(&["update-ref", "-d", "refs/remotes/origin/HEAD"]);
     assert_eq!(brief_of(repo), made);
+    // ... HEAD's branch through another name (a branch that is a symbolic ref), moved ...
+    repo.git(&["symbolic-ref", "refs/heads/trunk", "refs/heads/main"]);
+    repo.git(&["checkout", "-q", "trunk"]);
+    brief_of(repo);
+    assert_eq!(brief_of(repo), made);
+    assert!(last_start(repo).contains(": gave the brief as kept, about"));
+    repo.commit("notes.txt", "a commit no session made\n", "by hand");
+    brief_of(repo);
+    assert!(last_start(repo).contains(": gave the brief, about"));
+    repo.git(&["checkout", "-q", "main"]);
     // ... a decision recorded (a note), HEAD ...
     repo.ok(&["record", "decision", "Keep the brief in the store"]);
     assert!(brief_of(repo).contains("Keep the brief in the store"));

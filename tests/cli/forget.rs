@@ -768,13 +768,20 @@ fn match_takes_the_text_out_of_the_saved_extraction_state_and_the_log() {
         repo.log()
             .contains(&format!("captured: Searched for {CODENAME}"))
     );
-    let holding = store_files_holding(&repo, CODENAME);
-    assert!(
-        holding
-            .iter()
-            .any(|p| p.to_string_lossy().contains("/cursors/")),
-        "the saved state holds the prompt: {holding:?}"
+    // A session starting is told of the turn, its prompt too, in the brief kept for the next.
+    hook(
+        &repo,
+        "SessionStart",
+        "s-next",
+        serde_json::json!({"source": "startup"}),
     );
+    let holding = store_files_holding(&repo, CODENAME);
+    for kept in ["/cursors/", "/brief.json"] {
+        assert!(
+            holding.iter().any(|p| p.to_string_lossy().contains(kept)),
+            "{kept} holds the prompt: {holding:?}"
+        );
+    }
 
     let files = git_dir_files(&repo);
     let dry = repo.json(&["forget", "--dry-run", "--match", "ZEBRACODENAME"]);

@@ -481,6 +481,37 @@ fn agent_commits_cache(repo: &TestRepo) -> std::process::Output {
 }
 
 #[test]
+fn the_process_an_agents_commit_leaves_its_work_to_makes_the_next_sessions_brief() {
+    let repo = hooked_repo();
+    transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
+    assert!(agent_commits_cache(&repo).status.success());
+    let log = repo.log();
+    let finished = log.lines().find(|l| {
+        l.contains("hook post-commit: ") && l.contains("; the next session's brief made")
+    });
+    assert!(finished.is_some(), "{log}");
+    let start = serde_json::json!({"hook_event_name": "SessionStart", "source": "startup",
+        "session_id": "s-next", "cwd": repo.root,
+        "transcript_path": repo.home.join("s-next.jsonl")});
+    let out = repo.run_with_input(
+        &repo.root,
+        &["hook", "SessionStart"],
+        start.to_string().as_bytes(),
+        &[],
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("session s-link"),
+        "{out:?}"
+    );
+    let log = repo.log();
+    let started = log.lines().rfind(|l| l.contains(" hook SessionStart: "));
+    assert!(
+        started.is_some_and(|l| l.contains(": gave the brief as kept, about ")),
+        "{log}"
+    );
+}
+
+#[test]
 fn a_failing_hook_never_fails_the_commit_and_says_why_once() {
     let repo = hooked_repo();
     transcript_in(&repo, &repo.root, SESSION, &cache_turn(&repo));
