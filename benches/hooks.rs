@@ -6,9 +6,11 @@
 //! - the floor: a no-op process (`true`), `git rev-parse HEAD`, `git diff --name-only HEAD`,
 //!   `git blame --porcelain` on the busiest file;
 //! - the Claude Code hooks, whole process from spawn with Claude Code's payload on stdin, each
-//!   run a new session: SessionStart, UserPromptSubmit (the sessions' own first prompts),
-//!   PreToolUse (an Edit of a long-lived file), PostToolUse (a Read of one), Stop with nothing
-//!   new;
+//!   run a new session: UserPromptSubmit (the sessions' own first prompts), PreToolUse (an Edit
+//!   of a long-lived file), PostToolUse (a Read of one), Stop with nothing new; SessionStart
+//!   once the committing turn below has ended (what its end left to a process of its own done,
+//!   as a session starts after the last one ended), and once after a commit made by hand (HEAD
+//!   moved since any of our processes ran, so the brief is made, not read);
 //! - an agent's commit: `git commit` without hooks, and with our post-commit hook as the
 //!   session's Bash tool runs it (`CLAUDE_CODE_SESSION_ID` set, the turn so far appended to its
 //!   transcript; what the hook leaves to a process of its own is let finish, as it does while
@@ -170,12 +172,13 @@ const REV_PARSE: &str = "git rev-parse HEAD";
 const DIFF: &str = "git diff --name-only HEAD";
 const BLAME: &str = "git blame --porcelain <busiest file>";
 const PROMPT_HOOKS: [&str; 4] = [
-    "hook SessionStart",
+    "hook SessionStart, after the turn's end",
     "hook UserPromptSubmit",
     "hook PreToolUse (Edit)",
     "hook PostToolUse (Read)",
 ];
 const STOP_IDLE: &str = "hook Stop, nothing new";
+const START_AFTER_HAND: &str = "hook SessionStart, after a commit by hand";
 const PLAIN_COMMIT: &str = "git commit, no hooks";
 const AGENT_COMMIT: &str = "git commit by the agent, post-commit hook";
 const STOP_TURN: &str = "hook Stop, the turn that committed";
@@ -204,8 +207,8 @@ fn in_turn(
         (BLAME, repo.time("git", &["blame", "--porcelain", busiest])),
     ];
     let path = repo.dir.join(file);
+    let start = json!({"hook_event_name": "SessionStart", "source": "startup"});
     let payloads = [
-        json!({"hook_event_name": "SessionStart", "source": "startup"}),
         json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "permission_mode": "default"}),
         json!({
             "hook_event_name": "PreToolUse", "permission_mode": "default",
@@ -223,7 +226,7 @@ fn in_turn(
             "tool_use_id": format!("toolu_bench_{slot}"),
         }),
     ];
-    for (name, payload) in PROMPT_HOOKS.into_iter().zip(payloads) {
+    for (name, payload) in PROMPT_HOOKS[1..].iter().zip(payloads) {
         took.push((name, hook(repo, &build.bin, &session, payload)));
     }
     let replayed = repo.projects().join(format!(
@@ -246,8 +249,11 @@ fn in_turn(
     // What a Stop hook leaves to a process of its own is done while the user reads the
     // answer: not in the way of what is measured next.
     settle::finished(&repo.dir.join(".git/agent-context"));
-    took.extend(turn.commit(repo, build, round, slot));
+    took.extend(turn.commit(repo, build, round, slot, &start));
     settle::finished(&repo.dir.join(".git/agent-context"));
+    // The next session starts once the turn has ended.
+    let next = format!("00000000-0000-4000-9000-{slot:012}");
+    took.push((PROMPT_HOOKS[0], hook(repo, &build.bin, &next, start)));
     took.push((WHY, repo.time(&build.bin, &["why", busiest])));
     took.push((
         WHY_EXACT,
@@ -322,14 +328,15 @@ impl Turn {
         }
     }
 
-    /// A plain commit, then the agent's (its turn so far in the transcript), then Stop at the
-    /// end of that turn.
+    /// A plain commit and a session starting after it (`start`), then the agent's commit (its
+    /// turn so far in the transcript), then Stop at the end of that turn.
     fn commit(
         &self,
         repo: &RealRepo,
         build: &Build,
         round: usize,
         slot: usize,
+        start: &serde_json::Value,
     ) -> Vec<(&'static str, Duration)> {
         let unique = |text: &str| {
             text.replace("\"msg_", &format!("\"msg_b{slot}_"))
@@ -362,6 +369,8 @@ impl Turn {
                 &format!("Plain change {slot}"),
             ],
         );
+        let session = format!("00000000-0000-4000-a000-{slot:012}");
+        let started = hook(repo, &build.bin, &session, start.clone());
         append(&self.transcript, &unique(&self.before));
         change("agent");
         let hooks = build
@@ -402,6 +411,7 @@ impl Turn {
         );
         vec![
             (PLAIN_COMMIT, plain),
+            (START_AFTER_HAND, started),
             (AGENT_COMMIT, agent),
             (STOP_TURN, stop),
         ]
@@ -593,6 +603,7 @@ fn report(reports: &[Report], rounds: usize) {
         .into_iter()
         .chain(PROMPT_HOOKS)
         .chain([
+            START_AFTER_HAND,
             STOP_IDLE,
             PLAIN_COMMIT,
             AGENT_COMMIT,
@@ -651,7 +662,7 @@ fn report(reports: &[Report], rounds: usize) {
 fn ratios(r: &Report) {
     let stats = &r.stats;
     let rev = stats[REV_PARSE];
-    for name in PROMPT_HOOKS {
+    for name in PROMPT_HOOKS.into_iter().chain([START_AFTER_HAND]) {
         let (m, p) = stats[name];
         println!(
             "ratio {name} / git rev-parse HEAD: median {:.2}x [<= 2], p95 {:.2}x [<= 3]",
