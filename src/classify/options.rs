@@ -55,6 +55,23 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the label pattern compiles")
 });
 
+/// Whether `text` holds a word that every label begins with ("option", "approach",
+/// "alternative"), in any case: what each match of [`LABELLED`] and [`NAMED`] holds. Most texts
+/// do not, and are not asked (the patterns, with their Unicode classes, take about a
+/// millisecond to build in each process that asks).
+fn names_an_option(text: &str) -> bool {
+    ["option", "approach", "alternative"].iter().any(|word| {
+        (text.as_bytes().windows(word.len())).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+    })
+}
+
+/// Whether `line` may be a line of a list ([`LISTED`]): past its white space, it begins with a
+/// digit, a bracket or a letter from a to f.
+fn may_be_listed(line: &str) -> bool {
+    (line.trim_start())
+        .starts_with(|c: char| c.is_ascii_digit() || c == '(' || ('a'..='f').contains(&c))
+}
+
 /// The options a text lays out, and where it first offers a choice.
 #[derive(Debug, Default)]
 pub struct LaidOut {
@@ -104,7 +121,10 @@ pub fn laid_out(text: &str) -> LaidOut {
         let start = at;
         at += line.len();
         let line = line.trim_end();
-        if let Some(c) = LABELLED.captures(line) {
+        if let Some(c) = names_an_option(line)
+            .then(|| LABELLED.captures(line))
+            .flatten()
+        {
             labels += 1;
             if labels == 2 {
                 offered_at = offered_at.or(Some(start));
@@ -122,7 +142,10 @@ pub fn laid_out(text: &str) -> LaidOut {
             end = at;
         } else if !labelled && !list.is_empty() && line.starts_with([' ', '\t']) {
             // An item's detail, indented under it.
-        } else if let Some(c) = LISTED.captures(line).filter(|_| !labelled) {
+        } else if let Some(c) = (!labelled && may_be_listed(line))
+            .then(|| LISTED.captures(line))
+            .flatten()
+        {
             if offered || !list.is_empty() {
                 let label = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
                 add(&mut list, label.to_owned(), &c[3]);
@@ -165,7 +188,10 @@ pub fn spelled_out<'s, 'o>(
     summary: &'s str,
     options: impl FnOnce() -> &'o [Choice],
 ) -> Cow<'s, str> {
-    let Some(caps) = NAMED.captures(summary) else {
+    let Some(caps) = names_an_option(summary)
+        .then(|| NAMED.captures(summary))
+        .flatten()
+    else {
         return Cow::Borrowed(summary);
     };
     let options = options();
@@ -229,6 +255,33 @@ mod tests {
                     .collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn what_a_label_or_a_list_line_holds_is_looked_for_before_its_pattern() {
+        let lines = [
+            "Option 2: use the file",
+            "**OPTION A — keep it**",
+            "### Approach 1: parse once",
+            "> - Alternative (b): retry",
+            "\u{a0}\u{2003}1. Refactor",
+            "  (c) drop it",
+            "f) last",
+            "Option 2's cost is lower",
+            "we could take option (a) or Approach B",
+            "g) not a list",
+            "the optional flag",
+        ];
+        for line in lines {
+            if LABELLED.is_match(line) || NAMED.is_match(line) {
+                assert!(names_an_option(line), "{line}");
+            }
+            if LISTED.is_match(line) {
+                assert!(may_be_listed(line), "{line}");
+            }
+        }
+        assert!(LABELLED.is_match(lines[1]) && LISTED.is_match(lines[4]));
+        assert!(!may_be_listed(lines[9]) && names_an_option(lines[10]));
     }
 
     #[test]
