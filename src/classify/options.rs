@@ -60,6 +60,8 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
 /// do not, and are not asked (the patterns, with their Unicode classes, take about a
 /// millisecond to build in each process that asks).
 fn names_an_option(text: &str) -> bool {
+    // None of these words holds a `k` or an `s`, the only ASCII letters that another character
+    // folds to under `(?i)` (the Kelvin sign, the long s): a match holds them in ASCII.
     ["option", "approach", "alternative"].iter().any(|word| {
         (text.as_bytes().windows(word.len())).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
     })

@@ -135,8 +135,8 @@ struct Inputs {
     build: String,
     head: Option<String>,
     branch: Option<String>,
-    /// Where each ref the default branch may be points ([`history::default_branches`]).
-    default_branch: Vec<Option<String>>,
+    /// Each ref the default branch may be ([`history::default_branches`]), and where it points.
+    default_branch: Vec<(String, Option<String>)>,
     graph: Option<String>,
     /// How many times the pending queues changed ([`pending::changes`]), and when their
     /// folder last did (in nanoseconds): a queue file added or removed by other means.
@@ -172,7 +172,7 @@ impl Inputs {
             head: followed("HEAD"),
             branch: head.referent_name().map(|name| name.as_bstr().to_string()),
             default_branch: (history::default_branches(&repo).iter())
-                .map(|(name, _)| followed(name))
+                .map(|(name, _)| (name.clone(), followed(name)))
                 .collect(),
             graph: ref_tip(&repo, graph::REF)
                 .ok()?
