@@ -223,8 +223,13 @@ struct Made {
 
 impl Made {
     /// Keep this brief, made from `inputs`, if they are still what is there: one made while
-    /// something changed is not kept. Whether it was.
+    /// something changed is not kept. Whether it was. Under the store's lock, when it is free
+    /// at once: a `forget` holds it while it takes events out and removes the brief kept, so
+    /// none made before can be written after.
     fn keep_if_still(&self, store: &Store, inputs: Inputs) -> crate::store::Result<bool> {
+        let Some(_lock) = store.lock_if_free() else {
+            return Ok(false);
+        };
         if Inputs::now(store).as_ref() != Some(&inputs) {
             return Ok(false);
         }

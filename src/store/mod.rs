@@ -569,6 +569,14 @@ impl Store {
         Ok(file)
     }
 
+    /// The store's write lock if no one holds it now: not waited for, and nothing tidied. For
+    /// a cache written only while nothing else is.
+    pub(crate) fn lock_if_free(&self) -> Option<File> {
+        let file = lock_file(&self.dir.join("lock")).ok()?;
+        file.try_lock().ok()?;
+        Some(file)
+    }
+
     /// After the compare-and-swap of `refname` from `expected` failed with `error`: `Ok(())`
     /// when another try may succeed — another writer moved the ref first (a lost race, after
     /// a backoff), or a writer's lock file was in the way and is gone (it finished, or it died
