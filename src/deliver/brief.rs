@@ -30,7 +30,7 @@ use crate::ingest::recorded::PEOPLE;
 use crate::render::templates::{self, BRIEF, within};
 use crate::store::graph::node::DecisionNode;
 use crate::store::graph::{self, View};
-use crate::store::{Store, history, pending, ref_tip, write_cache};
+use crate::store::{Store, history, pending, ref_tip, remove_file, write_cache};
 
 /// Sessions shown, at most.
 const SESSIONS: usize = 3;
@@ -116,13 +116,7 @@ pub fn keep(store: &Store) -> Result<bool> {
 /// Remove the brief kept: for what takes events out of the store (`forget`, `rebuild`), so
 /// that no copy of their text stays behind.
 pub fn discard(store: &Store) -> crate::store::Result<()> {
-    let path = store.dir().join(KEPT);
-    match std::fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(crate::store::io_error("cannot remove", &path)(e))
-        }
-        _ => Ok(()),
-    }
+    remove_file(&store.dir().join(KEPT))
 }
 
 /// Where the brief is kept, in the store.
@@ -162,17 +156,17 @@ impl Inputs {
         let repo = store.repo();
         // Where each ref points, followed through symbolic refs but not peeled: peeling would
         // open the object database to learn that a commit is one.
-        let followed = |name: &str| {
-            let mut reference = repo.find_reference(name).ok()?;
+        let followed = |mut reference: gix::Reference<'_>| {
             Some(reference.follow_to_object().ok()?.to_hex().to_string())
         };
-        let head = repo.head().ok()?;
+        let found = |name: &str| repo.find_reference(name).ok().and_then(followed);
+        let head = repo.find_reference("HEAD").ok()?;
         Some(Inputs {
             build: build()?,
-            head: followed("HEAD"),
-            branch: head.referent_name().map(|name| name.as_bstr().to_string()),
+            branch: (head.target().try_name()).map(|name| name.as_bstr().to_string()),
+            head: followed(head),
             default_branch: (history::default_branches(&repo).iter())
-                .map(|(name, _)| (name.clone(), followed(name)))
+                .map(|(name, _)| (name.clone(), found(name)))
                 .collect(),
             graph: ref_tip(&repo, graph::REF)
                 .ok()?

@@ -16,7 +16,7 @@ use crate::deliver::Result;
 use crate::event::Event;
 use crate::event::summary::{self, Summary};
 use crate::render::templates::{self, CONTINUATION, within};
-use crate::store::{Store, io_error, link, pending, write_atomic};
+use crate::store::{Store, io_error, link, pending, remove_file, write_atomic};
 
 const DIR: &str = "continuation";
 /// Tokens a continuation is given at most.
@@ -64,13 +64,7 @@ pub fn saved_exists(store: &Store, session: &str) -> bool {
 /// Drop the saved summary of `session`, made from events since forgotten: [`context`] makes
 /// one from the store until the next snapshot.
 pub fn discard(store: &Store, session: &str) -> Result<()> {
-    let path = saved_path(store, session);
-    match fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(io_error("cannot remove", &path)(e).into())
-        }
-        _ => Ok(()),
-    }
+    Ok(remove_file(&saved_path(store, session))?)
 }
 
 /// What `session` is given after it was `how` ("compacted", "resumed"): its saved summary, or

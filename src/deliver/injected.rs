@@ -8,7 +8,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::store::{Result, Store, io_error, pending};
+use crate::store::{Result, Store, io_error, pending, remove_file};
 
 const DIR: &str = "injected";
 
@@ -45,11 +45,5 @@ pub fn add(store: &Store, session: &str, ids: &[String]) -> Result<()> {
 
 /// Forget what `session` was given: its context was compacted or cleared.
 pub fn forget(store: &Store, session: &str) -> Result<()> {
-    let path = path_for(store, session);
-    match fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(io_error("cannot remove", &path)(e))
-        }
-        _ => Ok(()),
-    }
+    remove_file(&path_for(store, session))
 }

@@ -824,6 +824,14 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     replace(path, bytes, true, None)
 }
 
+/// Remove the file at `path`; one already gone is no error.
+pub(crate) fn remove_file(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("cannot remove", path)(e)),
+        _ => Ok(()),
+    }
+}
+
 /// [`write_atomic`] for a cache that can be made again: not synced to disk.
 pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
     replace(path, bytes, false, None)

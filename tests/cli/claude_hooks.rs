@@ -1177,9 +1177,7 @@ fn every_hook_answers_within_its_budget_whatever_its_input_does() {
 
 /// The last `SessionStart` line of the log.
 fn last_start(repo: &TestRepo) -> String {
-    let log = repo.log();
-    let line = log.lines().rfind(|l| l.contains(" hook SessionStart: "));
-    line.unwrap_or_else(|| panic!("{log}")).to_owned()
+    repo.last_logged(" hook SessionStart: ")
 }
 
 #[test]

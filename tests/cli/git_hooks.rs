@@ -503,11 +503,10 @@ fn the_process_an_agents_commit_leaves_its_work_to_makes_the_next_sessions_brief
         String::from_utf8_lossy(&out.stdout).contains("session s-link"),
         "{out:?}"
     );
-    let log = repo.log();
-    let started = log.lines().rfind(|l| l.contains(" hook SessionStart: "));
+    let started = repo.last_logged(" hook SessionStart: ");
     assert!(
-        started.is_some_and(|l| l.contains(": gave the brief as kept, about ")),
-        "{log}"
+        started.contains(": gave the brief as kept, about "),
+        "{started}"
     );
 }
 

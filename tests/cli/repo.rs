@@ -405,6 +405,14 @@ impl TestRepo {
         fs::read_to_string(self.root.join(".git/agent-context/log")).unwrap_or_default()
     }
 
+    /// The last line of the store's log that holds `text`.
+    pub fn last_logged(&self, text: &str) -> String {
+        let log = self.log();
+        let line = log.lines().rfind(|l| l.contains(text));
+        line.unwrap_or_else(|| panic!("no line with {text:?}: {log}"))
+            .to_owned()
+    }
+
     /// Every pending event of the store, parsed, in file order.
     pub fn pending(&self) -> Vec<Value> {
         let dir = self.root.join(".git/agent-context/pending");
