@@ -1,10 +1,6 @@
 //! Tool calls, compressed: what kind of operation each is, a short form of its input, the file
 //! it touches, and what a `git commit` in a Bash command said.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::redact::Cleaner;
 use crate::event::{Event, Kind, Origin, Outcome, ToolCall, truncate_words};
 use crate::transcript::record::{ToolInput, text};
@@ -141,22 +137,90 @@ pub struct CommitInfo {
     pub message: String,
 }
 
-static COMMIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.*)$")
-        .expect("commit line regex compiles")
-});
-
-static ONELINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^([0-9a-f]{7,40}) (.+)$").expect("oneline regex compiles"));
-
-static GIT_COMMIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|[;&|(\s])git(?:\s+-[cC]\s+\S+)*\s+commit\b")
-        .expect("git commit regex compiles")
-});
-
 /// Whether a shell command runs `git commit`.
 pub fn runs_git_commit(command: &str) -> bool {
-    GIT_COMMIT.is_match(command)
+    git_commit_end(command).is_some()
+}
+
+/// Where the first `git commit` of `command` ends: `git` as a command's first word (at the
+/// start, after a space or one of `;&|(`), any `-c name=value` or `-C folder` options, then
+/// `commit` as a word. Read by hand rather than with a regular expression, whose building
+/// was a fifteenth of a committing turn's `Stop` hook (docs/performance.md).
+fn git_commit_end(command: &str) -> Option<usize> {
+    command.match_indices("git").find_map(|(at, _)| {
+        let first_word = command[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| matches!(c, ';' | '&' | '|' | '(') || c.is_whitespace());
+        if !first_word {
+            return None;
+        }
+        // After `git` and after each option in turn; `commit` may follow any of them, and
+        // comes after as many options as it can (`git -c commit commit`).
+        let mut ends = vec![at + 3];
+        while let Some(end) = git_option_end(command, ends[ends.len() - 1]) {
+            ends.push(end);
+        }
+        ends.iter()
+            .rev()
+            .find_map(|&end| commit_word_end(command, end))
+    })
+}
+
+/// Where a `-c <word>` or `-C <word>` that follows white space at `from` ends.
+fn git_option_end(text: &str, from: usize) -> Option<usize> {
+    let flag = after_space(&text[from..])?;
+    let value = flag
+        .strip_prefix("-c")
+        .or_else(|| flag.strip_prefix("-C"))?;
+    let word = after_space(value).filter(|w| !w.is_empty())?;
+    let len = word.find(char::is_whitespace).unwrap_or(word.len());
+    Some(text.len() - word.len() + len)
+}
+
+/// Where the word `commit` that follows white space at `from` ends.
+fn commit_word_end(text: &str, from: usize) -> Option<usize> {
+    let after = after_space(&text[from..])?.strip_prefix("commit")?;
+    let word_goes_on = after
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_');
+    (!word_goes_on).then(|| text.len() - after.len())
+}
+
+/// `text` after the white space it starts with, when it starts with some.
+fn after_space(text: &str) -> Option<&str> {
+    let rest = text.trim_start();
+    (rest.len() < text.len()).then_some(rest)
+}
+
+/// The line `git commit` prints of the commit it made, `[<branch> <sha>] <subject>` (with
+/// `(root-commit)` before the hash for a first commit): its branch, hash and subject.
+fn commit_line(line: &str) -> Option<(&str, &str, &str)> {
+    let rest = line.strip_prefix('[')?;
+    let branch_len = rest
+        .find(|c: char| c == ']' || c.is_whitespace())
+        .unwrap_or(rest.len());
+    let (branch, rest) = rest.split_at(branch_len);
+    let rest = rest.strip_prefix(" (root-commit)").unwrap_or(rest);
+    let (sha, rest) = short_hash(rest.strip_prefix(' ')?)?;
+    let subject = rest.strip_prefix("] ")?;
+    (!branch.is_empty()).then_some((branch, sha, subject))
+}
+
+/// A line `git log --oneline` prints, `<sha> <subject>`: its hash and subject.
+fn oneline(line: &str) -> Option<(&str, &str)> {
+    let (sha, rest) = short_hash(line)?;
+    let subject = rest.strip_prefix(' ').filter(|s| !s.is_empty())?;
+    Some((sha, subject))
+}
+
+/// The commit hash `text` starts with, 7 to 40 lower-case hexadecimal digits, and what follows.
+fn short_hash(text: &str) -> Option<(&str, &str)> {
+    let len = text
+        .find(|c: char| !matches!(c, '0'..='9' | 'a'..='f'))
+        .unwrap_or(text.len());
+    (7..=40).contains(&len).then(|| text.split_at(len))
 }
 
 /// What a `git commit` run by `command` produced, from the `[branch sha] subject` line in its
@@ -169,19 +233,20 @@ pub fn commit_info(command: &str, stdout: &str) -> Option<CommitInfo> {
         message: commit_message(command),
         ..CommitInfo::default()
     };
-    if let Some(caps) = COMMIT_LINE.captures(stdout) {
-        info.branch = Some(caps[1].to_owned());
-        info.sha = Some(caps[2].to_owned());
+    if let Some((branch, sha, subject)) = stdout.split('\n').find_map(commit_line) {
+        info.branch = Some(branch.to_owned());
+        info.sha = Some(sha.to_owned());
         if info.message.is_empty() {
-            info.message = caps[3].to_owned();
+            info.message = subject.to_owned();
         }
     } else if !info.message.is_empty() {
         // `git commit -q … && git log --oneline -1` prints `<sha> <subject>` instead.
-        let subject = info.message.lines().next().unwrap_or("").trim();
-        info.sha = ONELINE
-            .captures_iter(stdout)
-            .find(|caps| caps[2].trim() == subject)
-            .map(|caps| caps[1].to_owned());
+        let wanted = info.message.lines().next().unwrap_or("").trim();
+        info.sha = stdout
+            .split('\n')
+            .filter_map(oneline)
+            .find(|(_, subject)| subject.trim() == wanted)
+            .map(|(sha, _)| sha.to_owned());
     }
     Some(info)
 }
@@ -190,10 +255,10 @@ pub fn commit_info(command: &str, stdout: &str) -> Option<CommitInfo> {
 /// blank lines, or the heredoc body (`-F - <<EOF`, `-m "$(cat <<EOF …)"`). Only the words of
 /// the `git commit` itself count (`python -m pytest && git commit …` has one message flag).
 pub fn commit_message(command: &str) -> String {
-    let Some(found) = GIT_COMMIT.find(command) else {
+    let Some(end) = git_commit_end(command) else {
         return String::new();
     };
-    let segment = &command[found.end()..];
+    let segment = &command[end..];
     let mut parts = Vec::new();
     let mut from_stdin = false;
     let mut rest = segment;
@@ -594,6 +659,93 @@ mod tests {
         );
         assert_eq!(commit_info(cmd, "bb16d6b other").unwrap().sha, None);
         assert!(commit_info("echo git committed", "").is_none());
+    }
+
+    /// Texts made of `pieces`, every one of up to four pieces and a pseudo-random 20,000 of
+    /// up to eight.
+    fn made_of(pieces: &[&str]) -> Vec<String> {
+        let mut texts: Vec<String> = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = texts
+                .iter()
+                .flat_map(|t| pieces.iter().map(move |p| format!("{t}{p}")))
+                .filter(|t| t.len() < 60)
+                .collect();
+            texts.extend(longer);
+            texts.dedup();
+        }
+        texts.truncate(100_000);
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..(seed >> 61) + 1 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            texts.push(text);
+        }
+        texts
+    }
+
+    #[test]
+    fn git_commit_is_found_where_the_pattern_it_replaced_finds_it() {
+        let pattern =
+            regex::Regex::new(r"(?:^|[;&|(\s])git(?:\s+-[cC]\s+\S+)*\s+commit\b").unwrap();
+        let pieces = [
+            "git", " ", "\t", "\n", "-c", "-C", "x=y", "commit", "commits", "commit_", ";", "&",
+            "|", "(", "a", "é", "\u{a0}", "-cc",
+        ];
+        for text in made_of(&pieces) {
+            let expected = pattern.find(&text).map(|m| m.end());
+            assert_eq!(git_commit_end(&text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn commit_lines_are_read_where_the_patterns_they_replaced_read_them() {
+        let line =
+            regex::Regex::new(r"(?m)^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.*)$")
+                .unwrap();
+        let oneline_pattern = regex::Regex::new(r"(?m)^([0-9a-f]{7,40}) (.+)$").unwrap();
+        let pieces = [
+            "[",
+            "]",
+            " ",
+            "main",
+            "a/b",
+            "(root-commit)",
+            "0a1b2c3",
+            "0a1b2c",
+            "9f",
+            "0123456789abcdef0123456789abcdef01234567",
+            "A",
+            "\n",
+            "\r",
+            "\t",
+            "é",
+            "x y",
+        ];
+        for text in made_of(&pieces) {
+            let expected = line
+                .captures(&text)
+                .map(|c| (c.get(1), c.get(2), c.get(3)))
+                .map(|(a, b, c)| {
+                    (
+                        a.unwrap().as_str(),
+                        b.unwrap().as_str(),
+                        c.unwrap().as_str(),
+                    )
+                });
+            assert_eq!(text.split('\n').find_map(commit_line), expected, "{text:?}");
+            let expected: Vec<(&str, &str)> = oneline_pattern
+                .captures_iter(&text)
+                .map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()))
+                .collect();
+            let found: Vec<(&str, &str)> = text.split('\n').filter_map(oneline).collect();
+            assert_eq!(found, expected, "{text:?}");
+        }
     }
 
     #[test]
