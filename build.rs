@@ -1,7 +1,9 @@
-//! Compiles the classifier's largest pattern sets when the binary is built, so that no process
-//! has to: each set's Thompson NFA is written to `$OUT_DIR/<name>.nfa`, in the table form that
-//! `src/classify/patterns.rs` reads back ([`patterns::load`]). The patterns are those of
-//! `src/classify/cues.rs`, compiled by the same function the binary compiles the others with.
+//! Compiles the classifier's largest pattern sets and the redaction rules' set when the binary
+//! is built, so that no process has to: each set's Thompson NFA is written to
+//! `$OUT_DIR/<name>.nfa`, in the table form that `src/classify/patterns.rs` reads back
+//! ([`patterns::load`]). The patterns are those of `src/classify/cues.rs` and
+//! `src/classify/redact/shapes.rs`, compiled by the same function the binary compiles the
+//! others with.
 
 use std::path::Path;
 
@@ -12,6 +14,9 @@ mod cues;
 #[allow(dead_code)]
 #[path = "src/classify/patterns.rs"]
 mod patterns;
+#[allow(dead_code)]
+#[path = "src/classify/redact/shapes.rs"]
+mod shapes;
 
 /// What `cues.rs` files its groups under; only the patterns are read here.
 mod event {
@@ -28,16 +33,28 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=src/classify/patterns.rs");
     println!("cargo::rerun-if-changed=src/classify/cues.rs");
+    println!("cargo::rerun-if-changed=src/classify/redact/shapes.rs");
     let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
     for (name, patterns) in cues::prebuilt() {
-        write(&out, name, &patterns);
+        write(&out, name, &patterns, patterns::ascii_folded());
     }
+    // As `src/classify/redact/rules.rs` makes them (`set_patterns`).
+    let redaction: Vec<String> = shapes::shapes()
+        .iter()
+        .map(|shape| patterns::loosened(&patterns::ascii_boundaries(&shape.pattern)))
+        .collect();
+    write(&out, "redaction", &redaction, patterns::ascii());
 }
 
-/// Compile `patterns` as the classifier's sets are compiled and write the table to
+/// Compile `patterns` under `syntax` as the binary's sets are compiled and write the table to
 /// `<out>/<name>.nfa`.
-fn write<S: AsRef<str>>(out: impl AsRef<Path>, name: &str, patterns: &[S]) {
-    let nfa = patterns::compile(patterns, patterns::ascii_folded());
+fn write<S: AsRef<str>>(
+    out: impl AsRef<Path>,
+    name: &str,
+    patterns: &[S],
+    syntax: regex_automata::util::syntax::Config,
+) {
+    let nfa = patterns::compile(patterns, syntax);
     let path = out.as_ref().join(format!("{name}.nfa"));
     std::fs::write(&path, table(&nfa)).unwrap_or_else(|e| panic!("write {path:?}: {e}"));
 }

@@ -1,4 +1,4 @@
-//! The patterns the heuristic classifier's largest sets are made of ([`super::heuristic`]).
+//! The patterns the heuristic classifier's sets are made of ([`super::heuristic`]).
 //!
 //! They are kept apart from the code that uses them because `build.rs` reads them too: it
 //! compiles each set once, when the binary is built, so that no process pays for it
@@ -18,7 +18,7 @@ pub(crate) fn keep_patterns() -> impl Iterator<Item = &'static str> {
 /// once, loosened and in the order of [`GROUPS`], and each of the lists below. The binary reads
 /// the tables; this list is otherwise read only by the test that compares them with it.
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) fn prebuilt() -> [(&'static str, Vec<String>); 7] {
+pub(crate) fn prebuilt() -> [(&'static str, Vec<String>); 11] {
     let list = |patterns: &[&str]| patterns.iter().map(|p| p.to_string()).collect();
     let keep = keep_patterns().map(loosened).collect();
     [
@@ -29,6 +29,10 @@ pub(crate) fn prebuilt() -> [(&'static str, Vec<String>); 7] {
         ("step", list(STEP)),
         ("reasoned", list(REASONED)),
         ("lead_in", list(LEAD_IN)),
+        ("consequence", list(CONSEQUENCE)),
+        ("interjection", list(INTERJECTION)),
+        ("choice", list(CHOICE)),
+        ("exploring", list(EXPLORING)),
     ]
 }
 
@@ -230,4 +234,26 @@ pub(crate) const REASONED: &[&str] =
 pub(crate) const LEAD_IN: &[&str] = &[
     r"\b(to|either|because|that|for|where|by|are|is|as follows|simple|straightforward|complete|here|following|these|this|so|with|would be|be|all|both|two|three|options|steps|changes|ones)$",
     r"^(why|how|what|when|where|which)\b",
+];
+
+/// A clause of consequence inside a sentence: "…, so the names conflict", "…package so I
+/// need the prefix" (not a sentence that starts "So the path is…": a conclusion drawn).
+pub(crate) const CONSEQUENCE: &[&str] =
+    &[r#"[,;-] so\b|[a-z0-9)`'"] so (the|it|this|that|we|they|i|there)\b"#];
+
+/// An interjection that reports how it went, on its own: "Good!", "Perfect.", "Excellent!".
+pub(crate) const INTERJECTION: &[&str] =
+    &[r"^(good|great|perfect|excellent|nice|done|ok|okay|right|now|hmm|ah|oh)[!.]*$"];
+
+/// A choice between things said in a sentence ("…instead of…", "…rather than…", "…or…"), or
+/// what it is for ("…to reduce the complexity").
+pub(crate) const CHOICE: &[&str] = &[
+    r"\b(instead of|rather than|or)\b",
+    r"\bto (reduce|avoid|prevent|ensure|simplify|satisfy|match)\b",
+];
+
+/// Investigating and checking (an exploration, not reasoning): what a session looked into.
+pub(crate) const EXPLORING: &[&str] = &[
+    r"^(now |first,? |ok,? |okay,? |so,? |then,? )?(let me|let's|i'?ll|i need to|i should|i want to|i'?m going to) (first |now |also |quickly )?(check|look|see|read|search|find|explore|investigate|examine|inspect|understand|verify|trace|figure|review|dig|grep|confirm|analy[sz]e|compare|re-?read|take a look)\b",
+    r"\b(to|and) (see|check|understand|find out|figure out|determine|verify|confirm) (if|whether|what|how|why|where|which)\b",
 ];

@@ -16,7 +16,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::Regex;
 
 use crate::classify::cues::{GROUPS, keep_patterns};
-use crate::classify::patterns::{Set, ascii_folded};
+use crate::classify::patterns::{Set, ascii_boundaries};
 use crate::classify::sentences::Form;
 use crate::event::{Kind, SUMMARY_MAX};
 
@@ -24,12 +24,7 @@ use crate::event::{Kind, SUMMARY_MAX};
 /// thrashes.
 const CACHE: usize = 32 << 20;
 
-/// A set of patterns under [`ascii_folded`] syntax, compiled in the process that needs it.
-fn set<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> Set {
-    Set::new(patterns, ascii_folded(), CACHE)
-}
-
-/// The set that `build.rs` compiled from the patterns it names `$name` (the largest sets, of
+/// The set that `build.rs` compiled from the patterns it names `$name` (each set of
 /// [`super::cues`]), so that no process compiles them.
 macro_rules! prebuilt {
     ($name:literal) => {
@@ -40,13 +35,6 @@ macro_rules! prebuilt {
             )
         })
     };
-}
-
-/// Word boundaries that look at ASCII only. A Unicode `\b` makes the regex engine fall back
-/// from its lazy DFA to a much slower NFA whenever the text holds a non-ASCII character, and
-/// the patterns' words are all ASCII anyway.
-pub(crate) fn ascii_boundaries(pattern: &str) -> String {
-    pattern.replace(r"\b", r"(?-u:\b)")
 }
 
 /// A lead-in's tail that only announces an example.
@@ -161,10 +149,8 @@ pub fn classify(sentence: &str, form: Form) -> Option<Verdict> {
     })
 }
 
-/// A clause of consequence inside a sentence: "…, so the names conflict", "…package so I
-/// need the prefix" (not a sentence that starts "So the path is…": a conclusion drawn).
-static CONSEQUENCE: LazyLock<Set> =
-    LazyLock::new(|| set([r#"[,;-] so\b|[a-z0-9)`'"] so (the|it|this|that|we|they|i|there)\b"#]));
+/// [`super::cues::CONSEQUENCE`].
+static CONSEQUENCE: LazyLock<Set> = prebuilt!("consequence");
 
 /// Whether a sentence of prose gives a reason for what is done just after it: it says why (a
 /// cause, a consequence) or carries reasoning the classifier keeps, and is not the next step,
@@ -186,10 +172,8 @@ pub fn says_why(sentence: &str, form: Form) -> bool {
     REASONS.is_match(bytes) || CONSEQUENCE.is_match(bytes) || first_kept(bytes).is_some()
 }
 
-/// An interjection that reports how it went, on its own: "Good!", "Perfect.", "Excellent!".
-static INTERJECTION: LazyLock<Set> = LazyLock::new(|| {
-    set([r"^(good|great|perfect|excellent|nice|done|ok|okay|right|now|hmm|ah|oh)[!.]*$"])
-});
+/// [`super::cues::INTERJECTION`].
+static INTERJECTION: LazyLock<Set> = prebuilt!("interjection");
 
 /// Whether a sentence only narrates the work: the next step or a look to take, said in a few
 /// words and without a reason or a choice ("Let me fix that.", "Now I need to update the
@@ -209,14 +193,8 @@ pub fn narrates(sentence: &str) -> bool {
             && !CHOICE.is_match(bytes))
 }
 
-/// A choice between things said in a sentence ("…instead of…", "…rather than…", "…or…"), or
-/// what it is for ("…to reduce the complexity").
-static CHOICE: LazyLock<Set> = LazyLock::new(|| {
-    set([
-        r"\b(instead of|rather than|or)\b",
-        r"\bto (reduce|avoid|prevent|ensure|simplify|satisfy|match)\b",
-    ])
-});
+/// [`super::cues::CHOICE`].
+static CHOICE: LazyLock<Set> = prebuilt!("choice");
 
 /// Whether a sentence is a step of the work itself ("Let me fix the helper:", "I'll update the
 /// test."), as against a look to take or what is needed ("I need to either:").
@@ -238,13 +216,8 @@ fn statement_start(s: &str, pattern: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// Investigating and checking (an exploration, not reasoning): what a session looked into.
-const EXPLORING: &[&str] = &[
-    r"^(now |first,? |ok,? |okay,? |so,? |then,? )?(let me|let's|i'?ll|i need to|i should|i want to|i'?m going to) (first |now |also |quickly )?(check|look|see|read|search|find|explore|investigate|examine|inspect|understand|verify|trace|figure|review|dig|grep|confirm|analy[sz]e|compare|re-?read|take a look)\b",
-    r"\b(to|and) (see|check|understand|find out|figure out|determine|verify|confirm) (if|whether|what|how|why|where|which)\b",
-];
-
-static EXPLORES: LazyLock<Set> = LazyLock::new(|| set(EXPLORING));
+/// [`super::cues::EXPLORING`].
+static EXPLORES: LazyLock<Set> = prebuilt!("exploring");
 
 /// The kind of a sentence: the reasoning it carries ([`classify`]), else whether it explores.
 pub fn kind_of(sentence: &str, form: Form) -> Option<Verdict> {
@@ -481,24 +454,8 @@ fn named(alt: &str) -> bool {
 mod tests {
     use super::*;
     use crate::classify::cues;
-    use crate::classify::patterns::{compile, load, tag};
-    use regex_automata::nfa::thompson::NFA;
+    use crate::classify::patterns::{ascii_folded, compile, load, shape, tag};
     use regex_automata::util::look::Look;
-
-    /// All that tells two NFAs apart: their states, starts and classes (their `Debug`), and
-    /// what they say of themselves.
-    fn shape(nfa: &NFA) -> String {
-        let starts: Vec<_> = nfa.patterns().map(|p| nfa.start_pattern(p)).collect();
-        format!(
-            "{nfa:?} utf8 {} reverse {} empty {} looks {:?} prefix looks {:?} {:?} starts {starts:?}",
-            nfa.is_utf8(),
-            nfa.is_reverse(),
-            nfa.has_empty(),
-            nfa.look_set_any(),
-            nfa.look_set_prefix_any(),
-            nfa.look_matcher(),
-        )
-    }
 
     /// Each set `build.rs` compiled is the automaton its patterns compile to here, state for
     /// state; and a table that does not hold together, or holds what the compiler does not
@@ -514,6 +471,10 @@ mod tests {
                 "step" => &STEPS,
                 "reasoned" => &REASONS,
                 "lead_in" => &LEADS_IN,
+                "consequence" => &CONSEQUENCE,
+                "interjection" => &INTERJECTION,
+                "choice" => &CHOICE,
+                "exploring" => &EXPLORES,
                 other => panic!("no set reads the table {other}"),
             };
             let compiled = compile(&patterns, ascii_folded());

@@ -37,9 +37,9 @@ impl Set {
     }
 
     /// The set that `build.rs` compiled into `table` ([`load`]), with `cache` bytes for the
-    /// lazy DFA's states: the automaton [`Set::new`] makes of the same patterns under
-    /// [`ascii_folded`], the syntax `build.rs` compiles them with, without compiling them
-    /// (what it saves is in `docs/performance.md`).
+    /// lazy DFA's states: the automaton [`Set::new`] makes of the same patterns under the
+    /// syntax `build.rs` compiles them with ([`ascii_folded`] or [`ascii`]), without compiling
+    /// them (what it saves is in `docs/performance.md`).
     pub(crate) fn prebuilt(table: &[u8], cache: usize) -> Set {
         Set::of(
             load(table).expect("the table build.rs wrote is read back"),
@@ -94,15 +94,29 @@ impl Set {
     }
 }
 
+/// Word boundaries that look at ASCII only. A Unicode `\b` makes the regex engine fall back
+/// from its lazy DFA to a much slower NFA whenever the text holds a non-ASCII character, and
+/// the patterns' words are all ASCII anyway.
+pub(crate) fn ascii_boundaries(pattern: &str) -> String {
+    pattern.replace(r"\b", r"(?-u:\b)")
+}
+
 /// The syntax of the classifier's sets: case-insensitive, matched against the UTF-8 bytes of
 /// a sentence with Unicode off: `\b`, `\w`, `\s` and case folding look at ASCII only (the
 /// patterns' words are all ASCII), `.` is any byte but a newline. That makes the sets quick to
 /// build and keeps the engine on its lazy DFA for non-ASCII text.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn ascii_folded() -> syntax::Config {
-    syntax::Config::new()
-        .case_insensitive(true)
-        .unicode(false)
-        .utf8(false)
+    ascii().case_insensitive(true)
+}
+
+/// Patterns matched against the UTF-8 bytes of a text with Unicode off: the syntax of the
+/// tables `build.rs` writes ([`ascii_folded`] for the classifier's; as written for the
+/// redaction rules', whose patterns say where case does not matter). The binary reads the
+/// tables; it compiles nothing under these but in its tests.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn ascii() -> syntax::Config {
+    syntax::Config::new().unicode(false).utf8(false)
 }
 
 /// The Thompson NFA of `patterns` under `syntax`, as a set matches them: no capture groups.
@@ -117,6 +131,22 @@ pub(crate) fn compile<S: AsRef<str>>(patterns: &[S], syntax: syntax::Config) -> 
         )
         .build_many(patterns)
         .expect("the patterns of a set compile")
+}
+
+#[cfg(test)]
+/// All that tells two NFAs apart: their states, starts and classes (their `Debug`), and
+/// what they say of themselves.
+pub(crate) fn shape(nfa: &NFA) -> String {
+    let starts: Vec<_> = nfa.patterns().map(|p| nfa.start_pattern(p)).collect();
+    format!(
+        "{nfa:?} utf8 {} reverse {} empty {} looks {:?} prefix looks {:?} {:?} starts {starts:?}",
+        nfa.is_utf8(),
+        nfa.is_reverse(),
+        nfa.has_empty(),
+        nfa.look_set_any(),
+        nfa.look_set_prefix_any(),
+        nfa.look_matcher(),
+    )
 }
 
 /// What a table of `build.rs` says a state is: the first of its words. Public to the crate
@@ -137,10 +167,10 @@ pub(crate) mod tag {
 /// `Look::as_repr` and next state; a union's count and its alternates; a match's pattern.
 /// Rebuilt state by state with thompson's `Builder`, in the order of their ids, which the
 /// builder keeps (it only drops empty states, and an NFA has none), so the result is the NFA
-/// the table was written from (the classifier's tests compare the two). `None` when the table
-/// does not hold together, or holds a state the compiler does not make of a set's patterns
-/// under [`ascii_folded`]: a union of fewer than two alternates (the builder would drop it, and
-/// one that points at itself would make it loop), a sparse state of fewer than two ranges or of
+/// the table was written from (the tests compare the two). `None` when the table does not
+/// hold together, or holds a state the compiler does not make of a set's patterns with
+/// Unicode off ([`ascii`]): a union of fewer than two alternates (the builder would drop it,
+/// and one that points at itself would make it loop), a sparse state of fewer than two ranges or of
 /// ranges out of order, a range that ends before it starts, a Unicode look-around.
 pub(crate) fn load(table: &[u8]) -> Option<NFA> {
     if !table.len().is_multiple_of(4) {
@@ -222,8 +252,8 @@ pub(crate) fn load(table: &[u8]) -> Option<NFA> {
     builder.build(anchored, unanchored).ok()
 }
 
-/// Whether `look` asks what Unicode calls a word: never in a set compiled under
-/// [`ascii_folded`], and what the lazy DFA cannot run.
+/// Whether `look` asks what Unicode calls a word: never in a set compiled with Unicode off
+/// ([`ascii`]), and what the lazy DFA cannot run.
 fn unicode(look: Look) -> bool {
     matches!(
         look,

@@ -11,6 +11,7 @@
 
 mod exclude;
 mod rules;
+mod shapes;
 mod taint;
 mod user;
 

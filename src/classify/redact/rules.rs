@@ -13,8 +13,10 @@ use std::sync::{LazyLock, OnceLock};
 use crate::classify::patterns::{Set, loosened};
 
 use regex::{Captures, Regex};
+use regex_automata::util::syntax::Config;
 
-use crate::classify::heuristic::ascii_boundaries;
+use super::shapes::{ENV_LINE, shapes};
+use crate::classify::patterns::ascii_boundaries;
 
 pub(super) struct Rule {
     pub name: &'static str,
@@ -154,10 +156,6 @@ fn random_word(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
     high_entropy(s.as_str()).then(|| s.range())
 }
 
-/// A line of an environment as `env`, `printenv`, `set` or `export -p` print it (bash's
-/// `declare -x NAME="value"`, dash's `export NAME='value'`), or as a `.env` file holds it.
-const ENV_LINE: &str = r"[ \t]*(?:(?:export|declare[ \t]+-[A-Za-z-]+|typeset[ \t]+-[A-Za-z-]+)[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=";
-
 static ENV_LINE_WHOLE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!("^{ENV_LINE}")).expect("the line pattern compiles"));
 
@@ -227,199 +225,62 @@ fn random_value(value: &str) -> bool {
             .any(|run| run.len() >= 16 && high_entropy(run))
 }
 
-/// What separates the lines of a key's body: line breaks, or their escapes in a string.
-const KEY_LINE: &str = r"(?:\s|\\[nr])*";
-
 pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    let rule = |name, needs, pattern: &str| Rule {
-        name,
-        pattern: ascii_boundaries(pattern),
-        secret: group_s,
-        needs,
-    };
-    // A key's body is base64 lines and `Header: value` lines, up to its END line; cut short
-    // (a truncated paste), up to where the base64 stops.
-    let private_key = format!(
-        r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----(?:{KEY_LINE}(?:[A-Za-z0-9+/=]{{16,}}|[A-Za-z-]+:[^\n\\]*))*(?:{KEY_LINE}[A-Za-z0-9+/=]{{0,15}}{KEY_LINE}-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----)?"
-    );
-    vec![
-        rule("private-key", &["-----begin"], &private_key),
-        rule(
-            "aws-access-key",
-            &[
-                "akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa",
-                "apka",
-            ],
-            r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[0-9A-Z]{16}\b",
-        ),
-        rule(
-            "aws-secret-key",
-            &["aws"],
-            r#"(?i)aws[\w.-]{0,20}?(?:secret|private)[\w.-]{0,20}?["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
-        ),
-        rule(
-            "github-token",
-            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-            r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
-        ),
-        rule(
-            "gitlab-token",
-            &[
-                "glpat-",
-                "gldt-",
-                "glptt-",
-                "glrt-",
-                "glcbt-",
-                "gloas-",
-                "glsoat-",
-                "glimt-",
-                "glagent-",
-                "glffct-",
-                "glft-",
-                "glwt-",
-                "gr1348941",
-            ],
-            r"\b(?:gl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|agent|ffct|ft|wt)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
-        ),
-        rule(
-            "slack-token",
-            &["xox", "xapp-", "hooks.slack.com"],
-            r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b|\bxapp-\d-[A-Za-z0-9-]{10,}\b|https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
-        ),
-        rule(
-            "stripe-key",
-            &["_live_", "_test_", "whsec_"],
-            r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{24,}\b",
-        ),
-        // The key may end in `-` or `_`, after which `\b` cannot hold.
-        rule(
-            "google-api-key",
-            &["aiza"],
-            r"\b(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
-        ),
-        rule(
-            "anthropic-key",
-            &["sk-ant-"],
-            r"\bsk-ant-[A-Za-z0-9_-]{20,}",
-        ),
-        rule("npm-token", &["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b"),
-        // User tokens, and the older organisation tokens.
-        rule(
-            "huggingface-token",
-            &["hf_", "api_org_"],
-            r"\b(?:hf_|api_org_)[A-Za-z]{34}\b",
-        ),
-        // A storage account's key and a Service Bus or Event Hubs key, in a connection string;
-        // the signature of a shared access signature (`…&sig=…`, URL-encoded base64).
-        rule(
-            "azure-key",
-            &["accountkey=", "sharedaccesskey=", "sig="],
-            r"(?:\b(?i:AccountKey|SharedAccessKey)=|[?&;]sig=)(?P<s>[A-Za-z0-9+/%]{20,}=*)",
-        ),
-        // Project and service keys carry dashes; the older ones are one run of letters and
-        // digits (`sk-learn-…` is a package, not a key).
-        rule(
-            "openai-key",
-            &["sk-"],
-            r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{20,}\b",
-        ),
-        // The signature may be empty (an unsigned token still carries its claims).
-        rule(
-            "jwt",
-            &["eyj"],
-            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
-        ),
-        rule(
-            "url-password",
-            &["://"],
-            r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:(?P<s>[^/\s@]{3,})@",
-        ),
-        Rule {
-            secret: authorization,
-            ..rule(
-                "authorization",
-                &["authorization", "bearer"],
-                r#"(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>bearer|basic|token|digest|negotiate|apikey)[ \t]+)?(?P<s>[A-Za-z0-9._~+/=-]{8,})|\bbearer[ \t]+(?P<t>[A-Za-z0-9._~+/=-]{20,})"#,
-            )
-        },
-        Rule {
-            secret: option_value,
-            ..rule(
-                "command-line-secret",
-                &[
-                    "--",
-                    "sshpass",
-                    "mysql",
-                    "mariadb",
-                    "docker",
-                    "redis-cli",
-                    "curl",
-                ],
-                r#"(?:(?i:--(?:http-)?(?:password|passwd|pass|token|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key))(?:=|[ \t]+)|\bsshpass[ \t]+-p[ \t]*|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p|\bdocker[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+|\bcurl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user[= ])["']?[^\s:"']+:)(?:"(?P<q>[^"\n]{3,})"|'(?P<r>[^'\n]{3,})'|["']?(?P<s>[^\s"']{3,}))"#,
-            )
-        },
-        Rule {
-            secret: assignment,
-            ..rule(
-                "secret-assignment",
-                &[
-                    "secret",
-                    "token",
-                    "pass",
-                    "pwd",
-                    "api",
-                    "private",
-                    "access",
-                    "credential",
-                    "auth",
-                ],
-                // The name ends at the secret word or goes on with a word that keeps it one
-                // (`secret_key_base`, `secretKey`): `tokenizer`, `secretary`, `token_url`,
-                // `secret_name` are not secrets; a subscript (`['PASSWORD'] = …`) names it too.
-                // The value stays on the name's line.
-                r#"(?i)(?P<key>\b(?:[a-z0-9_.-]*[_.-])?(?:[a-z0-9]*(?:secret|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|private[_-]?key|access[_-]?key|credentials?|auth[_-]?(?:key|token))|pass|auth)s?(?:[_.-]?(?:key|base|value|string|str|data|b64|base64|hash|enc|encrypted|raw|hex|plain|text))*)["']?\]?(?P<op>[ \t]*(?::=|=>|[:=])[ \t]*)(?:"(?P<q>(?:[^"\\\n]|\\.){4,})"|'(?P<r>[^'\n]{4,})'|`(?P<g>[^`\n]{4,})`|(?P<b>[^\s"'`,;()\[\]{}<>]{6,}))"#,
-            )
-        },
-        Rule {
-            secret: random_word,
-            ..rule(
-                "generic-secret",
-                &["api", "secret", "token", "pass"],
-                r#"(?i)\b(?:api[ _-]?key|secret|token|password|passwd|passphrase)[ \t]+(?:(?:is|was|of|=|:)[ \t]*)?["'`]?(?P<s>[A-Za-z0-9_+/=.~-]{16,})"#,
-            )
-        },
-        // Last: a value the rules above named keeps their name.
-        Rule {
-            secret: dump_value,
-            ..rule(
-                "env-dump",
-                &["="],
-                &format!(r"(?m)^{ENV_LINE}(?P<v>[^\n]*)"),
-            )
-        },
-    ]
+    shapes()
+        .into_iter()
+        .map(|shape| Rule {
+            name: shape.name,
+            pattern: ascii_boundaries(&shape.pattern),
+            secret: match shape.name {
+                "authorization" => authorization,
+                "command-line-secret" => option_value,
+                "secret-assignment" => assignment,
+                "generic-secret" => random_word,
+                "env-dump" => dump_value,
+                _ => group_s,
+            },
+            needs: shape.needs,
+        })
+        .collect()
 });
 
 /// All rules at once, loosened: one pass over `text` tells which rules need a closer look.
-/// Built one of two ways, once a process: for text of ASCII alone (nearly all a hook sees:
-/// paths, code, commands), with Unicode off, which builds several times faster and on such
-/// text matches where the Unicode build does — case folding, `\w`, `\s`, `\b`, `.` and the
-/// classes differ only on characters past ASCII; for other text, with Unicode on.
+/// One of two sets: for text of ASCII alone (nearly all a hook sees: paths, code, commands),
+/// the set `build.rs` compiled with Unicode off, which on such text matches where the Unicode
+/// one does — case folding, `\w`, `\s`, `\b`, `.` and the classes differ only on characters
+/// past ASCII; for other text, with Unicode on, compiled once in the process that needs it.
 pub(super) fn any(text: &str) -> &'static Set {
     match text.is_ascii() {
-        true => ASCII.get_or_init(|| all_rules(false)),
-        false => UNICODE.get_or_init(|| all_rules(true)),
+        true => ASCII.get_or_init(|| {
+            Set::prebuilt(
+                include_bytes!(concat!(env!("OUT_DIR"), "/redaction.nfa")),
+                CACHE,
+            )
+        }),
+        false => UNICODE.get_or_init(|| Set::new(set_patterns(), Config::new(), CACHE)),
     }
 }
+
+/// The room for a set's lazy DFA states.
+const CACHE: usize = 2 << 20;
 
 static ASCII: OnceLock<Set> = OnceLock::new();
 static UNICODE: OnceLock<Set> = OnceLock::new();
 
+/// The patterns of the set of all rules, loosened, in the rules' order: what `build.rs`
+/// compiles too.
+pub(crate) fn set_patterns() -> Vec<String> {
+    shapes()
+        .iter()
+        .map(|shape| loosened(&ascii_boundaries(&shape.pattern)))
+        .collect()
+}
+
 /// Whether some rule may match `text`; `false` when none can: the text is ASCII and holds
 /// none of what each rule's every match holds (its `needs`, case aside). A process that
 /// redacts a few short strings and nothing else — a hook recording "Read <path>" — is spared
-/// building the set (about half a millisecond, docs/performance.md). Once the set is built,
-/// or for long text, it answers `true` and the set decides.
+/// loading the set. Once the set is loaded, or for long text, it answers `true` and the set
+/// decides.
 pub(super) fn may_match(text: &str) -> bool {
     !text.is_ascii() || text.len() > 4096 || ASCII.get().is_some() || holds_a_need(text)
 }
@@ -430,14 +291,6 @@ fn holds_a_need(text: &str) -> bool {
     RULES
         .iter()
         .any(|rule| rule.needs.iter().any(|n| lower.contains(n)))
-}
-
-/// The loosened rules as one set, with Unicode on or off (see [`any`]).
-fn all_rules(unicode: bool) -> Set {
-    let syntax = regex_automata::util::syntax::Config::new()
-        .unicode(unicode)
-        .utf8(unicode);
-    Set::new(RULES.iter().map(|r| loosened(&r.pattern)), syntax, 2 << 20)
 }
 
 /// Each rule on its own, to find where its secret is: built when some text holds what that
@@ -454,6 +307,16 @@ pub(super) fn each(i: usize) -> &'static Regex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::patterns::{ascii, compile, shape};
+
+    /// The set `build.rs` compiled for ASCII text is the automaton the rules compile to here,
+    /// state for state.
+    #[test]
+    fn the_set_compiled_with_the_binary_is_that_of_the_rules() {
+        let set = any("ascii");
+        assert_eq!(set.nfa().pattern_len(), RULES.len());
+        assert_eq!(shape(set.nfa()), shape(&compile(&set_patterns(), ascii())));
+    }
 
     /// The corpus's samples, each in other cases and spacings, and 20,000 texts made of the
     /// pieces secrets and their names are made of.
@@ -555,18 +418,18 @@ mod tests {
         texts
     }
 
-    /// On text of ASCII alone, the set built without Unicode finds the rules the Unicode one
+    /// On text of ASCII alone, the set compiled without Unicode finds the rules the Unicode one
     /// does: over the corpus's samples, each in other cases and spacings, and 20,000 texts
     /// made of the pieces secrets and their names are made of.
     #[test]
     fn on_ascii_text_the_ascii_set_finds_what_the_unicode_set_finds() {
-        let (ascii, unicode) = (all_rules(false), all_rules(true));
+        let (ascii, unicode) = (any("ascii"), any("ünicode"));
         let texts = texts();
         let mut rules_found = std::collections::BTreeSet::new();
         for text in texts.iter().filter(|t| t.is_ascii()) {
             let found = |set: &Set| set.matches(text.as_bytes()).collect::<Vec<_>>();
-            assert_eq!(found(&ascii), found(&unicode), "{text:?}");
-            rules_found.extend(found(&unicode));
+            assert_eq!(found(ascii), found(unicode), "{text:?}");
+            rules_found.extend(found(unicode));
         }
         // Every rule was put to the test by some text.
         assert_eq!(rules_found.len(), RULES.len());
@@ -577,7 +440,7 @@ mod tests {
     /// where the rule does, and more) finds the rule in.
     #[test]
     fn every_match_holds_what_its_rule_needs() {
-        let set = all_rules(false);
+        let set = any("ascii");
         let mut rules_met = std::collections::BTreeSet::new();
         for text in texts().iter().filter(|t| t.is_ascii()) {
             let lower = text.to_ascii_lowercase();
