@@ -24,11 +24,21 @@ const KEY_LINE: &str = r"(?:\s|\\[nr])*";
 
 /// The rules in the order they are tried: a value the earlier ones name keeps their name.
 pub(crate) fn shapes() -> Vec<Shape> {
-    let shape = |name, needs, pattern: &str| Shape {
+    let mut shapes = tokens();
+    shapes.extend(named());
+    shapes
+}
+
+fn shape(name: &'static str, needs: &'static [&'static str], pattern: &str) -> Shape {
+    Shape {
         name,
         needs,
         pattern: pattern.to_owned(),
-    };
+    }
+}
+
+/// Secrets told by their own form: keys and tokens of known formats, a password in a URL.
+fn tokens() -> Vec<Shape> {
     // A key's body is base64 lines and `Header: value` lines, up to its END line; cut short
     // (a truncated paste), up to where the base64 stops.
     let private_key = format!(
@@ -126,6 +136,13 @@ pub(crate) fn shapes() -> Vec<Shape> {
             &["://"],
             r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:(?P<s>[^/\s@]{3,})@",
         ),
+    ]
+}
+
+/// Secrets told by what names them: a header, a command's option, an assignment, the words
+/// before them, a line of an environment.
+fn named() -> Vec<Shape> {
+    vec![
         shape(
             "authorization",
             &["authorization", "bearer"],
