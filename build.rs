@@ -1,5 +1,5 @@
-//! Compiles the classifier's largest pattern sets and the redaction rules' set when the binary
-//! is built, so that no process has to: each set's Thompson NFA is written to
+//! Compiles the classifier's pattern sets and the redaction rules' set when the binary is
+//! built, so that no process has to: each set's Thompson NFA is written to
 //! `$OUT_DIR/<name>.nfa`, in the table form that `src/classify/patterns.rs` reads back
 //! ([`patterns::load`]). The patterns are those of `src/classify/cues.rs` and
 //! `src/classify/redact/shapes.rs`, compiled by the same function the binary compiles the

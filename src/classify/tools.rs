@@ -143,16 +143,19 @@ pub fn runs_git_commit(command: &str) -> bool {
 }
 
 /// Where the first `git commit` of `command` ends: `git` as a command's first word (at the
-/// start, after a space or one of `;&|(`), any `-c name=value` or `-C folder` options, then
-/// `commit` as a word. Read by hand rather than with a regular expression, whose building
-/// was a fifteenth of a committing turn's `Stop` hook (docs/performance.md).
+/// start, after white space or one of `;&|(`), any `-c name=value` or `-C folder` options, then
+/// `commit` as a word (not followed by a letter, a digit or `_`). Read by hand rather than
+/// with a regular expression, whose building was a fifteenth of a committing turn's `Stop`
+/// hook (docs/performance.md).
 fn git_commit_end(command: &str) -> Option<usize> {
+    // A `git` inside options already read (`git -c x git …`) goes on as they did: skipped.
+    let mut read_to = 0;
     command.match_indices("git").find_map(|(at, _)| {
         let first_word = command[..at]
             .chars()
             .next_back()
             .is_none_or(|c| matches!(c, ';' | '&' | '|' | '(') || c.is_whitespace());
-        if !first_word {
+        if !first_word || at < read_to {
             return None;
         }
         // After `git` and after each option in turn; `commit` may follow any of them, and
@@ -161,6 +164,7 @@ fn git_commit_end(command: &str) -> Option<usize> {
         while let Some(end) = git_option_end(command, ends[ends.len() - 1]) {
             ends.push(end);
         }
+        read_to = ends[ends.len() - 1];
         ends.iter()
             .rev()
             .find_map(|&end| commit_word_end(command, end))
@@ -226,11 +230,9 @@ fn short_hash(text: &str) -> Option<(&str, &str)> {
 /// What a `git commit` run by `command` produced, from the `[branch sha] subject` line in its
 /// output (absent with `-q`) and the message in the command (`-m`, heredoc).
 pub fn commit_info(command: &str, stdout: &str) -> Option<CommitInfo> {
-    if !runs_git_commit(command) {
-        return None;
-    }
+    let end = git_commit_end(command)?;
     let mut info = CommitInfo {
-        message: commit_message(command),
+        message: message_after(&command[end..]),
         ..CommitInfo::default()
     };
     if let Some((branch, sha, subject)) = stdout.split('\n').find_map(commit_line) {
@@ -251,14 +253,11 @@ pub fn commit_info(command: &str, stdout: &str) -> Option<CommitInfo> {
     Some(info)
 }
 
-/// The commit message written in a `git commit` command line: the `-m` arguments joined by
-/// blank lines, or the heredoc body (`-F - <<EOF`, `-m "$(cat <<EOF …)"`). Only the words of
-/// the `git commit` itself count (`python -m pytest && git commit …` has one message flag).
-pub fn commit_message(command: &str) -> String {
-    let Some(end) = git_commit_end(command) else {
-        return String::new();
-    };
-    let segment = &command[end..];
+/// The commit message written in `segment`, what follows `git commit` in a command line: the
+/// `-m` arguments joined by blank lines, or the heredoc body (`-F - <<EOF`, `-m "$(cat <<EOF
+/// …)"`). Only the words of the `git commit` itself count (`python -m pytest && git commit …`
+/// has one message flag).
+fn message_after(segment: &str) -> String {
     let mut parts = Vec::new();
     let mut from_stdin = false;
     let mut rest = segment;
@@ -661,20 +660,19 @@ mod tests {
         assert!(commit_info("echo git committed", "").is_none());
     }
 
-    /// Texts made of `pieces`, every one of up to four pieces and a pseudo-random 20,000 of
-    /// up to eight.
+    /// Texts made of `pieces`: every one of up to four pieces (under 60 bytes), and a
+    /// pseudo-random 20,000 of up to eight.
     fn made_of(pieces: &[&str]) -> Vec<String> {
         let mut texts: Vec<String> = vec![String::new()];
+        let mut round = texts.clone();
         for _ in 0..4 {
-            let longer: Vec<String> = texts
+            round = round
                 .iter()
                 .flat_map(|t| pieces.iter().map(move |p| format!("{t}{p}")))
                 .filter(|t| t.len() < 60)
                 .collect();
-            texts.extend(longer);
-            texts.dedup();
+            texts.extend(round.iter().cloned());
         }
-        texts.truncate(100_000);
         let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
         for _ in 0..20_000 {
             let mut text = String::new();
@@ -687,6 +685,11 @@ mod tests {
             texts.push(text);
         }
         texts
+    }
+
+    /// The message of the `git commit` in `command`.
+    fn commit_message(command: &str) -> String {
+        commit_info(command, "").map_or_else(String::new, |info| info.message)
     }
 
     #[test]

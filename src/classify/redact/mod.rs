@@ -1,7 +1,7 @@
 //! Redaction: every string that goes into an event passes here before it is stored or sent.
 //!
-//! A [`Redactor`] holds the built-in rules (`rules.rs`: token formats, and values next to a
-//! secret's name) and what the configuration adds (`[redact]`: rules of the user's own, an
+//! A [`Redactor`] holds the built-in rules (`shapes.rs`: token formats, and values next to a
+//! secret's name; `rules.rs`: where in a match the secret is) and what the configuration adds (`[redact]`: rules of the user's own, an
 //! allow-list, and the globs of files whose content is never captured, `exclude.rs`). A match
 //! becomes `[REDACTED:<rule>]`; redacting twice changes nothing. [`Taint`] scrubs what a
 //! session saw of excluded files from everything it said after; a [`Cleaner`] applies both.

@@ -1,22 +1,17 @@
-//! The built-in rules: what a secret looks like, and where in a match it is.
-//!
-//! The token formats follow those catalogued by gitleaks (MIT License, Copyright (c) 2019
-//! Zachary Rice; <https://github.com/gitleaks/gitleaks>), written anew as Rust regexes; the
-//! rules for values next to a secret's name (`secret-assignment`, `command-line-secret`,
-//! `generic-secret`) are ours, and judge the value: a literal is a secret, code that computes
-//! one (`form.get`, `env::var`, `Option<String>`, `$TOKEN`) is not; so is `env-dump`, for the
-//! values no name marks as secret.
+//! The built-in rules: what a secret looks like ([`super::shapes`]), and where in a match it
+//! is. The rules for values next to a secret's name (`secret-assignment`,
+//! `command-line-secret`, `generic-secret`) judge the value: a literal is a secret, code that
+//! computes one (`form.get`, `env::var`, `Option<String>`, `$TOKEN`) is not; so does
+//! `env-dump`, for the values no name marks as secret.
 
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
-
-use crate::classify::patterns::{Set, loosened};
 
 use regex::{Captures, Regex};
 use regex_automata::util::syntax::Config;
 
 use super::shapes::{ENV_LINE, shapes};
-use crate::classify::patterns::ascii_boundaries;
+use crate::classify::patterns::{Set, ascii_boundaries, loosened};
 
 pub(super) struct Rule {
     pub name: &'static str,
@@ -237,7 +232,11 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
                 "secret-assignment" => assignment,
                 "generic-secret" => random_word,
                 "env-dump" => dump_value,
-                _ => group_s,
+                "private-key" | "aws-access-key" | "aws-secret-key" | "github-token"
+                | "gitlab-token" | "slack-token" | "stripe-key" | "google-api-key"
+                | "anthropic-key" | "npm-token" | "huggingface-token" | "azure-key"
+                | "openai-key" | "jwt" | "url-password" => group_s,
+                other => panic!("no rule tells where the secret of {other} is"),
             },
             needs: shape.needs,
         })
@@ -269,7 +268,7 @@ static UNICODE: OnceLock<Set> = OnceLock::new();
 
 /// The patterns of the set of all rules, loosened, in the rules' order: what `build.rs`
 /// compiles too.
-pub(crate) fn set_patterns() -> Vec<String> {
+fn set_patterns() -> Vec<String> {
     shapes()
         .iter()
         .map(|shape| loosened(&ascii_boundaries(&shape.pattern)))

@@ -1,6 +1,10 @@
 //! What each secret looks like: the redaction rules' names, what every match of each holds,
 //! and their patterns ([`super::rules`] judges what a match holds).
 //!
+//! The token formats follow those catalogued by gitleaks (MIT License, Copyright (c) 2019
+//! Zachary Rice; <https://github.com/gitleaks/gitleaks>), written anew as Rust regexes; the
+//! rules for values next to a secret's name and for an environment's lines are ours.
+//!
 //! They are kept apart from the code that judges because `build.rs` reads them too: it compiles
 //! the rules' set for ASCII text once, when the binary is built, so that no process pays for it
 //! ([`crate::classify::patterns::Set::prebuilt`]).
@@ -29,6 +33,7 @@ pub(crate) fn shapes() -> Vec<Shape> {
     shapes
 }
 
+/// The shape of the rule `name`.
 fn shape(name: &'static str, needs: &'static [&'static str], pattern: &str) -> Shape {
     Shape {
         name,
@@ -37,15 +42,18 @@ fn shape(name: &'static str, needs: &'static [&'static str], pattern: &str) -> S
     }
 }
 
+/// A private key: its body is base64 lines and `Header: value` lines, up to its END line; cut
+/// short (a truncated paste), up to where the base64 stops.
+fn private_key() -> String {
+    format!(
+        r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----(?:{KEY_LINE}(?:[A-Za-z0-9+/=]{{16,}}|[A-Za-z-]+:[^\n\\]*))*(?:{KEY_LINE}[A-Za-z0-9+/=]{{0,15}}{KEY_LINE}-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----)?"
+    )
+}
+
 /// Secrets told by their own form: keys and tokens of known formats, a password in a URL.
 fn tokens() -> Vec<Shape> {
-    // A key's body is base64 lines and `Header: value` lines, up to its END line; cut short
-    // (a truncated paste), up to where the base64 stops.
-    let private_key = format!(
-        r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----(?:{KEY_LINE}(?:[A-Za-z0-9+/=]{{16,}}|[A-Za-z-]+:[^\n\\]*))*(?:{KEY_LINE}[A-Za-z0-9+/=]{{0,15}}{KEY_LINE}-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----)?"
-    );
     vec![
-        shape("private-key", &["-----begin"], &private_key),
+        shape("private-key", &["-----begin"], &private_key()),
         shape(
             "aws-access-key",
             &[
