@@ -9,8 +9,9 @@
 //!   run a new session: UserPromptSubmit (the sessions' own first prompts), PreToolUse (an Edit
 //!   of a long-lived file), PostToolUse (a Read of one), Stop with nothing new; SessionStart
 //!   once the committing turn below has ended (what its end left to a process of its own done,
-//!   as a session starts after the last one ended), and once after a commit made by hand (HEAD
-//!   moved since any of our processes ran, so the brief is made, not read);
+//!   as a session starts after the last one ended; checked to be given the brief kept for it),
+//!   and once after a commit made by hand (HEAD moved since any of our processes ran, so the
+//!   brief is made, not read);
 //! - an agent's commit: `git commit` without hooks, and with our post-commit hook as the
 //!   session's Bash tool runs it (`CLAUDE_CODE_SESSION_ID` set, the turn so far appended to its
 //!   transcript; what the hook leaves to a process of its own is let finish, as it does while
@@ -254,6 +255,7 @@ fn in_turn(
     // The next session starts once the turn has ended.
     let next = format!("00000000-0000-4000-9000-{slot:012}");
     took.push((PROMPT_HOOKS[0], hook(repo, &build.bin, &next, start)));
+    brief_was_kept(repo);
     took.push((WHY, repo.time(&build.bin, &["why", busiest])));
     took.push((
         WHY_EXACT,
@@ -261,6 +263,21 @@ fn in_turn(
     ));
     took.push((QUERY, repo.time(&build.bin, &["query", prompt])));
     took
+}
+
+/// The last `SessionStart` gave the brief the turn's end had kept for it: what
+/// "after the turn's end" measures (a brief made there would be the other figure's).
+fn brief_was_kept(repo: &RealRepo) {
+    let log = fs::read_to_string(repo.dir.join(".git/agent-context/log")).unwrap_or_default();
+    let last = log
+        .lines()
+        .rev()
+        .find(|l| l.contains("hook SessionStart"))
+        .unwrap_or_default();
+    assert!(
+        last.contains(": gave the brief as kept, about "),
+        "a session starting after the turn's end was not given the brief kept for it: {last}"
+    );
 }
 
 /// `hook <event>` for a new session whose transcript is not written yet.
