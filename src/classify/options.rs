@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Captures, Regex};
 use serde::{Deserialize, Serialize};
 
 use crate::classify::sentences::strip_emphasis;
@@ -74,6 +74,12 @@ fn may_be_listed(line: &str) -> bool {
         .starts_with(|c: char| c.is_ascii_digit() || c == '(' || ('a'..='f').contains(&c))
 }
 
+/// `pattern`'s captures in `text`, asked only when it `may` match (the text holds what each
+/// of its matches holds).
+fn captured<'t>(may: bool, pattern: &Regex, text: &'t str) -> Option<Captures<'t>> {
+    may.then(|| pattern.captures(text)).flatten()
+}
+
 /// The options a text lays out, and where it first offers a choice.
 #[derive(Debug, Default)]
 pub struct LaidOut {
@@ -123,10 +129,7 @@ pub fn laid_out(text: &str) -> LaidOut {
         let start = at;
         at += line.len();
         let line = line.trim_end();
-        if let Some(c) = names_an_option(line)
-            .then(|| LABELLED.captures(line))
-            .flatten()
-        {
+        if let Some(c) = captured(names_an_option(line), &LABELLED, line) {
             labels += 1;
             if labels == 2 {
                 offered_at = offered_at.or(Some(start));
@@ -144,10 +147,7 @@ pub fn laid_out(text: &str) -> LaidOut {
             end = at;
         } else if !labelled && !list.is_empty() && line.starts_with([' ', '\t']) {
             // An item's detail, indented under it.
-        } else if let Some(c) = (!labelled && may_be_listed(line))
-            .then(|| LISTED.captures(line))
-            .flatten()
-        {
+        } else if let Some(c) = captured(!labelled && may_be_listed(line), &LISTED, line) {
             if offered || !list.is_empty() {
                 let label = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
                 add(&mut list, label.to_owned(), &c[3]);
@@ -190,10 +190,7 @@ pub fn spelled_out<'s, 'o>(
     summary: &'s str,
     options: impl FnOnce() -> &'o [Choice],
 ) -> Cow<'s, str> {
-    let Some(caps) = names_an_option(summary)
-        .then(|| NAMED.captures(summary))
-        .flatten()
-    else {
+    let Some(caps) = captured(names_an_option(summary), &NAMED, summary) else {
         return Cow::Borrowed(summary);
     };
     let options = options();

@@ -10,7 +10,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::{Captures, Regex};
 use regex_automata::util::syntax::Config;
 
-use super::shapes::{ENV_LINE, shapes};
+use super::shapes::{ENV_LINE, Secret, shapes};
 use crate::classify::patterns::{Set, ascii_boundaries, loosened};
 
 pub(super) struct Rule {
@@ -226,17 +226,13 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         .map(|shape| Rule {
             name: shape.name,
             pattern: ascii_boundaries(&shape.pattern),
-            secret: match shape.name {
-                "authorization" => authorization,
-                "command-line-secret" => option_value,
-                "secret-assignment" => assignment,
-                "generic-secret" => random_word,
-                "env-dump" => dump_value,
-                "private-key" | "aws-access-key" | "aws-secret-key" | "github-token"
-                | "gitlab-token" | "slack-token" | "stripe-key" | "google-api-key"
-                | "anthropic-key" | "npm-token" | "huggingface-token" | "azure-key"
-                | "openai-key" | "jwt" | "url-password" => group_s,
-                other => panic!("no rule tells where the secret of {other} is"),
+            secret: match shape.secret {
+                Secret::Matched => group_s,
+                Secret::Authorization => authorization,
+                Secret::OptionValue => option_value,
+                Secret::Assignment => assignment,
+                Secret::RandomWord => random_word,
+                Secret::EnvDump => dump_value,
             },
             needs: shape.needs,
         })
@@ -269,10 +265,7 @@ static UNICODE: OnceLock<Set> = OnceLock::new();
 /// The patterns of the set of all rules, loosened, in the rules' order: what `build.rs`
 /// compiles too.
 fn set_patterns() -> Vec<String> {
-    shapes()
-        .iter()
-        .map(|shape| loosened(&ascii_boundaries(&shape.pattern)))
-        .collect()
+    RULES.iter().map(|rule| loosened(&rule.pattern)).collect()
 }
 
 /// Whether some rule may match `text`; `false` when none can: the text is ASCII and holds

@@ -17,6 +17,24 @@ pub(crate) struct Shape {
     /// put in lower case too.
     pub needs: &'static [&'static str],
     pub pattern: String,
+    pub secret: Secret,
+}
+
+/// Where the secret is in a match, as [`super::rules`] tells it.
+#[derive(Clone, Copy)]
+pub(crate) enum Secret {
+    /// The group named `s`, else the whole match.
+    Matched,
+    /// An `Authorization` header's credentials.
+    Authorization,
+    /// A command line option's value.
+    OptionValue,
+    /// An assigned value, unless it reads as code.
+    Assignment,
+    /// A random-looking word.
+    RandomWord,
+    /// A value in an environment's dump.
+    EnvDump,
 }
 
 /// A line of an environment as `env`, `printenv`, `set` or `export -p` print it (bash's
@@ -39,6 +57,14 @@ fn shape(name: &'static str, needs: &'static [&'static str], pattern: &str) -> S
         name,
         needs,
         pattern: pattern.to_owned(),
+        secret: Secret::Matched,
+    }
+}
+
+impl Shape {
+    /// This shape, its secret found as `secret` says.
+    fn judged(self, secret: Secret) -> Shape {
+        Shape { secret, ..self }
     }
 }
 
@@ -155,7 +181,8 @@ fn named() -> Vec<Shape> {
             "authorization",
             &["authorization", "bearer"],
             r#"(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>bearer|basic|token|digest|negotiate|apikey)[ \t]+)?(?P<s>[A-Za-z0-9._~+/=-]{8,})|\bbearer[ \t]+(?P<t>[A-Za-z0-9._~+/=-]{20,})"#,
-        ),
+        )
+        .judged(Secret::Authorization),
         shape(
             "command-line-secret",
             &[
@@ -168,7 +195,8 @@ fn named() -> Vec<Shape> {
                 "curl",
             ],
             r#"(?:(?i:--(?:http-)?(?:password|passwd|pass|token|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key))(?:=|[ \t]+)|\bsshpass[ \t]+-p[ \t]*|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p|\bdocker[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+|\bcurl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user[= ])["']?[^\s:"']+:)(?:"(?P<q>[^"\n]{3,})"|'(?P<r>[^'\n]{3,})'|["']?(?P<s>[^\s"']{3,}))"#,
-        ),
+        )
+        .judged(Secret::OptionValue),
         shape(
             "secret-assignment",
             &[
@@ -187,17 +215,20 @@ fn named() -> Vec<Shape> {
             // `secret_name` are not secrets; a subscript (`['PASSWORD'] = …`) names it too.
             // The value stays on the name's line.
             r#"(?i)(?P<key>\b(?:[a-z0-9_.-]*[_.-])?(?:[a-z0-9]*(?:secret|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|private[_-]?key|access[_-]?key|credentials?|auth[_-]?(?:key|token))|pass|auth)s?(?:[_.-]?(?:key|base|value|string|str|data|b64|base64|hash|enc|encrypted|raw|hex|plain|text))*)["']?\]?(?P<op>[ \t]*(?::=|=>|[:=])[ \t]*)(?:"(?P<q>(?:[^"\\\n]|\\.){4,})"|'(?P<r>[^'\n]{4,})'|`(?P<g>[^`\n]{4,})`|(?P<b>[^\s"'`,;()\[\]{}<>]{6,}))"#,
-        ),
+        )
+        .judged(Secret::Assignment),
         shape(
             "generic-secret",
             &["api", "secret", "token", "pass"],
             r#"(?i)\b(?:api[ _-]?key|secret|token|password|passwd|passphrase)[ \t]+(?:(?:is|was|of|=|:)[ \t]*)?["'`]?(?P<s>[A-Za-z0-9_+/=.~-]{16,})"#,
-        ),
+        )
+        .judged(Secret::RandomWord),
         // Last: a value the rules above named keeps their name.
         shape(
             "env-dump",
             &["="],
             &format!(r"(?m)^{ENV_LINE}(?P<v>[^\n]*)"),
-        ),
+        )
+        .judged(Secret::EnvDump),
     ]
 }
