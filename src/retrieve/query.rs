@@ -1048,13 +1048,16 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
     let template = env
         .template_from_str(source)
         .expect("the query templates compile");
-    let files = &request.files;
+    let files = shown_files(&request.files);
     let mut chosen: Vec<Item> = Vec::new();
+    // The chosen items as the template is given them, each made once.
+    let mut shown_chosen: Vec<serde_json::Value> = Vec::new();
     let mut used = 0;
     // What the template prints before its items, once.
     let mut header: Option<usize> = None;
     for item in kept {
-        let text = render(&template, std::slice::from_ref(&item), files);
+        let value = shown(&item);
+        let text = render(&template, std::slice::from_ref(&value), &files);
         let alone = estimate_tokens(&text);
         let header =
             *header.get_or_insert_with(|| estimate_tokens(text.split("\n- ").next().unwrap_or("")));
@@ -1066,15 +1069,17 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
         if used + cost <= request.budget {
             used += cost;
             chosen.push(item);
+            shown_chosen.push(value);
         } else {
             left_out.over_budget += 1;
         }
     }
     // The estimate of the whole may round differently from the sum of its parts.
-    let mut text = render(&template, &chosen, files);
+    let mut text = render(&template, &shown_chosen, &files);
     while estimate_tokens(&text) > request.budget && chosen.pop().is_some() {
+        shown_chosen.pop();
         left_out.over_budget += 1;
-        text = render(&template, &chosen, files);
+        text = render(&template, &shown_chosen, &files);
     }
     (chosen, text)
 }
@@ -1159,27 +1164,54 @@ fn one_line(text: &str) -> String {
     out
 }
 
-/// The context a prompt or a file gets: the items through the template.
-fn render(template: &minijinja::Template<'_, '_>, items: &[Item], files: &[String]) -> String {
-    /// An item as the templates see it: with what is shown beside its summary.
+/// An item as the templates are given it: what they show of it, with what is shown beside its
+/// summary, every string sanitised for the model as shown (what is left of a rationale is
+/// checked, not only the whole of it). The rest of an item (its whole rationale, its prompt)
+/// is not shown, so not made fit to show.
+fn shown(item: &Item) -> serde_json::Value {
     #[derive(Serialize)]
     struct Shown<'i> {
-        #[serde(flatten)]
-        item: &'i Item,
+        id: &'i str,
+        kind: Kind,
+        summary: &'i str,
         context: &'i str,
+        alternatives: &'i [String],
+        supersedes: &'i [Replaced],
+        commit: &'i str,
+        session: &'i str,
+        agent: &'i str,
+        timestamp: &'i str,
+        liveness: Liveness,
     }
-    let items: Vec<Shown<'_>> = items
-        .iter()
-        .map(|item| Shown {
-            item,
-            context: &item.context,
-        })
-        .collect();
-    // Sanitised as shown: what is left of a rationale is checked, not only the whole of it.
-    let ctx = sanitise::context(
-        &serde_json::json!({ "items": items, "files": files }),
-        Reader::Agent,
-    );
+    let shown = Shown {
+        id: &item.id,
+        kind: item.kind,
+        summary: &item.summary,
+        context: &item.context,
+        alternatives: &item.alternatives,
+        supersedes: &item.supersedes,
+        commit: &item.commit,
+        session: &item.session,
+        agent: &item.agent,
+        timestamp: &item.timestamp,
+        liveness: item.liveness,
+    };
+    let value = serde_json::to_value(shown).expect("an item serialises");
+    sanitise::context(&value, Reader::Agent)
+}
+
+/// The files in question as the templates are given them.
+fn shown_files(files: &[String]) -> serde_json::Value {
+    sanitise::context(&serde_json::json!(files), Reader::Agent)
+}
+
+/// The context a prompt or a file gets: the items, as [`shown`], through the template.
+fn render(
+    template: &minijinja::Template<'_, '_>,
+    items: &[serde_json::Value],
+    files: &serde_json::Value,
+) -> String {
+    let ctx = serde_json::json!({ "items": items, "files": files });
     let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
     // The templates are part of the binary, and the tests render them.
     template.render(ctx).expect("the query templates render")
@@ -1345,7 +1377,11 @@ mod tests {
         assert!(sanitise::flag([order.context.as_str()].into_iter()).is_some());
         let env = minijinja::Environment::new();
         let template = env.template_from_str(FILE_TEMPLATE).unwrap();
-        let text = render(&template, &[order], &["src/a.rs".to_owned()]);
+        let text = render(
+            &template,
+            &[shown(&order)],
+            &shown_files(&["src/a.rs".to_owned()]),
+        );
         assert!(!text.contains("ignore all …"), "{text}");
         assert!(text.contains(sanitise::WITHHELD), "{text}");
     }
