@@ -186,11 +186,7 @@ pub fn hinted(
 /// machine (`/home/ann/src/project/src/main.rs`) or in a GitHub link (`…/blob/main/src/main.rs`),
 /// its longest tail that is a file at HEAD; else the files the index knows that end with it.
 fn resolve(word: &str, tracked: &mut impl FnMut(&str) -> bool, known: &[String]) -> Vec<String> {
-    let linked = ["/blob/", "/tree/"]
-        .iter()
-        .find_map(|at| word.split_once(at))
-        .filter(|_| word.contains("://"))
-        .map(|(_, rest)| rest);
+    let linked = linked_path(word);
     let word = linked.unwrap_or(word);
     if !looks_like_path(word) {
         return Vec::new();
@@ -215,6 +211,24 @@ fn resolve(word: &str, tracked: &mut impl FnMut(&str) -> bool, known: &[String])
         .take(MOST_PER_NAME)
         .cloned()
         .collect()
+}
+
+/// The path in a GitHub link to a file or folder (`…/blob/main/src/main.rs` → `main/src/main.rs`,
+/// whose tails [`resolve`] tries).
+fn linked_path(word: &str) -> Option<&str> {
+    ["/blob/", "/tree/"]
+        .iter()
+        .find_map(|at| word.split_once(at))
+        .filter(|_| word.contains("://"))
+        .map(|(_, rest)| rest)
+}
+
+/// Whether `prompt` has a word [`hinted`] looks up: one that looks like a path (in a link too)
+/// or like a symbol.
+pub fn names_anything(prompt: &str) -> bool {
+    mentions(prompt).any(|(word, _)| {
+        looks_like_path(linked_path(word).unwrap_or(word)) || looks_like_symbol(word).is_some()
+    })
 }
 
 /// Files changed in the working tree or the index against HEAD, asked of git (`git diff
@@ -301,5 +315,21 @@ mod tests {
             .filter_map(looks_like_symbol)
             .collect();
         assert_eq!(symbols, ["parse_range", "evictOld"]);
+        for named in [
+            "Why is src/cache.rs slow?",
+            "see cache.py",
+            "look at https://github.com/o/r/blob/main/README",
+            "fix parse_range()",
+            "what does Cache::evictOld do",
+        ] {
+            assert!(names_anything(named), "{named}");
+        }
+        for prose in [
+            "help me do the stacked PRs in order",
+            "v1.2 is out: see https://x.io/a, then commit.",
+            "",
+        ] {
+            assert!(!names_anything(prose), "{prose}");
+        }
     }
 }

@@ -187,7 +187,7 @@ pub struct LeftOut {
     pub repeated: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct Answer {
     pub hinted: Vec<Hinted>,
     /// What is injected, best first.
@@ -769,6 +769,15 @@ fn kind_weight(kind: Kind) -> f64 {
 
 /// Answer a prompt.
 pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
+    // A hook gives nothing for prose alone (see `Gather::keywords`): a prompt that names no
+    // file, symbol or identifier has nothing to look up, so nothing is read for it.
+    if request.hook
+        && request.files.is_empty()
+        && !hints::names_anything(request.prompt)
+        && terms::identifiers(request.prompt).is_empty()
+    {
+        return Ok(Answer::default());
+    }
     let changed = match request.focus {
         Focus::Prompt if !request.hook => hints::Changed::start(store),
         _ => hints::Changed::default(),

@@ -46,9 +46,17 @@ pub fn terms(text: &str) -> Vec<String> {
 /// a prose word says little about which code it means, an identifier names it.
 pub fn identifiers(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|word| split_identifier(word).len() > 1)
+        .filter(|word| split_identifier(word).len() > 1 && !plural_acronym(word))
         .map(str::to_ascii_lowercase)
         .collect()
+}
+
+/// `PRs`, `IDs`, `APIs`: an acronym's plural, which [`split_identifier`] cuts in two like
+/// `HTTPServer`, is a word of prose, not a name in the code.
+fn plural_acronym(word: &str) -> bool {
+    word.strip_suffix('s').is_some_and(|acronym| {
+        acronym.len() >= 2 && acronym.bytes().all(|b| b.is_ascii_uppercase())
+    })
 }
 
 fn push(out: &mut Vec<String>, word: &str) {
@@ -145,6 +153,11 @@ mod tests {
             ["parse_range", "httpserver"]
         );
         assert_eq!(terms("the 42 of it"), Vec::<String>::new());
+        // A prompt about stacked PRs or IDs names no code.
+        assert_eq!(
+            identifiers("stacked PRs, the IDs and APIs, getIDs, IDsByName, HTTPs_cache"),
+            ["getids", "idsbyname", "https_cache"]
+        );
     }
 
     #[test]
