@@ -5,6 +5,8 @@
 //!
 //! - the floor: a no-op process (`true`), `git rev-parse HEAD`, `git diff --name-only HEAD`,
 //!   `git blame --porcelain` on the busiest file;
+//! - this binary's own floor: `hook PostCompact`, which opens the repository and answers
+//!   nothing;
 //! - the Claude Code hooks, whole process from spawn with Claude Code's payload on stdin, each
 //!   run a new session: UserPromptSubmit (the sessions' own first prompts), PreToolUse (an Edit
 //!   of a long-lived file), PostToolUse (a Read of one), Stop with nothing new; SessionStart
@@ -23,7 +25,7 @@
 //!   repeated, over the last 1, 4 and 20 hours) into a clone with the notes, its store built.
 //!
 //! Medians and 95th percentiles; last, one line per target with its ratio, to compare a build
-//! with the previous one side by side.
+//! with the previous one side by side, and each prompt-time hook's work over the floor.
 //!
 //! Run: `cargo bench --bench hooks` (`-- --rounds N`, default 40; `--bin <path>` measures
 //! another build of the binary; `--against <path>` measures a second build beside the first,
@@ -172,6 +174,10 @@ const NOOP: &str = "no-op (true)";
 const REV_PARSE: &str = "git rev-parse HEAD";
 const DIFF: &str = "git diff --name-only HEAD";
 const BLAME: &str = "git blame --porcelain <busiest file>";
+/// This binary's floor: a hook that reads its payload, opens the repository and answers
+/// nothing. What a hook spends over it is its own work; the floor moves between two builds of
+/// the same code (docs/performance.md), which the ratios over it set apart.
+const FLOOR: &str = "hook PostCompact (answers nothing)";
 const PROMPT_HOOKS: [&str; 4] = [
     "hook SessionStart, after the turn's end",
     "hook UserPromptSubmit",
@@ -227,6 +233,9 @@ fn in_turn(
             "tool_use_id": format!("toolu_bench_{slot}"),
         }),
     ];
+    let compacted =
+        json!({"hook_event_name": "PostCompact", "trigger": "auto", "compact_summary": ""});
+    took.push((FLOOR, hook(repo, &build.bin, &session, compacted)));
     for (name, payload) in PROMPT_HOOKS[1..].iter().zip(payloads) {
         took.push((name, hook(repo, &build.bin, &session, payload)));
     }
@@ -616,7 +625,7 @@ fn report(reports: &[Report], rounds: usize) {
         header.push_str(&format!(" {:>7}", "2 / 1"));
     }
     println!("{header}");
-    let order = [NOOP, REV_PARSE, DIFF, BLAME]
+    let order = [NOOP, REV_PARSE, DIFF, BLAME, FLOOR]
         .into_iter()
         .chain(PROMPT_HOOKS)
         .chain([
@@ -685,6 +694,18 @@ fn ratios(r: &Report) {
             "ratio {name} / git rev-parse HEAD: median {:.2}x [<= 2], p95 {:.2}x [<= 3]",
             m / rev.0,
             p / rev.1
+        );
+    }
+    let floor = stats[FLOOR];
+    println!(
+        "ratio {FLOOR} / git rev-parse HEAD: median {:.2}x, p95 {:.2}x",
+        floor.0 / rev.0,
+        floor.1 / rev.1
+    );
+    for name in PROMPT_HOOKS {
+        println!(
+            "ratio {name}, over the floor: median +{:.2}x rev-parse",
+            (stats[name].0 - floor.0) / rev.0
         );
     }
     let (m, p) = stats[START_AFTER_HAND];
