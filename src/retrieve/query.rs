@@ -198,7 +198,8 @@ pub struct Answer {
     /// The rendered context.
     pub text: String,
     /// Which notes the index left out, being unreadable, in one line: the answer may lack
-    /// their reasoning ([`index::Index::unread_line`]).
+    /// their reasoning ([`index::Index::unread_line`]). None when the index was not read (a
+    /// hook's prompt of prose alone).
     #[serde(skip)]
     pub unread: Option<String>,
 }
