@@ -1060,8 +1060,8 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
         .expect("the query templates compile");
     let files = shown_files(&request.files);
     let mut chosen: Vec<Item> = Vec::new();
-    // The chosen items as the template is given them, each made once.
-    let mut shown_chosen: Vec<serde_json::Value> = Vec::new();
+    // The chosen items as the template is given them, each made fit to show once.
+    let mut shown_chosen: Vec<Fit> = Vec::new();
     let mut used = 0;
     // What the template prints before its items, once.
     let mut header: Option<usize> = None;
@@ -1174,11 +1174,15 @@ fn one_line(text: &str) -> String {
     out
 }
 
+/// What a template is given: made fit to show the model, by [`shown`] or [`shown_files`], the
+/// only ways to make one, so that nothing reaches a template unsanitised.
+struct Fit(serde_json::Value);
+
 /// An item as the templates are given it: what they show of it, with what is shown beside its
 /// summary, every string sanitised for the model as shown (what is left of a rationale is
 /// checked, not only the whole of it). The rest of an item (its whole rationale, its prompt)
 /// is not shown, so not made fit to show.
-fn shown(item: &Item) -> serde_json::Value {
+fn shown(item: &Item) -> Fit {
     #[derive(Serialize)]
     struct Shown<'i> {
         id: &'i str,
@@ -1193,7 +1197,7 @@ fn shown(item: &Item) -> serde_json::Value {
         timestamp: &'i str,
         liveness: Liveness,
     }
-    let shown = Shown {
+    let value = serde_json::to_value(Shown {
         id: &item.id,
         kind: item.kind,
         summary: &item.summary,
@@ -1205,23 +1209,21 @@ fn shown(item: &Item) -> serde_json::Value {
         agent: &item.agent,
         timestamp: &item.timestamp,
         liveness: item.liveness,
-    };
-    let value = serde_json::to_value(shown).expect("an item serialises");
-    sanitise::context(&value, Reader::Agent)
+    })
+    .expect("an item serialises");
+    Fit(sanitise::context(&value, Reader::Agent))
 }
 
 /// The files in question as the templates are given them.
-fn shown_files(files: &[String]) -> serde_json::Value {
-    sanitise::context(&serde_json::json!(files), Reader::Agent)
+fn shown_files(files: &[String]) -> Fit {
+    Fit(sanitise::context(&serde_json::json!(files), Reader::Agent))
 }
 
-/// The context a prompt or a file gets: the items, as [`shown`], through the template.
-fn render(
-    template: &minijinja::Template<'_, '_>,
-    items: &[serde_json::Value],
-    files: &serde_json::Value,
-) -> String {
-    let ctx = serde_json::json!({ "items": items, "files": files });
+/// The context a prompt or a file gets: the items as [`shown`] and the files as
+/// [`shown_files`], through the template.
+fn render(template: &minijinja::Template<'_, '_>, items: &[Fit], files: &Fit) -> String {
+    let items: Vec<&serde_json::Value> = items.iter().map(|item| &item.0).collect();
+    let ctx = serde_json::json!({ "items": items, "files": &files.0 });
     let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
     // The templates are part of the binary, and the tests render them.
     template.render(ctx).expect("the query templates render")
