@@ -2,6 +2,7 @@
 //! or by bare file name — files defining the symbols it names, and the files changed in the working
 //! tree. Matched against the tree at HEAD and the paths the index knows, never a walk of the tree.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Stdio};
 
@@ -150,7 +151,8 @@ pub fn hinted(
         .iter()
         .map(|p| Hinted::new(p.clone(), Hint::Given))
         .collect();
-    let known = index.paths();
+    // The index's paths are read only when a word needs them.
+    let known = OnceCell::new();
     let mut tracked = |path: &str| head.blob(path).is_some();
     let mut named: BTreeMap<String, Option<Lines>> = BTreeMap::new();
     let mut name = |path: &str, lines: Option<Lines>| {
@@ -158,7 +160,7 @@ pub fn hinted(
         *span = span.zip(lines).map(|(a, b)| (a.0.min(b.0), a.1.max(b.1)));
     };
     for (word, lines) in mentions(prompt) {
-        for path in resolve(word, &mut tracked, &known) {
+        for path in resolve(word, &mut tracked, || known.get_or_init(|| index.paths())) {
             name(&path, lines);
         }
     }
@@ -185,7 +187,11 @@ pub fn hinted(
 /// The files a word of a prompt names, if it looks like a path: itself; for a path on another
 /// machine (`/home/ann/src/project/src/main.rs`) or in a GitHub link (`…/blob/main/src/main.rs`),
 /// its longest tail that is a file at HEAD; else the files the index knows that end with it.
-fn resolve(word: &str, tracked: &mut impl FnMut(&str) -> bool, known: &[String]) -> Vec<String> {
+fn resolve<'k>(
+    word: &str,
+    tracked: &mut impl FnMut(&str) -> bool,
+    known: impl FnOnce() -> &'k [String],
+) -> Vec<String> {
     let linked = linked_path(word);
     let word = linked.unwrap_or(word);
     if !looks_like_path(word) {
@@ -205,7 +211,7 @@ fn resolve(word: &str, tracked: &mut impl FnMut(&str) -> bool, known: &[String])
         return vec![path.to_owned()];
     }
     let tail = format!("/{word}");
-    known
+    known()
         .iter()
         .filter(|p| p.ends_with(&tail) && tracked(p))
         .take(MOST_PER_NAME)
@@ -221,14 +227,6 @@ fn linked_path(word: &str) -> Option<&str> {
         .find_map(|at| word.split_once(at))
         .filter(|_| word.contains("://"))
         .map(|(_, rest)| rest)
-}
-
-/// Whether `prompt` has a word [`hinted`] looks up: one that looks like a path (in a link too)
-/// or like a symbol.
-pub fn names_anything(prompt: &str) -> bool {
-    mentions(prompt).any(|(word, _)| {
-        looks_like_path(linked_path(word).unwrap_or(word)) || looks_like_symbol(word).is_some()
-    })
 }
 
 /// Files changed in the working tree or the index against HEAD, asked of git (`git diff
@@ -315,21 +313,5 @@ mod tests {
             .filter_map(looks_like_symbol)
             .collect();
         assert_eq!(symbols, ["parse_range", "evictOld"]);
-        for named in [
-            "Why is src/cache.rs slow?",
-            "see cache.py",
-            "look at https://github.com/o/r/blob/main/README",
-            "fix parse_range()",
-            "what does Cache::evictOld do",
-        ] {
-            assert!(names_anything(named), "{named}");
-        }
-        for prose in [
-            "help me do the stacked PRs in order",
-            "v1.2 is out: see https://x.io/a, then commit.",
-            "",
-        ] {
-            assert!(!names_anything(prose), "{prose}");
-        }
     }
 }

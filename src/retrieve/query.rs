@@ -187,7 +187,7 @@ pub struct LeftOut {
     pub repeated: usize,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct Answer {
     pub hinted: Vec<Hinted>,
     /// What is injected, best first.
@@ -198,8 +198,7 @@ pub struct Answer {
     /// The rendered context.
     pub text: String,
     /// Which notes the index left out, being unreadable, in one line: the answer may lack
-    /// their reasoning ([`index::Index::unread_line`]). None when the index was not read (a
-    /// hook's prompt of prose alone).
+    /// their reasoning ([`index::Index::unread_line`]).
     #[serde(skip)]
     pub unread: Option<String>,
 }
@@ -770,15 +769,6 @@ fn kind_weight(kind: Kind) -> f64 {
 
 /// Answer a prompt.
 pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
-    // A hook gives nothing for prose alone (see `Gather::keywords`): a prompt that names no
-    // file, symbol or identifier has nothing to look up, so nothing is read for it.
-    if request.hook
-        && request.files.is_empty()
-        && !hints::names_anything(request.prompt)
-        && terms::identifiers(request.prompt).is_empty()
-    {
-        return Ok(Answer::default());
-    }
     let changed = match request.focus {
         Focus::Prompt if !request.hook => hints::Changed::start(store),
         _ => hints::Changed::default(),
@@ -1048,6 +1038,10 @@ fn place_superseded(
 
 /// The items that fit the budget, best first, and the text they render to.
 fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<Item>, String) {
+    // Nothing to give renders nothing: no template is made for it.
+    if kept.is_empty() {
+        return (Vec::new(), String::new());
+    }
     // Pack into the budget: best first, each item in if the whole still fits. An item costs
     // what it adds to the rendered text.
     let env = minijinja::Environment::new();
@@ -1396,6 +1390,11 @@ mod tests {
         );
         assert!(!text.contains("ignore all …"), "{text}");
         assert!(text.contains(sanitise::WITHHELD), "{text}");
+        // What `pack` gives for nothing kept, without a template: what both render for no item.
+        for source in [TEMPLATE, FILE_TEMPLATE] {
+            let template = env.template_from_str(source).unwrap();
+            assert_eq!(render(&template, &[], &shown_files(&[])), "");
+        }
     }
 
     #[test]
