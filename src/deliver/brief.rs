@@ -296,7 +296,7 @@ fn committed(
     }
     let by_commit = sessions_by_commit(&pairs);
     let head = head.detach();
-    let own = at_hand.then(|| own_commits(&repo, head)).flatten();
+    let own = at_hand.then(|| history::own_commits(&repo, head)).flatten();
     let found = match &own {
         Some(own) => {
             let mut found = Vec::new();
@@ -345,26 +345,6 @@ fn take(found: &mut Vec<String>, s: &str, current: Option<&str>) {
         found.push(s.to_owned());
     }
 }
-
-/// HEAD's commits that the default branch does not have, newest first: a branch's own work,
-/// whoever made it, or on the default branch what is not pushed yet. `None` when HEAD's latest
-/// sessions are told instead: there is no remote's default branch and HEAD has nothing the
-/// local one does not (one person's repository), there is no default branch, or HEAD is too
-/// far apart from it to tell ([`OWN_WALK`]).
-fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> {
-    let (tip, remote) = history::default_tip(repo)?;
-    let own = if tip == head {
-        Vec::new()
-    } else {
-        history::apart(repo, head, tip, OWN_WALK)?
-    };
-    (remote || !own.is_empty()).then_some(own)
-}
-
-/// Commits walked to tell HEAD's own commits from the default branch's, at most: past them, a
-/// checkout far behind the default branch (an old tag, a bisection) or apart from it (an orphan
-/// branch).
-const OWN_WALK: usize = 1_000;
 
 /// The sessions of the annotated commits (`sessions_of`) that HEAD's history meets first,
 /// newest first, `current` left out; at most [`SESSIONS`].

@@ -118,6 +118,69 @@ fn looks_like_symbol(word: &str) -> Option<&str> {
     (ident && shaped).then_some(word)
 }
 
+/// Commits a prompt points at as a whole, by the words people use for them rather than by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commits {
+    /// The branch's own work: "review the changes in this branch", "the PR's comments".
+    Branch,
+    /// HEAD and the commits before it along its first parents, this many in all: "the last
+    /// commit", "the last 3 commits".
+    Last(usize),
+}
+
+/// Last commits a prompt may point at, at most.
+const MOST_LAST: usize = 20;
+
+/// The commits a prompt points at as a whole, if it does: its last commits ("the last commit",
+/// "my previous two commits", "the recent commits") before its branch ("this branch", "our
+/// branch", "the PR", "this pull request"). A determiner must come first, so that "a branch",
+/// "open a PR" or "which branch" point at nothing.
+pub fn commits_named(prompt: &str) -> Option<Commits> {
+    let words: Vec<String> = prompt
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let word = |i: usize| words.get(i).map_or("", String::as_str);
+    let last = (0..words.len()).find_map(|i| {
+        if !matches!(word(i), "last" | "latest" | "previous" | "recent") {
+            return None;
+        }
+        let (count, at) = match count(word(i + 1)) {
+            Some(n) => (Some(n), i + 2),
+            None => (None, i + 1),
+        };
+        match word(at) {
+            "commit" => Some(count.unwrap_or(1)),
+            "commits" => Some(count.unwrap_or(LAST_UNCOUNTED)),
+            _ => None,
+        }
+    });
+    if let Some(n) = last {
+        return Some(Commits::Last(n.clamp(1, MOST_LAST)));
+    }
+    let branch = (0..words.len()).any(|i| {
+        matches!(word(i), "this" | "the" | "my" | "our" | "current" | "your")
+            && match word(i + 1) {
+                "branch" | "pr" | "mr" | "changeset" => true,
+                "pull" | "merge" => word(i + 2) == "request",
+                _ => false,
+            }
+    });
+    branch.then_some(Commits::Branch)
+}
+
+/// Last commits "the last commits" points at, their number unsaid.
+const LAST_UNCOUNTED: usize = 5;
+
+/// A count of commits, in digits or words: "3", "three".
+fn count(word: &str) -> Option<usize> {
+    const WORDS: [&str; 10] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    (word.parse::<usize>().ok()).or_else(|| WORDS.iter().position(|w| *w == word).map(|i| i + 1))
+}
+
 /// A file a prompt is about, and why.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Hinted {
@@ -278,6 +341,49 @@ impl Changed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commits_a_prompt_points_at() {
+        for (prompt, named) in [
+            (
+                "can you look at the last commit, can we add a test for it",
+                Commits::Last(1),
+            ),
+            ("Squash my previous two commits", Commits::Last(2)),
+            ("what did the last 3 commits change?", Commits::Last(3)),
+            (
+                "summarise the recent commits",
+                Commits::Last(LAST_UNCOUNTED),
+            ),
+            ("revert the last 500 commits", Commits::Last(MOST_LAST)),
+            ("the last commit on this branch broke CI", Commits::Last(1)),
+            (
+                "Can you review the changes in this branch?",
+                Commits::Branch,
+            ),
+            ("rebase our branch onto main", Commits::Branch),
+            (
+                "Check the PR comments and fix what is valid",
+                Commits::Branch,
+            ),
+            (
+                "write the description of this pull request",
+                Commits::Branch,
+            ),
+        ] {
+            assert_eq!(commits_named(prompt), Some(named), "{prompt}");
+        }
+        for prompt in [
+            "open a PR when you are done",
+            "which branch is this on?",
+            "commit the last change",
+            "the branches are out of date",
+            "fix the commit message",
+            "the previous session left a TODO",
+        ] {
+            assert_eq!(commits_named(prompt), None, "{prompt}");
+        }
+    }
 
     #[test]
     fn paths_and_symbols_in_prompts() {

@@ -1,9 +1,9 @@
 //! `query "<prompt>"`: the reasoning that bears on a prompt, ranked and packed into a token
 //! budget (docs/commands.md, `query`).
 //!
-//! Candidates come from three places: the annotated commits of the hinted files (weighted by
-//! the lines each still owns at HEAD), the decision graph through the chosen backend, and the
-//! keyword index. Each candidate's liveness is checked against HEAD by the index's line hashes;
+//! Candidates come from four places: the annotated commits of the hinted files (weighted by
+//! the lines each still owns at HEAD), the commits a prompt points at as a whole (its branch,
+//! its last commits), the decision graph through the chosen backend, and the keyword index. Each candidate's liveness is checked against HEAD by the index's line hashes;
 //! stale reasoning is ranked down and kept out unless nothing live matches, and a decision a
 //! later one superseded is shown only under the later one. The result is rendered through
 //! `templates/query.md.j2`.
@@ -29,7 +29,7 @@ use crate::retrieve::hints::{self, Hint, Hinted};
 use crate::retrieve::index::{self, Index, Ownership, terms};
 use crate::sanitise::{self, Reader};
 use crate::store::graph::View;
-use crate::store::{self, Store, notes, told};
+use crate::store::{self, Store, history, notes, told};
 
 /// The template queries are rendered through.
 const TEMPLATE: &str = include_str!("../../templates/query.md.j2");
@@ -38,6 +38,11 @@ const TEMPLATE: &str = include_str!("../../templates/query.md.j2");
 const KEYWORD_HITS: usize = 30;
 /// Annotated commits of a hinted file looked at (those owning most lines, then newest).
 const FILE_COMMITS: usize = 15;
+/// Commits a prompt points at as a whole (its branch, its last commits) whose notes are read,
+/// newest first, and what their reasoning weighs: a little less than a file named, which says
+/// more precisely what the prompt is about.
+const NAMED_COMMITS: usize = 10;
+const NAMED_COMMITS_WEIGHT: f64 = 0.8;
 /// Graph nodes read per hinted file, and sessions followed.
 const NODES_PER_FILE: usize = 10;
 const SESSIONS_PER_FILE: usize = 5;
@@ -217,6 +222,8 @@ struct Candidate {
     keyword: f64,
     file: f64,
     graph: f64,
+    /// Found through commits the prompt points at as a whole ([`hints::Commits`]).
+    named: f64,
     found_by: BTreeSet<&'static str>,
 }
 
@@ -450,6 +457,30 @@ impl<'r> Gather<'r> {
             self.reasons_of(commit, path, score, "lines")?;
         }
         Ok(true)
+    }
+
+    /// Candidates of the commits a prompt points at as a whole: the reasoning in the notes of
+    /// the newest [`NAMED_COMMITS`] of them, a little less for each older one.
+    fn named_commits(&mut self, named: hints::Commits) -> store::Result<()> {
+        let repo = self.head.repo();
+        let Ok(head) = repo.head_id() else {
+            return Ok(());
+        };
+        let commits = match named {
+            hints::Commits::Branch => history::own_commits(repo, head.detach()).unwrap_or_default(),
+            hints::Commits::Last(n) => history::first_parents(repo, head.detach(), n),
+        };
+        for (n, commit) in commits.into_iter().take(NAMED_COMMITS).enumerate() {
+            let score = NAMED_COMMITS_WEIGHT * (1.0 - n as f64 / (2 * NAMED_COMMITS) as f64);
+            let ids: Vec<String> = (reasoning(self.events(commit)?))
+                .map(|(id, _, _)| id.to_owned())
+                .collect();
+            for id in ids {
+                let c = self.candidate(&id, commit, "commit");
+                c.named = c.named.max(score);
+            }
+        }
+        Ok(())
     }
 
     /// The reasoning events of `commit` as candidates found `by` a file: `score` for those
@@ -794,6 +825,11 @@ pub fn query(store: &Store, request: &Request<'_>) -> store::Result<Answer> {
             g.file(&h.path, if h.hint == Hint::Symbol { 0.8 } else { 1.0 })?;
         }
     }
+    if request.focus == Focus::Prompt
+        && let Some(named) = hints::commits_named(request.prompt)
+    {
+        g.named_commits(named)?;
+    }
     for path in changed.files().into_iter().take(hints::MOST_CHANGED) {
         if seen.insert(path.clone()) {
             g.file(&path, 0.6)?;
@@ -905,7 +941,7 @@ fn candidates_best_first(
 ) -> Vec<(String, Candidate)> {
     let mut candidates: Vec<(String, Candidate)> = candidates.collect();
     candidates.sort_by(|a, b| {
-        let raw = |c: &Candidate| c.keyword + c.file + c.graph;
+        let raw = |c: &Candidate| c.keyword + c.file + c.graph + c.named;
         raw(&b.1).total_cmp(&raw(&a.1)).then_with(|| a.0.cmp(&b.0))
     });
     candidates
@@ -943,7 +979,7 @@ fn evaluate(
         }
         evaluated += 1;
         let liveness = g.liveness(commit, &event);
-        let mut score = (c.keyword + c.file + c.graph) * kind_weight(event.kind);
+        let mut score = (c.keyword + c.file + c.graph + c.named) * kind_weight(event.kind);
         // What the agent or a person recorded in their own words before what extraction read
         // out of a session's text.
         if matches!(event.origin, Origin::Agent | Origin::Human) {

@@ -51,6 +51,21 @@ pub(crate) fn since(
     out
 }
 
+/// `head` and the commits before it along first parents, `n` in all at most (fewer where the
+/// history ends).
+pub(crate) fn first_parents(repo: &gix::Repository, head: ObjectId, n: usize) -> Vec<ObjectId> {
+    let commits = Commits::new(repo);
+    let mut out = Vec::with_capacity(n);
+    let mut next = Some(head);
+    while let Some(id) = next.filter(|_| out.len() < n) {
+        out.push(id);
+        next = commits
+            .queued(id)
+            .and_then(|(_, _, parents)| parents.first().copied());
+    }
+    out
+}
+
 /// The commits of the repository as history walks read them: each one's commit time and
 /// parents from git's commit-graph (`objects/info/commit-graph`, or the layers of
 /// `objects/info/commit-graphs/`, which `git gc`, `git maintenance` and [`super::pack`] keep)
@@ -182,6 +197,26 @@ impl Apart<'_> {
         }
     }
 }
+
+/// HEAD's commits that the default branch does not have, newest first: a branch's own work,
+/// whoever made it, or on the default branch what is not pushed yet. `None` where that cannot
+/// be told: there is no remote's default branch and HEAD has nothing the local one does not (one
+/// person's repository, all of whose history is their own), there is no default branch, or
+/// HEAD is too far apart from it ([`OWN_WALK`]).
+pub(crate) fn own_commits(repo: &gix::Repository, head: ObjectId) -> Option<Vec<ObjectId>> {
+    let (tip, remote) = default_tip(repo)?;
+    let own = if tip == head {
+        Vec::new()
+    } else {
+        apart(repo, head, tip, OWN_WALK)?
+    };
+    (remote || !own.is_empty()).then_some(own)
+}
+
+/// Commits walked to tell HEAD's own commits from the default branch's, at most: past them, a
+/// checkout far behind the default branch (an old tag, a bisection) or apart from it (an orphan
+/// branch).
+const OWN_WALK: usize = 1_000;
 
 /// The tip of the default branch, and whether it is a remote's: the first of
 /// [`default_branches`] that is there.

@@ -169,6 +169,59 @@ fn a_prompt_sharing_a_rare_identifier_with_a_note_gets_it() {
 }
 
 #[test]
+fn a_prompt_about_its_branch_or_its_last_commits_gets_their_reasoning() {
+    let repo = TestRepo::new();
+    let decided = |path: &str, session: &str, said: &str| {
+        let commit = repo.commit(path, &format!("{session}\n"), session);
+        let at = "2026-03-01T09:00:00Z";
+        let e = scenario::event((session, "t1", "decision"), said, at, "", &[path], &[]);
+        scenario::add_note(&repo, &commit, &e.to_string());
+        repo.ok(&["rebuild"]);
+    };
+    let merged = "Retry each request three times: the upstream drops one in a hundred";
+    decided("a.rs", "merged-1", merged);
+    let remote = repo.home.parent().unwrap().join("remote.git");
+    repo.git(&["init", "-q", "--bare", remote.to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    repo.git(&["push", "-q", "-u", "origin", "main"]);
+    repo.git(&["checkout", "-q", "-b", "queue"]);
+    let older = "Keep the queue in memory: a restart may drop what it holds, which is retried";
+    let newer = "Drain the queue on shutdown rather than dropping what it holds";
+    decided("b.rs", "queue-1", older);
+    decided("c.rs", "queue-2", newer);
+    let ask = |prompt: &str, session: &str| ask_in(&repo, session, prompt).unwrap_or_default();
+    // The branch's own work, not the default branch's.
+    let told = ask("Can you review the changes in this branch?", "s-branch");
+    assert!(told.contains(older) && told.contains(newer), "{told}");
+    assert!(!told.contains(merged), "{told}");
+    let told = ask("Check the PR comments and fix what is valid", "s-pr");
+    assert!(told.contains(older) && told.contains(newer), "{told}");
+    // The last commit is HEAD; the last two, HEAD and its parent.
+    let told = ask(
+        "can you look at the last commit, can we add a test for it",
+        "s-last",
+    );
+    assert!(told.contains(newer) && !told.contains(older), "{told}");
+    let told = ask("what did the last 3 commits change?", "s-last-3");
+    assert!(told.contains(newer) && told.contains(older) && told.contains(merged));
+    // Prose that points at no commit gets nothing.
+    assert_eq!(
+        ask_in(&repo, "s-prose", "can you review the changes?"),
+        None
+    );
+    // On the default branch, its own work is what is not pushed yet: none.
+    repo.git(&["checkout", "-q", "main"]);
+    assert_eq!(
+        ask_in(
+            &repo,
+            "s-main",
+            "Can you review the changes in this branch?"
+        ),
+        None
+    );
+}
+
+#[test]
 fn a_prompt_naming_lines_gets_the_reasoning_of_those_lines() {
     let s = scenario::build();
     let repo = &s.repo;
