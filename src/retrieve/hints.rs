@@ -136,12 +136,11 @@ const MOST_LAST: usize = 20;
 /// branch", "the PR", "this pull request"). A determiner must come first, so that "a branch",
 /// "open a PR" or "which branch" point at nothing.
 pub fn commits_named(prompt: &str) -> Option<Commits> {
-    let words: Vec<String> = prompt
-        .split(|c: char| !c.is_alphanumeric())
+    let lower = prompt.to_lowercase();
+    let words: Vec<&str> = (lower.split(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
         .collect();
-    let word = |i: usize| words.get(i).map_or("", String::as_str);
+    let word = |i: usize| words.get(i).copied().unwrap_or("");
     let last = (0..words.len()).find_map(|i| {
         if !matches!(word(i), "last" | "latest" | "previous" | "recent") {
             return None;

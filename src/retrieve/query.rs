@@ -3,8 +3,8 @@
 //!
 //! Candidates come from four places: the annotated commits of the hinted files (weighted by
 //! the lines each still owns at HEAD), the commits a prompt points at as a whole (its branch,
-//! its last commits), the decision graph through the chosen backend, and the keyword index. Each candidate's liveness is checked against HEAD by the index's line hashes;
-//! stale reasoning is ranked down and kept out unless nothing live matches, and a decision a
+//! its last commits), the decision graph through the chosen backend, and the keyword index.
+//! Each candidate's liveness is checked against HEAD by the index's line hashes; stale reasoning is ranked down and kept out unless nothing live matches, and a decision a
 //! later one superseded is shown only under the later one. The result is rendered through
 //! `templates/query.md.j2`.
 //!
@@ -225,6 +225,13 @@ struct Candidate {
     /// Found through commits the prompt points at as a whole ([`hints::Commits`]).
     named: f64,
     found_by: BTreeSet<&'static str>,
+}
+
+impl Candidate {
+    /// What it weighs by how it was found, before its kind and liveness are known.
+    fn raw(&self) -> f64 {
+        self.keyword + self.file + self.graph + self.named
+    }
 }
 
 struct Gather<'r> {
@@ -940,10 +947,7 @@ fn candidates_best_first(
     candidates: impl Iterator<Item = (String, Candidate)>,
 ) -> Vec<(String, Candidate)> {
     let mut candidates: Vec<(String, Candidate)> = candidates.collect();
-    candidates.sort_by(|a, b| {
-        let raw = |c: &Candidate| c.keyword + c.file + c.graph + c.named;
-        raw(&b.1).total_cmp(&raw(&a.1)).then_with(|| a.0.cmp(&b.0))
-    });
+    candidates.sort_by(|a, b| (b.1.raw().total_cmp(&a.1.raw())).then_with(|| a.0.cmp(&b.0)));
     candidates
 }
 
@@ -979,7 +983,7 @@ fn evaluate(
         }
         evaluated += 1;
         let liveness = g.liveness(commit, &event);
-        let mut score = (c.keyword + c.file + c.graph + c.named) * kind_weight(event.kind);
+        let mut score = c.raw() * kind_weight(event.kind);
         // What the agent or a person recorded in their own words before what extraction read
         // out of a session's text.
         if matches!(event.origin, Origin::Agent | Origin::Human) {

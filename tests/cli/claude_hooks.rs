@@ -203,7 +203,10 @@ fn a_prompt_about_its_branch_or_its_last_commits_gets_their_reasoning() {
     );
     assert!(told.contains(newer) && !told.contains(older), "{told}");
     let told = ask("what did the last 3 commits change?", "s-last-3");
-    assert!(told.contains(newer) && told.contains(older) && told.contains(merged));
+    assert!(
+        told.contains(newer) && told.contains(older) && told.contains(merged),
+        "{told}"
+    );
     // Prose that points at no commit gets nothing.
     assert_eq!(
         ask_in(&repo, "s-prose", "can you review the changes?"),
