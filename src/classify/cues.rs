@@ -192,7 +192,7 @@ pub(crate) const NOT_REASONING: &[&str] = &[
     r"^(they|he|she)('re| are| is)? (asking|wants?|asked|said|says|prefers?|wondering)\b",
     r"^(you'?re right|good (question|point|catch)|got it|understood)\b",
     // What a tool asks for, said back: the linter's or the reviewer's wish, not a choice.
-    r"^(the )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains|said|says|thinks|pointed out)\b",
+    r"^(the )?([a-z-]+ )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains|said|says|thinks|pointed out)\b",
     // The agent's own tooling, and second thoughts.
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",

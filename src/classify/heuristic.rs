@@ -783,6 +783,7 @@ mod tests {
             "❌ NOT tested: the cache won't work on Windows",
             "Maybe the fix is to reset the cursor instead of re-reading the file.",
             "The linter wants us to use `slices.Sort` instead of `sort.Slice`.",
+            "The gocritic linter wants me to use `else if` instead of `else { if`.",
             "They want to just fix the bug simply, without over-engineering it.",
             "Got it — I'll skip the commit and write the plan to a file instead.",
             "But I'm wondering if that's over-engineering for a rare edge case.",

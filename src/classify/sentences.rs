@@ -185,9 +185,15 @@ const STARTERS: &[&str] = &[
 
 /// Whether the end mark at `i` ends a sentence glued to the next, as thinking text written in
 /// pieces has them ("…wasn't caught.Now that it is fixed…", "…it ran.The fix is to…", a
-/// numbered list run into its lead-in: "The fix is to either:1. Keep…").
+/// numbered list run into its lead-in: "The fix is to either:1. Keep…"), or a line with no
+/// mark at all run into the next ("Use one constant in both placesThis makes…"), outside code.
 fn glued(p: &str, i: usize) -> bool {
     let bytes = p.as_bytes();
+    if bytes[i].is_ascii_lowercase() {
+        return bytes.get(i + 1).is_some_and(u8::is_ascii_uppercase)
+            && opens_a_sentence(&p[i + 1..])
+            && bytes[..i].iter().filter(|&&b| b == b'`').count() % 2 == 0;
+    }
     if bytes[i] == b':' {
         // A word's colon (not `main.rs:42.` nor `10:30.`), then "1. " and a capital.
         let word = p[..i].rsplit(' ').next().unwrap_or("");
@@ -208,7 +214,12 @@ fn glued(p: &str, i: usize) -> bool {
     if !(before.is_ascii_lowercase() || matches!(before, b')' | b'`')) {
         return false;
     }
-    let rest = &p[i + 1..];
+    opens_a_sentence(&p[i + 1..])
+}
+
+/// Whether `rest` opens with one of [`STARTERS`] as a word of its own: a sentence's first word,
+/// not the rest of an identifier (`getThisOne`).
+fn opens_a_sentence(rest: &str) -> bool {
     let word_end = rest
         .find(|c: char| !c.is_ascii_alphabetic())
         .unwrap_or(rest.len());
@@ -271,6 +282,17 @@ mod tests {
                 "It panics at main.rs:42.",
                 "Then the fix is to either:",
                 "Keep it"
+            ]
+        );
+        // A line with no mark run into the next; not an identifier, nor inside code.
+        assert_eq!(
+            texts(
+                "Use one constant in both placesThis makes the test less fragile. Call `getThis one` or getThisOne now."
+            ),
+            [
+                "Use one constant in both places",
+                "This makes the test less fragile.",
+                "Call `getThis one` or getThisOne now."
             ]
         );
     }
