@@ -193,6 +193,12 @@ pub(crate) const NOT_REASONING: &[&str] = &[
     r"^(you'?re right|good (question|point|catch)|got it|understood)\b",
     // What a tool asks for, said back: the linter's or the reviewer's wish, not a choice.
     r"^(the )?([a-z-]+ )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains|said|says|thinks|pointed out)\b",
+    r"\bthere'?s (a|an|another) (new )?(diagnostic|lint|linter warning|warning) (about|saying|for)\b",
+    // A slip in the session's own work, found and mended in the same turn: "The issue is that I
+    // renamed it but…", "my refactoring accidentally removed…" (not what its change does: "The
+    // issue is that with my change, we now look for…").
+    r"\b(issue|problem|bug|mistake) (here )?(is|was) that (i|i'?m|i'?ve)\b",
+    r"\b(i|my \w+) (accidentally|mistakenly)\b|\bi forgot to\b",
     // The agent's own tooling, and second thoughts.
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",
@@ -210,11 +216,13 @@ pub(crate) const HEDGE: &[&str] = &[
     // "Wait, …", "But wait —": a second thought; not the verb ("writers must not wait").
     r"(^|\bbut |\bhmm,? )wait\b|\bwait\s*(,|—|–|:|!|-|\.\.\.|…)",
     r", or \w+|\bor to \w+| OR ",
+    // An inference from a hint: "…which suggests this was intentional".
+    r"\b(which|this|that) (suggests|implies|indicates)\b",
 ];
 
 /// The next step, told as it is taken ("Let me…", "Now I need to…"): kept only with a reason.
 pub(crate) const NARRATION: &[&str] = &[
-    r"^((now|next|first|then|ok|okay|so|actually|alright|also|finally|great|good|perfect|but|and|for now)[,!.]?\s+)*(let me|let's|i'?ll|i will|i need to|i'?m going to|i should|i must|i can|we need to|i want to|time to|i'?m now|i have to|i'?d need to)\b",
+    r"^((now|next|first|then|ok|okay|so|actually|alright|also|finally|great|good|perfect|but|and|for now)[,!.]?\s+)*(let me|let's|i'?ll|i will|i need to|i'?m going to|i should|i must|i can|we need to|i want to|time to|i'?m now|i have to|i'?d need to|need to)\b",
 ];
 
 /// A step of the work itself ("I'll update the test…", "Now add the import"): never kept.
