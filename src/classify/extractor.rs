@@ -1343,8 +1343,7 @@ impl<'w> Extractor<'w> {
     fn plan(&mut self, plan: &str, source: &str, chain: Chain, timestamp: &str) {
         let plan = &*self.clean(plan);
         let (paragraphs, sentences) = sentences::split(plan);
-        let title = paragraphs.first().map(String::as_str).unwrap_or("plan");
-        let what = plan_goal(&paragraphs, &sentences).unwrap_or_else(|| untitled(title));
+        let what = plan_summary(&paragraphs, &sentences);
         let mut event = self.event(
             Kind::Decision,
             &format!("{PLAN_LABEL}{what}"),
@@ -2087,9 +2086,32 @@ fn update(slot: &mut String, value: Option<&str>) {
     }
 }
 
+/// What a plan is about, for its summary: what it sets out to do in its own words (its goal),
+/// else its title with why it is needed (the first sentence of its context): "Versioned
+/// stanzas for shell config files — Completion setup appends blindly to rc files…". A title
+/// alone reads as a heading.
+fn plan_summary(paragraphs: &[String], sentences: &[sentences::Sentence]) -> String {
+    if let Some(goal) = plan_goal(paragraphs, sentences) {
+        let mut chars = goal.chars();
+        return chars.next().map_or_else(String::new, |first| {
+            first.to_uppercase().chain(chars).collect()
+        });
+    }
+    let title = untitled(paragraphs.first().map(String::as_str).unwrap_or("plan"));
+    match first_under(
+        paragraphs,
+        sentences,
+        &["context", "background", "problem", "motivation"],
+    ) {
+        Some(why) => format!("{title} — {why}"),
+        None => title.to_owned(),
+    }
+}
+
 /// What a plan sets out to do in its own words: the first sentence under its goal, solution or
 /// overview ("Replace the technical warning with a friendlier message."), when that sentence
-/// states it rather than introduce a list ("Remove these fields:").
+/// states it rather than introduce a list ("Remove these fields:"), or a goal said inline ("The
+/// goal: wrap our text in versioned blocks so…").
 fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) -> Option<&'p str> {
     const HEADINGS: &[&str] = &[
         "goal",
@@ -2106,12 +2128,31 @@ fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) ->
         "the change",
         "proposed change",
     ];
+    first_under(paragraphs, sentences, HEADINGS).or_else(|| {
+        sentences.iter().find_map(|s| {
+            let text = s.text(paragraphs);
+            let head = text.get(..10)?.to_ascii_lowercase();
+            let goal = ["the goal: ", "our goal: "]
+                .iter()
+                .find(|g| head.starts_with(**g))?;
+            Some(&text[goal.len()..]).filter(|_| s.form == Form::Prose && !text.ends_with(':'))
+        })
+    })
+}
+
+/// The first sentence under one of `headings` (lower case, without a colon) that states
+/// something: prose of five words or more, not a lead-in to a list.
+fn first_under<'p>(
+    paragraphs: &'p [String],
+    sentences: &[sentences::Sentence],
+    headings: &[&str],
+) -> Option<&'p str> {
     let at = sentences.iter().position(|s| {
         let heading = s
             .text(paragraphs)
             .trim_end_matches(':')
             .to_ascii_lowercase();
-        s.form == Form::Heading && HEADINGS.contains(&heading.as_str())
+        s.form == Form::Heading && headings.contains(&heading.as_str())
     })?;
     let first = sentences[at + 1..]
         .iter()
@@ -2309,6 +2350,27 @@ mod tests {
         assert_eq!(
             goal("# Plan\n\n## Context\nThe docs drifted from the code over the year."),
             None
+        );
+        let summary = |plan: &str| {
+            let (paragraphs, sentences) = sentences::split(plan);
+            plan_summary(&paragraphs, &sentences)
+        };
+        // A goal said inline; else the title and why it is needed; else the title.
+        assert_eq!(
+            summary(
+                "# Plan: Stanzas\n\n## Context\nSetup appends to rc files blindly.\n\nThe goal: wrap our text in versioned blocks so we can remove it."
+            ),
+            "Wrap our text in versioned blocks so we can remove it."
+        );
+        assert_eq!(
+            summary(
+                "# Plan: Fix the restore path\n\n## Context\nRestoring a Gemini session writes its transcript to Claude's folder.\n\n## Changes\n- restore.go"
+            ),
+            "Fix the restore path — Restoring a Gemini session writes its transcript to Claude's folder."
+        );
+        assert_eq!(
+            summary("# Plan: Fix the restore path\n\n## Changes\n- restore.go"),
+            "Fix the restore path"
         );
     }
 

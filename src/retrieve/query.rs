@@ -1132,7 +1132,7 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
 /// reads "Context:"), with the summary's words, where they stand whole in it (as words, not
 /// inside others), given once (`…` in their place). Empty when it says nothing more. A summary
 /// cut at its end is completed by its rationale, which is then shown whole. A plan's summary
-/// ("Plan: <its title>") is found by its title.
+/// ("Plan: <its title>", or "Plan: <its title> — <why it is needed>") is found by its parts.
 fn beside(rationale: &str, summary: &str) -> String {
     let rationale = one_line(rationale);
     if rationale == summary {
@@ -1158,7 +1158,16 @@ fn beside(rationale: &str, summary: &str) -> String {
                 .map(|at| (at, said))
         });
     let Some((at, said)) = found else {
-        return rationale;
+        return match summary
+            .strip_prefix(PLAN_LABEL)
+            .and_then(|s| s.split_once(" — "))
+        {
+            Some((title, why)) => match beside(&rationale, title) {
+                rest if rest.is_empty() || rest == rationale => rest,
+                rest => beside(&rest, why),
+            },
+            None => rationale,
+        };
     };
     let (before, after) = (
         rationale[..at].trim_end(),
@@ -1362,6 +1371,14 @@ mod tests {
         assert_eq!(
             beside(plan, "Plan: Versioned stanzas"),
             "… Context: The installer appends a line twice. Files to Modify: - setup.go"
+        );
+        // Its title and why it is needed, each found.
+        assert_eq!(
+            beside(
+                plan,
+                "Plan: Versioned stanzas — The installer appends a line twice."
+            ),
+            "… Context: … Files to Modify: - setup.go"
         );
         assert_eq!(
             beside(plan, "Plan: The installer appends a line twice."),
