@@ -197,8 +197,8 @@ pub(crate) const NOT_REASONING: &[&str] = &[
     // A slip in the session's own work, found and mended in the same turn: "The issue is that I
     // renamed it but…", "my refactoring accidentally removed…" (not what its change does: "The
     // issue is that with my change, we now look for…").
-    r"\b(issue|problem|bug|mistake) (here )?(is|was) that (i|i'?m|i'?ve)\b",
-    r"\b(i|my \w+) (accidentally|mistakenly)\b|\bi forgot to\b",
+    r"\b(issue|problem|bug|mistake) (here )?(is|was) that i (renamed|removed|deleted|changed|broke|forgot|missed|used)\b",
+    r"\b(i|my \w+) (accidentally|mistakenly) (renamed|removed|deleted|dropped|changed|broke)\b|\bi forgot to\b",
     // The agent's own tooling, and second thoughts.
     r"\b(skill|the task tool|todo list|todowrite|mcp)\b",
     r"\b(launch|spawn|dispatch|use|start) (a |an |the )?(\w+ )?(sub-?agents?|agents?)\b",
@@ -217,7 +217,7 @@ pub(crate) const HEDGE: &[&str] = &[
     r"(^|\bbut |\bhmm,? )wait\b|\bwait\s*(,|—|–|:|!|-|\.\.\.|…)",
     r", or \w+|\bor to \w+| OR ",
     // An inference from a hint: "…which suggests this was intentional".
-    r"\b(which|this|that) (suggests|implies|indicates)\b",
+    r", which (suggests|implies|indicates)\b|^this (suggests|implies|indicates)\b",
 ];
 
 /// The next step, told as it is taken ("Let me…", "Now I need to…"): kept only with a reason.

@@ -800,6 +800,13 @@ mod tests {
         ] {
             assert!(!keeps(s), "{s}");
         }
+        // A relative clause is no inference, a first-person problem no slip.
+        assert!(keeps(
+            "I'll use a sentinel that indicates a miss instead of `None`, because `None` is a valid value."
+        ));
+        assert!(keeps(
+            "The problem is that I can't hold the lock across the await, so I'll clone it instead."
+        ));
         // A trade-off stated, not one mentioned.
         assert!(keeps(
             "The tradeoff is between a simpler API and fewer allocations."
