@@ -2131,10 +2131,10 @@ fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) ->
     first_under(paragraphs, sentences, HEADINGS).or_else(|| {
         sentences.iter().find_map(|s| {
             let text = s.text(paragraphs);
-            let head = text.get(..10)?.to_ascii_lowercase();
-            let goal = ["the goal: ", "our goal: "]
-                .iter()
-                .find(|g| head.starts_with(**g))?;
+            let goal = ["the goal: ", "our goal: "].iter().find(|g| {
+                text.get(..g.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(g))
+            })?;
             Some(&text[goal.len()..]).filter(|_| s.form == Form::Prose && !text.ends_with(':'))
         })
     })

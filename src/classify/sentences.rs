@@ -192,10 +192,8 @@ fn glued(p: &str, i: usize) -> bool {
     if bytes[i].is_ascii_lowercase() {
         // Not the words that often end identifiers (`assertThat`, `andThen`).
         return bytes.get(i + 1).is_some_and(u8::is_ascii_uppercase)
-            && opens_a_sentence(&p[i + 1..])
-            && !["That", "Then", "It", "Now", "Since", "So"]
-                .iter()
-                .any(|w| p[i + 1..].starts_with(w))
+            && opener(&p[i + 1..])
+                .is_some_and(|w| !["That", "Then", "It", "Now", "Since", "So"].contains(&w))
             && bytes[..i].iter().filter(|&&b| b == b'`').count() % 2 == 0;
     }
     if bytes[i] == b':' {
@@ -218,17 +216,18 @@ fn glued(p: &str, i: usize) -> bool {
     if !(before.is_ascii_lowercase() || matches!(before, b')' | b'`')) {
         return false;
     }
-    opens_a_sentence(&p[i + 1..])
+    opener(&p[i + 1..]).is_some()
 }
 
-/// Whether `rest` opens with one of [`STARTERS`] as a word of its own: a sentence's first word,
-/// not the rest of an identifier (`getThisOne`).
-fn opens_a_sentence(rest: &str) -> bool {
+/// The word of [`STARTERS`] that `rest` opens with as a word of its own: a sentence's first
+/// word, not the rest of an identifier (`getThisOne`).
+fn opener(rest: &str) -> Option<&str> {
     let word_end = rest
         .find(|c: char| !c.is_ascii_alphabetic())
         .unwrap_or(rest.len());
-    STARTERS.contains(&&rest[..word_end])
-        && matches!(rest[word_end..].chars().next(), Some(' ' | ','))
+    let word = &rest[..word_end];
+    (STARTERS.contains(&word) && matches!(rest[word_end..].chars().next(), Some(' ' | ',')))
+        .then_some(word)
 }
 
 fn abbreviation(before: &str) -> bool {
