@@ -2089,59 +2089,86 @@ fn update(slot: &mut String, value: Option<&str>) {
 /// What a plan is about, for its summary: what it sets out to do in its own words (its goal),
 /// else its title with why it is needed (the first sentence of its context): "Versioned
 /// stanzas for shell config files — Completion setup appends blindly to rc files…". A title
-/// alone reads as a heading.
+/// alone reads as a heading. The goal is given as written: "npm …" is no "Npm …", and the
+/// rationale shown beside the summary finds it there.
 fn plan_summary(paragraphs: &[String], sentences: &[sentences::Sentence]) -> String {
     if let Some(goal) = plan_goal(paragraphs, sentences) {
-        let mut chars = goal.chars();
-        return chars.next().map_or_else(String::new, |first| {
-            first.to_uppercase().chain(chars).collect()
-        });
+        return goal.to_owned();
     }
-    let title = untitled(paragraphs.first().map(String::as_str).unwrap_or("plan"));
-    match first_under(
-        paragraphs,
-        sentences,
-        &["context", "background", "problem", "motivation"],
-    ) {
-        Some(why) => format!("{title} — {why}"),
-        None => title.to_owned(),
+    // A plan that opens with a section ("## Context") has no title.
+    let title = (paragraphs.first())
+        .filter(|title| !section(title))
+        .map(|title| untitled(title));
+    let why = first_under(paragraphs, sentences, CONTEXT);
+    match (title, why) {
+        (Some(title), Some(why)) => format!("{title} — {why}"),
+        (Some(said), None) | (None, Some(said)) => said.to_owned(),
+        (None, None) => (sentences.iter())
+            .find(|s| states(s, paragraphs))
+            .map_or("plan", |s| s.text(paragraphs))
+            .to_owned(),
     }
+}
+
+/// The headings under which a plan says what it sets out to do.
+const GOAL: &[&str] = &[
+    "goal",
+    "goals",
+    "solution",
+    "overview",
+    "summary",
+    "approach",
+    "proposal",
+    "decision",
+    "the fix",
+    "fix",
+    "change",
+    "the change",
+    "proposed change",
+];
+
+/// The headings under which a plan says why it is needed.
+const CONTEXT: &[&str] = &["context", "background", "problem", "motivation"];
+
+/// Whether a plan's first line names one of its sections, not the plan ("Context", "Goal:";
+/// not "Fix: Gemini session path").
+fn section(heading: &str) -> bool {
+    let heading = heading.trim_end_matches(':').to_ascii_lowercase();
+    GOAL.contains(&heading.as_str()) || CONTEXT.contains(&heading.as_str())
 }
 
 /// What a plan sets out to do in its own words: the first sentence under its goal, solution or
 /// overview ("Replace the technical warning with a friendlier message."), when that sentence
 /// states it rather than introduce a list ("Remove these fields:"), or a goal said inline ("The
-/// goal: wrap our text in versioned blocks so…").
+/// goal: wrap our text in versioned blocks so…", "**Goal:** Wrap…").
 fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) -> Option<&'p str> {
-    const HEADINGS: &[&str] = &[
-        "goal",
-        "goals",
-        "solution",
-        "overview",
-        "summary",
-        "approach",
-        "proposal",
-        "decision",
-        "the fix",
-        "fix",
-        "change",
-        "the change",
-        "proposed change",
-    ];
-    first_under(paragraphs, sentences, HEADINGS).or_else(|| {
-        sentences.iter().find_map(|s| {
+    const INLINE: &[&str] = &["the goal:", "our goal:", "goal:"];
+    first_under(paragraphs, sentences, GOAL).or_else(|| {
+        sentences.iter().enumerate().find_map(|(i, s)| {
             let text = s.text(paragraphs);
-            let goal = ["the goal: ", "our goal: "].iter().find(|g| {
+            let phrase = INLINE.iter().find(|g| {
                 text.get(..g.len())
                     .is_some_and(|head| head.eq_ignore_ascii_case(g))
             })?;
-            Some(&text[goal.len()..]).filter(|_| s.form == Form::Prose && !text.ends_with(':'))
+            if s.form != Form::Prose {
+                return None;
+            }
+            let said = text[phrase.len()..].trim_start();
+            if !said.is_empty() {
+                return (!said.ends_with(':') && said.split_whitespace().count() >= 5)
+                    .then_some(said);
+            }
+            // "The goal: Wrap…" is split at its colon: the goal is the sentence after it.
+            let next = sentences
+                .get(i + 1)
+                .filter(|n| n.paragraph == s.paragraph)?;
+            states(next, paragraphs).then(|| next.text(paragraphs))
         })
     })
 }
 
 /// The first sentence under one of `headings` (lower case, without a colon) that states
-/// something: prose of five words or more, not a lead-in to a list.
+/// something.
 fn first_under<'p>(
     paragraphs: &'p [String],
     sentences: &[sentences::Sentence],
@@ -2157,9 +2184,13 @@ fn first_under<'p>(
     let first = sentences[at + 1..]
         .iter()
         .find(|s| s.paragraph != sentences[at].paragraph)?;
-    let text = first.text(paragraphs);
-    (first.form == Form::Prose && !text.ends_with(':') && text.split_whitespace().count() >= 5)
-        .then_some(text)
+    states(first, paragraphs).then(|| first.text(paragraphs))
+}
+
+/// Whether a sentence states something: prose of five words or more, not a lead-in to a list.
+fn states(sentence: &sentences::Sentence, paragraphs: &[String]) -> bool {
+    let text = sentence.text(paragraphs);
+    sentence.form == Form::Prose && !text.ends_with(':') && text.split_whitespace().count() >= 5
 }
 
 /// A plan's title without the "Plan:" it often starts with ("# Plan: Simplify onboarding"), which
@@ -2360,7 +2391,33 @@ mod tests {
             summary(
                 "# Plan: Stanzas\n\n## Context\nSetup appends to rc files blindly.\n\nThe goal: wrap our text in versioned blocks so we can remove it."
             ),
+            "wrap our text in versioned blocks so we can remove it."
+        );
+        // As written, however it is set off: split at its colon, in bold, or not the goal.
+        assert_eq!(
+            summary(
+                "# Plan: Stanzas\n\nThe goal: Wrap our text in versioned blocks so we can remove it."
+            ),
             "Wrap our text in versioned blocks so we can remove it."
+        );
+        assert_eq!(
+            summary("# Plan: Pin\n\n**Goal:** npm installs the exact versions the lockfile names."),
+            "npm installs the exact versions the lockfile names."
+        );
+        assert_eq!(
+            summary("# Plan: Simpler setup\n\nThe goal: simplicity."),
+            "Simpler setup"
+        );
+        // A plan that opens with a section has no title; a title can start as a section's name.
+        assert_eq!(
+            summary("# Fix: Gemini session path\n\n## Changes\n- restore.go"),
+            "Fix: Gemini session path"
+        );
+        assert_eq!(
+            summary(
+                "## Context\nRestoring a Gemini session writes to Claude's folder.\n\n## Changes\n- restore.go"
+            ),
+            "Restoring a Gemini session writes to Claude's folder."
         );
         assert_eq!(
             summary(

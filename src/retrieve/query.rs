@@ -1132,42 +1132,28 @@ fn pack(kept: Vec<Item>, request: &Request<'_>, left_out: &mut LeftOut) -> (Vec<
 /// reads "Context:"), with the summary's words, where they stand whole in it (as words, not
 /// inside others), given once (`…` in their place). Empty when it says nothing more. A summary
 /// cut at its end is completed by its rationale, which is then shown whole. A plan's summary
-/// ("Plan: <its title>", or "Plan: <its title> — <why it is needed>") is found by its parts.
+/// ("Plan: <its title>", or "Plan: <its title> — <why it is needed>") is found by its parts,
+/// its title with its label or without.
 fn beside(rationale: &str, summary: &str) -> String {
     let rationale = one_line(rationale);
     if rationale == summary {
         return String::new();
     }
+    let plan = (summary.strip_prefix(PLAN_LABEL)).and_then(|s| s.split_once(" — "));
+    if let Some((title, why)) = plan.filter(|_| stands_in(&rationale, summary).is_none()) {
+        let rest = beside(&rationale, &format!("{PLAN_LABEL}{title}"));
+        return if rest.is_empty() {
+            rest
+        } else {
+            beside(&rest, why)
+        };
+    }
     let said = summary.trim_start_matches('…').trim();
     if said.is_empty() || summary.ends_with('…') {
         return rationale;
     }
-    let whole = |said: &str, at: usize| {
-        let before = rationale[..at].chars().next_back();
-        let after = rationale[at + said.len()..].chars().next();
-        before.is_none_or(char::is_whitespace)
-            && after.is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation())
-    };
-    let found = [Some(said), said.strip_prefix(PLAN_LABEL)]
-        .into_iter()
-        .flatten()
-        .find_map(|said| {
-            (rationale.match_indices(said))
-                .map(|(at, _)| at)
-                .find(|&at| whole(said, at))
-                .map(|at| (at, said))
-        });
-    let Some((at, said)) = found else {
-        return match summary
-            .strip_prefix(PLAN_LABEL)
-            .and_then(|s| s.split_once(" — "))
-        {
-            Some((title, why)) => match beside(&rationale, title) {
-                rest if rest.is_empty() || rest == rationale => rest,
-                rest => beside(&rest, why),
-            },
-            None => rationale,
-        };
+    let Some((at, said)) = stands_in(&rationale, said) else {
+        return rationale;
     };
     let (before, after) = (
         rationale[..at].trim_end(),
@@ -1182,6 +1168,26 @@ fn beside(rationale: &str, summary: &str) -> String {
         (true, false) => format!("… {after}"),
         (false, false) => format!("{before} … {after}"),
     }
+}
+
+/// Where `said`, or `said` without a plan's label, stands whole in `text` (as words, not inside
+/// others), and which of the two.
+fn stands_in<'s>(text: &str, said: &'s str) -> Option<(usize, &'s str)> {
+    let whole = |said: &str, at: usize| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + said.len()..].chars().next();
+        before.is_none_or(char::is_whitespace)
+            && after.is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation())
+    };
+    [Some(said), said.strip_prefix(PLAN_LABEL)]
+        .into_iter()
+        .flatten()
+        .find_map(|said| {
+            (text.match_indices(said))
+                .map(|(at, _)| at)
+                .find(|&at| whole(said, at))
+                .map(|at| (at, said))
+        })
 }
 
 /// `text` on one line, each Markdown heading a label ("## Context" → "Context:"), outside
@@ -1372,13 +1378,26 @@ mod tests {
             beside(plan, "Plan: Versioned stanzas"),
             "… Context: The installer appends a line twice. Files to Modify: - setup.go"
         );
-        // Its title and why it is needed, each found.
+        // Its title and why it is needed, each found, why it is needed even when cut.
         assert_eq!(
             beside(
                 plan,
                 "Plan: Versioned stanzas — The installer appends a line twice."
             ),
             "… Context: … Files to Modify: - setup.go"
+        );
+        assert_eq!(
+            beside(plan, "Plan: Versioned stanzas — The installer appends…"),
+            "… Context: The installer appends a line twice. Files to Modify: - setup.go"
+        );
+        // A title that says "Plan:" itself is found with it.
+        let titled = "# Plan: Versioned stanzas\n\n## Context\nThe installer appends a line twice.";
+        assert_eq!(
+            beside(
+                titled,
+                "Plan: Versioned stanzas — The installer appends a line twice."
+            ),
+            "… Context: …"
         );
         assert_eq!(
             beside(plan, "Plan: The installer appends a line twice."),
