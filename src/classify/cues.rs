@@ -192,7 +192,7 @@ pub(crate) const NOT_REASONING: &[&str] = &[
     r"^(they|he|she)('re| are| is)? (asking|wants?|asked|said|says|prefers?|wondering)\b",
     r"^(you'?re right|good (question|point|catch)|got it|understood)\b",
     // What a tool asks for, said back: the linter's or the reviewer's wish, not a choice.
-    r"^(the )?([a-z-]+ )?(linter|ide|compiler|reviewer|staticcheck|golangci-lint|clippy|copilot)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains|said|says|thinks|pointed out)\b",
+    r"^(the )?([a-z-]+ )?(linter|ide|compiler|checker|type-checker|reviewer|staticcheck|golangci-lint|clippy|copilot|eslint|mypy|ruff|pyright|rustc|tsc)( \w+)? (wants|suggests|is suggesting|is showing|flags|complains|said|says|thinks|pointed out)\b",
     r"\bthere'?s (a|an|another) (new )?(diagnostic|lint|linter warning|warning) (about|saying|for)\b",
     // A slip in the session's own work, found and mended in the same turn: "The issue is that I
     // renamed it but…", "my refactoring accidentally removed…" (not what its change does: "The

@@ -784,6 +784,8 @@ mod tests {
             "Maybe the fix is to reset the cursor instead of re-reading the file.",
             "The linter wants us to use `slices.Sort` instead of `sort.Slice`.",
             "The gocritic linter wants me to use `else if` instead of `else { if`.",
+            "ESLint wants me to use `unknown` instead of `any` here.",
+            "Ruff suggests using a list comprehension instead of the loop.",
             "I also see there's a new diagnostic about using `interface{}` instead of `any` here.",
             "Need to use `exec.CommandContext` instead of `exec.Command` in the test.",
             "The issue is that my refactoring accidentally removed the contribution calculation.",

@@ -145,6 +145,8 @@ fn split_sentences(p: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut i = 0;
+    // Whether `p[..i]` leaves a code span open.
+    let mut code = false;
     while i < bytes.len() {
         let b = bytes[i];
         let ends = matches!(b, b'.' | b'!' | b'?' | b':') && {
@@ -165,11 +167,15 @@ fn split_sentences(p: &str) -> Vec<&str> {
                 j += 1;
             }
             push_trimmed(&mut out, &p[start..j]);
+            code ^= bytes[i..j].iter().filter(|&&b| b == b'`').count() % 2 == 1;
             start = j;
             i = j;
-        } else if glued(p, i) {
-            push_trimmed(&mut out, &p[start..=i]);
-            start = i + 1;
+        } else {
+            if glued(p, i, code) {
+                push_trimmed(&mut out, &p[start..=i]);
+                start = i + 1;
+            }
+            code ^= b == b'`';
         }
         i += 1;
     }
@@ -186,15 +192,16 @@ const STARTERS: &[&str] = &[
 /// Whether the end mark at `i` ends a sentence glued to the next, as thinking text written in
 /// pieces has them ("…wasn't caught.Now that it is fixed…", "…it ran.The fix is to…", a
 /// numbered list run into its lead-in: "The fix is to either:1. Keep…"), or a line with no
-/// mark at all run into the next ("Use one constant in both placesThis makes…"), outside code.
-fn glued(p: &str, i: usize) -> bool {
+/// mark at all run into the next ("Use one constant in both placesThis makes…"), outside code
+/// (`code`: whether a code span is open at `i`).
+fn glued(p: &str, i: usize, code: bool) -> bool {
     let bytes = p.as_bytes();
     if bytes[i].is_ascii_lowercase() {
         // Not the words that often end identifiers (`assertThat`, `andThen`).
         return bytes.get(i + 1).is_some_and(u8::is_ascii_uppercase)
             && opener(&p[i + 1..])
                 .is_some_and(|w| !["That", "Then", "It", "Now", "Since", "So"].contains(&w))
-            && bytes[..i].iter().filter(|&&b| b == b'`').count() % 2 == 0;
+            && !code;
     }
     if bytes[i] == b':' {
         // A word's colon (not `main.rs:42.` nor `10:30.`), then "1. " and a capital.
