@@ -24,6 +24,13 @@ the trailer confirms. Links to other commits have no ground truth and are counte
 Trailers can be wrong: a link to a commit whose hash the session's own `git commit` printed, but
 whose trailer names another session, is counted apart too, with the precision it would make
 counted as right.
+
+The links neither confirms are judged by hand: `--to-judge <folder>` writes those not judged yet
+(and `--controls N` links the trailers confirm, drawn at random, unmarked among them) as
+`pairs.md`, each commit beside the session's edits to its files, with the judges' instructions
+(`TASK.md`) and a key; `--judged tests/data/links-judged.jsonl` counts a link judged `made` or
+`part` by every judge as right, and prints the precision that gives and how many links are left
+to judge.
 """
 
 import argparse
@@ -31,6 +38,7 @@ import collections
 import glob
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -207,6 +215,116 @@ def noted_sessions(repo, signals=None):
     return out
 
 
+TASK = """# Which session's work is in which commit
+
+Each "Pair" in pairs.md shows one git commit of a real repository and one Claude Code session:
+when the session ran, its first prompt, the commits its own `git commit` calls printed (if any),
+and the edits it made to the files this commit changes (Edit/Write calls; the new text it
+wrote). The commit's dates carry their own offset; the session's are UTC.
+
+For each pair, decide from what is shown:
+
+- `made`  — this session made this commit: its `git commit` printed this commit (same subject, or
+  the same commit rebased/amended since), or the commit is plainly the session's own work,
+  committed while it ran or just after.
+- `part`  — the session wrote part of what this commit adds (its edits' lines are among the
+  commit's added lines, not just similar), but the commit was made by someone or something
+  else (the developer by hand, another session later, a rebase that re-applied it).
+- `no`    — the session's edits are not what this commit adds: other lines, lines any code has
+  (`}`, `return nil`, blank-ish lines), or a later rewrite of the same code that this commit
+  does not contain.
+
+Compare the lines: a session's edit counts only where its text appears among the commit's added
+lines (first lines only are shown; say so when that leaves you unsure). Judge each pair on its
+own. Do not run builds or tests; reading files is all you need.
+
+Write one JSON line per pair:
+{"n": <pair number>, "label": "made" | "part" | "no", "why": "<one short sentence>"}
+"""
+
+
+def session_view(path, files):
+    """What a judge is shown of a session: when it ran, its first prompt, the commits its
+    `git commit` printed, and its edits to `files` (the commit's)."""
+    times, prompt, edits, printed = [], None, [], []
+    with open(path, errors="replace") as f:
+        for line in f:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if d.get("timestamp"):
+                times.append(d["timestamp"])
+            content = (d.get("message") or {}).get("content")
+            if d.get("type") == "user" and prompt is None and isinstance(content, str):
+                prompt = None if content.startswith("<") else content[:300]
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and block.get("name") in WRITES:
+                    given = block.get("input") or {}
+                    to = given.get("file_path", "")
+                    file = next((f for f in files if to == f or to.endswith("/" + f)), None)
+                    text = given.get("new_string") or given.get("content") or "\n".join(
+                        e.get("new_string", "") for e in given.get("edits", [])
+                    )
+                    if file:
+                        edits.append((d.get("timestamp"), file, text))
+                elif block.get("type") == "tool_result":
+                    printed += [" ".join(m) for m in PRINTED.findall(text_of(block.get("content")))]
+    out = [
+        f"- ran from {min(times, default='?')} to {max(times, default='?')} (UTC)",
+        f"- first prompt: {prompt!r}",
+    ]
+    if printed:
+        out.append("- its `git commit` calls printed: " + "; ".join(dict.fromkeys(printed)))
+    out.append(f"- its edits to the commit's files ({len(edits)}):")
+    budget = 2500
+    for at, file, text in edits:
+        if budget <= 0:
+            out.append("  (more edits left out)")
+            break
+        snippet = "\n".join(text.splitlines()[:25])[:600]
+        out.append(f"  * {at} {file}:\n```\n{snippet}\n```")
+        budget -= len(snippet)
+    return "\n".join(out)
+
+
+WRITES = ("Edit", "Write", "MultiEdit")
+PRINTED = re.compile(r"\[[^\]\n]*? ([0-9a-f]{7,40})\] ([^\n\"\\]{0,80})")
+
+
+def write_pairs(clone, transcripts, pairs, into):
+    """Write the (commit, session, drawn) `pairs`, shuffled, for judges blind to how each was
+    drawn: `pairs.md`, `TASK.md`, and `key.json`."""
+    random.Random(len(pairs)).shuffle(pairs)
+    os.makedirs(into, exist_ok=True)
+    shown, key = [], []
+    for n, (commit, session, drawn) in enumerate(pairs, 1):
+        head = git(clone, "show", "-s", "--format=author %an, authored %aI, committed %cI%n%B", commit)
+        # The trailer would tell the judge the answer.
+        head = re.sub(r"(?im)^entire-checkpoint:.*$", "", head).strip()[:800]
+        files = git(clone, "show", "--format=", "--name-only", commit).split()
+        added = [
+            line
+            for line in git(clone, "show", "--format=", "-U0", commit).splitlines()
+            if line.startswith("+")
+        ]
+        added = "\n".join(added[:90])[:4000]
+        shown.append(
+            f"## Pair {n}\n\n### The commit {commit[:8]}\n{head}\n\nFiles: {', '.join(files)}\n\n"
+            f"Lines it adds (first ones):\n```\n{added}\n```\n\n### The session {session[:8]}\n"
+            f"{session_view(transcripts[session], files)}\n"
+        )
+        key.append({"n": n, "commit": commit, "session": session, "drawn": drawn})
+    with open(os.path.join(into, "pairs.md"), "w") as f:
+        f.write("\n".join(shown))
+    with open(os.path.join(into, "TASK.md"), "w") as f:
+        f.write(TASK)
+    with open(os.path.join(into, "key.json"), "w") as f:
+        json.dump(key, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", required=True)
@@ -215,6 +333,9 @@ def main():
     ap.add_argument("--binary", default="target/release/git-agent-context")
     ap.add_argument("--rewrite-paths", action="store_true")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--judged", help="links judged by hand (JSON lines)")
+    ap.add_argument("--to-judge", help="write the links left to judge to this folder")
+    ap.add_argument("--controls", type=int, default=0, help="confirmed links to mix in")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
 
@@ -286,6 +407,25 @@ def main():
     figures["precision_printed_as_made"] = round(
         (right + printed_elsewhere) / len(on_trailers), 3
     )
+    unconfirmed = [(c, s) for c, s in on_trailers if s not in known[c] and not made(c, s)]
+    if args.judged:
+        with open(args.judged) as f:
+            verdicts = {(j["commit"], j["session"]): j["labels"] for j in map(json.loads, f)}
+        judged_right = sum(
+            1
+            for link in unconfirmed
+            if link in verdicts and all(l in ("made", "part") for l in verdicts[link])
+        )
+        figures["links_left_to_judge"] = sum(1 for link in unconfirmed if link not in verdicts)
+        figures["precision_judged"] = round(
+            (right + printed_elsewhere + judged_right) / len(on_trailers), 3
+        )
+    if args.to_judge:
+        judged = set(verdicts) if args.judged else set()
+        confirmed = [(c, s) for c, s in on_trailers if s in known[c]]
+        controls = random.Random(args.controls).sample(confirmed, min(args.controls, len(confirmed)))
+        pairs = [(c, s, "disputed") for c, s in unconfirmed if (c, s) not in judged]
+        write_pairs(clone, whole, pairs + [(c, s, "control") for c, s in controls], args.to_judge)
     by_signal = collections.defaultdict(lambda: [0, 0])
     for c, s in on_trailers:
         tally = by_signal[signals.get((c, s), "unknown")]
