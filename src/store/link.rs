@@ -987,9 +987,11 @@ fn by_time_and_files(
         if led_to == 0 {
             continue;
         }
+        // The session's writes that led to the commit: a commit after a stretch of the
+        // session that wrote nothing is not told by its files.
         let files = written(&events[..led_to]);
         let met = changed(repo, commit, &files).len();
-        if !files.is_empty() && met == 0 {
+        if met == 0 {
             continue;
         }
         let people =
@@ -1003,11 +1005,7 @@ fn by_time_and_files(
         if people.is_empty() && claimed(repo, &mut notes, commit, cwd) {
             continue;
         }
-        let score = if files.is_empty() {
-            1.0
-        } else {
-            met as f32 / files.len() as f32
-        };
+        let score = met as f32 / files.len() as f32;
         out.push((commit, events.drain(..led_to).collect(), score));
     }
     out

@@ -270,6 +270,54 @@ fn without_a_named_commit_events_go_to_the_commit_that_fits_their_time_and_files
 }
 
 #[test]
+fn a_commit_after_a_stretch_that_wrote_nothing_is_not_told_by_its_files() {
+    let repo = repo_of_a_month_before();
+    let transcript = repo.home.join("s-link.jsonl");
+    let talk = [
+        say(
+            "m2",
+            "2026-01-01T10:08:00Z",
+            serde_json::json!([text(
+                "I'll keep the map private because nothing else should touch its entries."
+            )]),
+        ),
+        edit_turn(
+            &repo,
+            4,
+            "Document it",
+            10,
+            "The README should say so.",
+            "README.md",
+        ),
+    ]
+    .concat();
+    std::fs::write(
+        &transcript,
+        ttl_session(&repo.root) + &run_in(&repo.root, &talk),
+    )
+    .unwrap();
+    // The session's lines committed; then, while it talks on and before it writes again, a
+    // change to a file it never wrote.
+    let ttl = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
+    let other = repo.commit_at("other.txt", "y\n", "other", "2026-01-01T10:09:00Z");
+    let r = repo.extract(&transcript);
+    eprintln!("{r:#}");
+    for c in repo.git(&["log", "--format=%H %s"]).lines() {
+        eprintln!(
+            "{c} {:?}",
+            notes::read(&store(&repo), &c[..40])
+                .unwrap()
+                .iter()
+                .map(|e| (e.kind, e.link))
+                .collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(link_of(&repo, &ttl)["signal"], "content");
+    let events = notes::read(&store(&repo), &other).unwrap();
+    assert!(events.is_empty(), "{events:#?}");
+}
+
+#[test]
 fn a_teammates_commit_of_the_sessions_hours_and_files_is_not_the_sessions() {
     let at = |m: u32, s: u32| format!("2026-01-01T10:{m:02}:{s:02}Z");
     let (me, agent) = (
