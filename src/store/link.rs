@@ -529,7 +529,14 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .find(|e| !e.session.cwd.is_empty())
                 .map(|e| e.session.cwd.clone())
                 .unwrap_or_default();
-            let found = by_time_and_files(&repo, &recent, &cwd, &mut batch, &known, grace);
+            // What the session wrote on the commits found already, by any run: its session
+            // event lists every file it changed.
+            let wrote: BTreeSet<String> = (summary.iter())
+                .flat_map(|s| s.files_affected.iter().map(String::as_str))
+                .chain(batches.iter().flat_map(|(_, events)| written(events)))
+                .map(str::to_owned)
+                .collect();
+            let found = by_time_and_files(&repo, &recent, &cwd, &mut batch, &wrote, &known, grace);
             for (commit, events, score) in found {
                 let signal = Signal::Time;
                 links.entry(commit).or_insert(Link { signal, score });
@@ -942,7 +949,8 @@ fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Person> {
 /// The last resort: commits on any branch made between the first of `events` and `grace`
 /// seconds after the last (`link.grace_minutes`: the user commits what the session left in
 /// the working tree), by author or committer date, that change a file the events before them
-/// changed, and, when the session's other commits are known (`known`), written by one of
+/// changed — after a stretch that wrote nothing, a file the session wrote (`wrote`: those its
+/// session event lists, and those of the events placed on other commits) — and, when the session's other commits are known (`known`), written by one of
 /// those who wrote or committed them (by name or email, whatever the case): one
 /// developer runs a session, and a teammate's commit of the same hours to the same files is
 /// theirs. Who committed counts too, for an agent that commits as an author of its own. When
@@ -955,6 +963,7 @@ fn by_time_and_files(
     recent: &[history::Recent],
     cwd: &str,
     events: &mut Vec<Event>,
+    wrote: &BTreeSet<String>,
     known: &HashSet<ObjectId>,
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>, f32)> {
@@ -978,6 +987,7 @@ fn by_time_and_files(
     let people: std::cell::OnceCell<Vec<Person>> = std::cell::OnceCell::new();
     let mut notes = None;
     let mut out = Vec::new();
+    let mut wrote = wrote.clone();
     for (time, commit) in by_time {
         // Events with no readable time stay with their neighbours.
         let led_to = events
@@ -987,9 +997,13 @@ fn by_time_and_files(
         if led_to == 0 {
             continue;
         }
-        // The session's writes that led to the commit: a commit after a stretch of the
-        // session that wrote nothing is not told by its files.
-        let files = written(&events[..led_to]);
+        // The session's writes that led to the commit; after a stretch that wrote nothing
+        // (a commit made again in a rebase, a follow-up), those it wrote before: a commit of
+        // files the session never wrote is not its work, whenever it was made.
+        let mut files = written(&events[..led_to]);
+        if files.is_empty() {
+            files = wrote.iter().map(String::as_str).collect();
+        }
         let met = changed(repo, commit, &files).len();
         if met == 0 {
             continue;
@@ -1006,6 +1020,7 @@ fn by_time_and_files(
             continue;
         }
         let score = met as f32 / files.len() as f32;
+        wrote.extend(written(&events[..led_to]).into_iter().map(str::to_owned));
         out.push((commit, events.drain(..led_to).collect(), score));
     }
     out

@@ -297,24 +297,16 @@ fn a_commit_after_a_stretch_that_wrote_nothing_is_not_told_by_its_files() {
     )
     .unwrap();
     // The session's lines committed; then, while it talks on and before it writes again, a
-    // change to a file it never wrote.
+    // change to a file it never wrote, and one to the file it wrote.
     let ttl = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
     let other = repo.commit_at("other.txt", "y\n", "other", "2026-01-01T10:09:00Z");
-    let r = repo.extract(&transcript);
-    eprintln!("{r:#}");
-    for c in repo.git(&["log", "--format=%H %s"]).lines() {
-        eprintln!(
-            "{c} {:?}",
-            notes::read(&store(&repo), &c[..40])
-                .unwrap()
-                .iter()
-                .map(|e| (e.kind, e.link))
-                .collect::<Vec<_>>()
-        );
-    }
+    let tidied = format!("{TTL}// tidied\n");
+    let tidy = repo.commit_at("src/ttl.rs", &tidied, "tidy", "2026-01-01T10:09:30Z");
+    repo.extract(&transcript);
     assert_eq!(link_of(&repo, &ttl)["signal"], "content");
     let events = notes::read(&store(&repo), &other).unwrap();
     assert!(events.is_empty(), "{events:#?}");
+    assert_eq!(link_of(&repo, &tidy)["signal"], "time");
 }
 
 #[test]
