@@ -529,14 +529,18 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                 .find(|e| !e.session.cwd.is_empty())
                 .map(|e| e.session.cwd.clone())
                 .unwrap_or_default();
-            // What the session wrote on the commits found already, by any run: its session
-            // event lists every file it changed.
-            let wrote: BTreeSet<String> = (summary.iter())
-                .flat_map(|s| s.files_affected.iter().map(String::as_str))
-                .chain(batches.iter().flat_map(|(_, events)| written(events)))
-                .map(str::to_owned)
-                .collect();
-            let found = by_time_and_files(&repo, &recent, &cwd, &mut batch, &wrote, &known, grace);
+            // What the session wrote: on the commits found for it in this run, and as its
+            // session event lists it, every file it changed in any run.
+            let wrote = Wrote {
+                placed: (batches.iter())
+                    .flat_map(|(_, events)| written(events))
+                    .map(str::to_owned)
+                    .collect(),
+                listed: (summary.iter())
+                    .flat_map(|s| s.files_affected.clone())
+                    .collect(),
+            };
+            let found = by_time_and_files(&repo, &recent, &cwd, &mut batch, wrote, &known, grace);
             for (commit, events, score) in found {
                 let signal = Signal::Time;
                 links.entry(commit).or_insert(Link { signal, score });
@@ -946,24 +950,33 @@ fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Person> {
     Some(Person::of(repo.find_commit(commit).ok()?.author().ok()?))
 }
 
+/// The files a session wrote, for [`by_time_and_files`].
+struct Wrote {
+    /// Those of the events placed on commits found by the other signals, or by time earlier.
+    placed: BTreeSet<String>,
+    /// Those its session event lists: every file it changed, in this run or an earlier one.
+    listed: Vec<String>,
+}
+
 /// The last resort: commits on any branch made between the first of `events` and `grace`
 /// seconds after the last (`link.grace_minutes`: the user commits what the session left in
 /// the working tree), by author or committer date, that change a file the events before them
-/// changed — after a stretch that wrote nothing, a file the session wrote (`wrote`: those its
-/// session event lists, and those of the events placed on other commits) — and, when the session's other commits are known (`known`), written by one of
-/// those who wrote or committed them (by name or email, whatever the case): one
-/// developer runs a session, and a teammate's commit of the same hours to the same files is
-/// theirs. Who committed counts too, for an agent that commits as an author of its own. When
-/// the session has no other commit, a commit that holds another developer's session by a surer
-/// signal ([`claimed`]) is theirs. `cwd` is the folder the session ran in. Takes
-/// the events each such commit led to out of `events`; with each commit, the share of the
-/// files those events changed that it changes.
+/// changed — after a stretch that wrote nothing, a file the session had written by then
+/// ([`Wrote`], less what only the events after the commit write) — and, when the session's
+/// other commits are known (`known`), written by one of those who wrote or committed them (by
+/// name or email, whatever the case): one developer runs a session, and a teammate's commit of
+/// the same hours to the same files is theirs. Who committed counts too, for an agent that
+/// commits as an author of its own. When the session has no other commit, a commit that holds
+/// another developer's session by a surer signal ([`claimed`]) is theirs. `cwd` is the folder
+/// the session ran in. Takes the events each such commit led to out of `events`; with each
+/// commit, the share of the files it was told by that it changes. A session none of whose
+/// `events` write is not looked for here: nothing of its work is left to commit.
 fn by_time_and_files(
     repo: &gix::Repository,
     recent: &[history::Recent],
     cwd: &str,
     events: &mut Vec<Event>,
-    wrote: &BTreeSet<String>,
+    mut wrote: Wrote,
     known: &HashSet<ObjectId>,
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>, f32)> {
@@ -987,7 +1000,6 @@ fn by_time_and_files(
     let people: std::cell::OnceCell<Vec<Person>> = std::cell::OnceCell::new();
     let mut notes = None;
     let mut out = Vec::new();
-    let mut wrote = wrote.clone();
     for (time, commit) in by_time {
         // Events with no readable time stay with their neighbours.
         let led_to = events
@@ -1002,7 +1014,14 @@ fn by_time_and_files(
         // files the session never wrote is not its work, whenever it was made.
         let mut files = written(&events[..led_to]);
         if files.is_empty() {
-            files = wrote.iter().map(String::as_str).collect();
+            let later = written(&events[led_to..]);
+            files = (wrote.placed.iter().map(String::as_str))
+                .chain(
+                    (wrote.listed.iter())
+                        .map(String::as_str)
+                        .filter(|f| !later.contains(f)),
+                )
+                .collect();
         }
         let met = changed(repo, commit, &files).len();
         if met == 0 {
@@ -1020,7 +1039,10 @@ fn by_time_and_files(
             continue;
         }
         let score = met as f32 / files.len() as f32;
-        wrote.extend(written(&events[..led_to]).into_iter().map(str::to_owned));
+        let now_placed: Vec<String> = (written(&events[..led_to]).into_iter())
+            .map(str::to_owned)
+            .collect();
+        wrote.placed.extend(now_placed);
         out.push((commit, events.drain(..led_to).collect(), score));
     }
     out

@@ -270,7 +270,7 @@ fn without_a_named_commit_events_go_to_the_commit_that_fits_their_time_and_files
 }
 
 #[test]
-fn a_commit_after_a_stretch_that_wrote_nothing_is_not_told_by_its_files() {
+fn a_commit_after_a_stretch_that_wrote_nothing_is_told_by_the_files_written_before_it() {
     let repo = repo_of_a_month_before();
     let transcript = repo.home.join("s-link.jsonl");
     let talk = [
@@ -297,15 +297,19 @@ fn a_commit_after_a_stretch_that_wrote_nothing_is_not_told_by_its_files() {
     )
     .unwrap();
     // The session's lines committed; then, while it talks on and before it writes again, a
-    // change to a file it never wrote, and one to the file it wrote.
+    // change to a file it never wrote, one to the file it will write next, and one to the file
+    // it wrote.
     let ttl = repo.commit_at("src/ttl.rs", TTL, "ttl", "2026-01-01T10:05:00Z");
     let other = repo.commit_at("other.txt", "y\n", "other", "2026-01-01T10:09:00Z");
+    let readme = repo.commit_at("README.md", "by hand\n", "readme", "2026-01-01T10:09:10Z");
     let tidied = format!("{TTL}// tidied\n");
     let tidy = repo.commit_at("src/ttl.rs", &tidied, "tidy", "2026-01-01T10:09:30Z");
     repo.extract(&transcript);
     assert_eq!(link_of(&repo, &ttl)["signal"], "content");
-    let events = notes::read(&store(&repo), &other).unwrap();
-    assert!(events.is_empty(), "{events:#?}");
+    for commit in [&other, &readme] {
+        let events = notes::read(&store(&repo), commit).unwrap();
+        assert!(events.is_empty(), "{events:#?}");
+    }
     assert_eq!(link_of(&repo, &tidy)["signal"], "time");
 }
 
