@@ -2158,10 +2158,9 @@ fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) ->
                 return (!said.ends_with(':') && said.split_whitespace().count() >= 5)
                     .then_some(said);
             }
-            // "The goal: Wrap…" is split at its colon: the goal is the sentence after it.
-            let next = sentences
-                .get(i + 1)
-                .filter(|n| n.paragraph == s.paragraph)?;
+            // "The goal: Wrap…" is split at its colon, "**Goal:**" may stand on a line of its
+            // own: the goal is the sentence after it.
+            let next = sentences.get(i + 1)?;
             states(next, paragraphs).then(|| next.text(paragraphs))
         })
     })
@@ -2402,6 +2401,12 @@ mod tests {
         );
         assert_eq!(
             summary("# Plan: Pin\n\n**Goal:** npm installs the exact versions the lockfile names."),
+            "npm installs the exact versions the lockfile names."
+        );
+        assert_eq!(
+            summary(
+                "# Plan: Pin\n\n**Goal:**\n\nnpm installs the exact versions the lockfile names."
+            ),
             "npm installs the exact versions the lockfile names."
         );
         assert_eq!(
