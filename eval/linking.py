@@ -28,7 +28,7 @@ counted as right.
 The links neither confirms are judged by hand: `--to-judge <folder>` writes those not judged yet
 (and `--controls N` links the trailers confirm, drawn at random, unmarked among them) as
 `pairs.md`, each commit beside the session's edits to its files, with the judges' instructions
-(`TASK.md`) and a key; `--judged tests/data/links-judged.jsonl` counts a link judged `made` or
+(`TASK.md`), and its key beside the folder (`<folder>.key.json`); `--judged tests/data/links-judged.jsonl` counts a link judged `made` or
 `part` by every judge as right, and prints the precision that gives and how many links are left
 to judge.
 """
@@ -296,7 +296,7 @@ PRINTED = re.compile(r"\[[^\]\n]*? ([0-9a-f]{7,40})\] ([^\n\"\\]{0,80})")
 
 def write_pairs(clone, transcripts, pairs, into):
     """Write the (commit, session, drawn) `pairs`, shuffled, for judges blind to how each was
-    drawn: `pairs.md`, `TASK.md`, and `key.json`."""
+    drawn: `pairs.md` and `TASK.md`, and beside the folder its key."""
     random.Random(len(pairs)).shuffle(pairs)
     os.makedirs(into, exist_ok=True)
     shown, key = [], []
@@ -304,11 +304,11 @@ def write_pairs(clone, transcripts, pairs, into):
         head = git(clone, "show", "-s", "--format=author %an, authored %aI, committed %cI%n%B", commit)
         # The trailer would tell the judge the answer.
         head = re.sub(r"(?im)^entire-checkpoint:.*$", "", head).strip()[:800]
-        files = git(clone, "show", "--format=", "--name-only", commit).split()
+        files = git(clone, "show", "--format=", "--name-only", commit).splitlines()
         added = [
             line
             for line in git(clone, "show", "--format=", "-U0", commit).splitlines()
-            if line.startswith("+")
+            if line.startswith("+") and not line.startswith("+++ ")
         ]
         added = "\n".join(added[:90])[:4000]
         shown.append(
@@ -321,7 +321,8 @@ def write_pairs(clone, transcripts, pairs, into):
         f.write("\n".join(shown))
     with open(os.path.join(into, "TASK.md"), "w") as f:
         f.write(TASK)
-    with open(os.path.join(into, "key.json"), "w") as f:
+    # Beside the folder, not in it: the judges must not tell how a link was drawn.
+    with open(into.rstrip("/") + ".key.json", "w") as f:
         json.dump(key, f, indent=1)
 
 
@@ -410,21 +411,23 @@ def main():
     unconfirmed = [(c, s) for c, s in on_trailers if s not in known[c] and not made(c, s)]
     if args.judged:
         with open(args.judged) as f:
-            verdicts = {(j["commit"], j["session"]): j["labels"] for j in map(json.loads, f)}
+            lines = [json.loads(line) for line in f if line.strip()]
+        verdicts = {(j["commit"], j["session"]): j["labels"] for j in lines}
         judged_right = sum(
             1
             for link in unconfirmed
-            if link in verdicts and all(l in ("made", "part") for l in verdicts[link])
+            if verdicts.get(link) and all(l in ("made", "part") for l in verdicts[link])
         )
         figures["links_left_to_judge"] = sum(1 for link in unconfirmed if link not in verdicts)
         figures["precision_judged"] = round(
             (right + printed_elsewhere + judged_right) / len(on_trailers), 3
         )
     if args.to_judge:
-        judged = set(verdicts) if args.judged else set()
-        confirmed = [(c, s) for c, s in on_trailers if s in known[c]]
+        done = set(verdicts) if args.judged else set()
+        # Sorted, so that the same links give the same draw and order.
+        confirmed = sorted((c, s) for c, s in on_trailers if s in known[c])
         controls = random.Random(args.controls).sample(confirmed, min(args.controls, len(confirmed)))
-        pairs = [(c, s, "disputed") for c, s in unconfirmed if (c, s) not in judged]
+        pairs = sorted((c, s, "disputed") for c, s in unconfirmed if (c, s) not in done)
         write_pairs(clone, whole, pairs + [(c, s, "control") for c, s in controls], args.to_judge)
     by_signal = collections.defaultdict(lambda: [0, 0])
     for c, s in on_trailers:
