@@ -2133,8 +2133,13 @@ const CONTEXT: &[&str] = &["context", "background", "problem", "motivation"];
 /// Whether a plan's first line names one of its sections, not the plan ("Context", "Goal:";
 /// not "Fix: Gemini session path").
 fn section(heading: &str) -> bool {
-    let heading = heading.trim_end_matches(':').to_ascii_lowercase();
-    GOAL.contains(&heading.as_str()) || CONTEXT.contains(&heading.as_str())
+    one_of(heading, GOAL) || one_of(heading, CONTEXT)
+}
+
+/// Whether `heading` is one of `names` (lower case, without a colon), whatever its case.
+fn one_of(heading: &str, names: &[&str]) -> bool {
+    let heading = heading.trim_end_matches(':');
+    names.iter().any(|n| n.eq_ignore_ascii_case(heading))
 }
 
 /// What a plan sets out to do in its own words: the first sentence under its goal, solution or
@@ -2155,8 +2160,7 @@ fn plan_goal<'p>(paragraphs: &'p [String], sentences: &[sentences::Sentence]) ->
             }
             let said = text[phrase.len()..].trim_start();
             if !said.is_empty() {
-                return (!said.ends_with(':') && said.split_whitespace().count() >= 5)
-                    .then_some(said);
+                return says_it(said).then_some(said);
             }
             // "The goal: Wrap…" is split at its colon, "**Goal:**" may stand on a line of its
             // own: the goal is the sentence after it.
@@ -2173,23 +2177,22 @@ fn first_under<'p>(
     sentences: &[sentences::Sentence],
     headings: &[&str],
 ) -> Option<&'p str> {
-    let at = sentences.iter().position(|s| {
-        let heading = s
-            .text(paragraphs)
-            .trim_end_matches(':')
-            .to_ascii_lowercase();
-        s.form == Form::Heading && headings.contains(&heading.as_str())
-    })?;
+    let at = (sentences.iter())
+        .position(|s| s.form == Form::Heading && one_of(s.text(paragraphs), headings))?;
     let first = sentences[at + 1..]
         .iter()
         .find(|s| s.paragraph != sentences[at].paragraph)?;
     states(first, paragraphs).then(|| first.text(paragraphs))
 }
 
-/// Whether a sentence states something: prose of five words or more, not a lead-in to a list.
+/// Whether a sentence states something: prose that [`says_it`].
 fn states(sentence: &sentences::Sentence, paragraphs: &[String]) -> bool {
-    let text = sentence.text(paragraphs);
-    sentence.form == Form::Prose && !text.ends_with(':') && text.split_whitespace().count() >= 5
+    sentence.form == Form::Prose && says_it(sentence.text(paragraphs))
+}
+
+/// Whether `text` says something of its own: five words or more, not a lead-in to a list.
+fn says_it(text: &str) -> bool {
+    !text.ends_with(':') && text.split_whitespace().count() >= 5
 }
 
 /// A plan's title without the "Plan:" it often starts with ("# Plan: Simplify onboarding"), which

@@ -536,9 +536,7 @@ fn link(store: &Store, session: &str, rest: Rest) -> Result<Linked> {
                     .flat_map(|(_, events)| written(events))
                     .map(str::to_owned)
                     .collect(),
-                listed: (summary.iter())
-                    .flat_map(|s| s.files_affected.clone())
-                    .collect(),
+                listed: summary.as_ref().map_or(&[], |s| &s.files_affected),
             };
             let found = by_time_and_files(&repo, &recent, &cwd, &mut batch, wrote, &known, grace);
             for (commit, events, score) in found {
@@ -951,11 +949,11 @@ fn author(repo: &gix::Repository, commit: ObjectId) -> Option<Person> {
 }
 
 /// The files a session wrote, for [`by_time_and_files`].
-struct Wrote {
+struct Wrote<'s> {
     /// Those of the events placed on commits found by the other signals, or by time earlier.
     placed: BTreeSet<String>,
     /// Those its session event lists: every file it changed, in this run or an earlier one.
-    listed: Vec<String>,
+    listed: &'s [String],
 }
 
 /// The last resort: commits on any branch made between the first of `events` and `grace`
@@ -976,7 +974,7 @@ fn by_time_and_files(
     recent: &[history::Recent],
     cwd: &str,
     events: &mut Vec<Event>,
-    mut wrote: Wrote,
+    mut wrote: Wrote<'_>,
     known: &HashSet<ObjectId>,
     grace: i64,
 ) -> Vec<(ObjectId, Vec<Event>, f32)> {
@@ -1012,17 +1010,19 @@ fn by_time_and_files(
         // The session's writes that led to the commit; after a stretch that wrote nothing
         // (a commit made again in a rebase, a follow-up), those it wrote before: a commit of
         // files the session never wrote is not its work, whenever it was made.
-        let mut files = written(&events[..led_to]);
-        if files.is_empty() {
+        let stretch = written(&events[..led_to]);
+        let files = if stretch.is_empty() {
             let later = written(&events[led_to..]);
-            files = (wrote.placed.iter().map(String::as_str))
+            (wrote.placed.iter().map(String::as_str))
                 .chain(
                     (wrote.listed.iter())
                         .map(String::as_str)
                         .filter(|f| !later.contains(f)),
                 )
-                .collect();
-        }
+                .collect()
+        } else {
+            stretch.clone()
+        };
         let met = changed(repo, commit, &files).len();
         if met == 0 {
             continue;
@@ -1039,10 +1039,7 @@ fn by_time_and_files(
             continue;
         }
         let score = met as f32 / files.len() as f32;
-        let now_placed: Vec<String> = (written(&events[..led_to]).into_iter())
-            .map(str::to_owned)
-            .collect();
-        wrote.placed.extend(now_placed);
+        wrote.placed.extend(stretch.into_iter().map(str::to_owned));
         out.push((commit, events.drain(..led_to).collect(), score));
     }
     out
