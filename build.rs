@@ -1,7 +1,7 @@
 //! Compiles the classifier's pattern sets and the redaction rules' set when the binary is
 //! built, so that no process has to: each set's Thompson NFA is written to
 //! `$OUT_DIR/<name>.nfa`, in the table form that `src/classify/patterns.rs` reads back
-//! ([`patterns::load`]). The patterns are those of `src/classify/cues.rs` and
+//! ([`patterns::load_groups`]). The patterns are those of `src/classify/cues.rs` and
 //! `src/classify/redact/shapes.rs`, compiled by the same function the binary compiles the
 //! others with.
 
@@ -46,17 +46,23 @@ fn main() {
     write(&out, "redaction", &redaction, patterns::ascii());
 }
 
-/// Compile `patterns` under `syntax` as the binary's sets are compiled and write the table to
-/// `<out>/<name>.nfa`.
+/// Compile `patterns` under `syntax` as the binary's sets are compiled, in groups, and write
+/// their tables to `<out>/<name>.nfa` as [`patterns::load_groups`] reads them.
 fn write<S: AsRef<str>>(
     out: impl AsRef<Path>,
     name: &str,
     patterns: &[S],
     syntax: regex_automata::util::syntax::Config,
 ) {
-    let nfa = patterns::compile(patterns, syntax);
+    let nfas = patterns::compile_groups(patterns, syntax);
+    let mut bytes = (nfas.len() as u32).to_le_bytes().to_vec();
+    for nfa in &nfas {
+        let table = table(nfa);
+        bytes.extend((table.len() as u32 / 4).to_le_bytes());
+        bytes.extend(table);
+    }
     let path = out.as_ref().join(format!("{name}.nfa"));
-    std::fs::write(&path, table(&nfa)).unwrap_or_else(|e| panic!("write {path:?}: {e}"));
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("write {path:?}: {e}"));
 }
 
 /// `nfa` as [`patterns::load`] reads it.

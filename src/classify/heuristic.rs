@@ -454,7 +454,9 @@ fn named(alt: &str) -> bool {
 mod tests {
     use super::*;
     use crate::classify::cues;
-    use crate::classify::patterns::{ascii_folded, compile, load, shape, tag};
+    use crate::classify::patterns::{
+        GROUP, ascii_folded, compile_groups, load, load_groups, shape, tag,
+    };
     use regex_automata::util::look::Look;
 
     /// Each set `build.rs` compiled is the automaton its patterns compile to here, state for
@@ -477,11 +479,33 @@ mod tests {
                 "exploring" => &EXPLORES,
                 other => panic!("no set reads the table {other}"),
             };
-            let compiled = compile(&patterns, ascii_folded());
-            assert_eq!(set.nfa().pattern_len(), patterns.len(), "{name}");
-            assert_eq!(shape(set.nfa()), shape(&compiled), "{name}");
+            let compiled = compile_groups(&patterns, ascii_folded());
+            let nfas = set.nfas();
+            assert_eq!(nfas.len(), compiled.len(), "{name}");
+            for (nfa, compiled) in nfas.into_iter().zip(&compiled) {
+                assert!(nfa.pattern_len() <= GROUP, "{name}");
+                assert_eq!(shape(nfa), shape(compiled), "{name}");
+            }
         }
-        let table = include_bytes!(concat!(env!("OUT_DIR"), "/step.nfa"));
+        let groups = include_bytes!(concat!(env!("OUT_DIR"), "/keep.nfa"));
+        assert!(load_groups(groups).is_some_and(|g| g.len() > 1));
+        assert!(
+            load_groups(&groups[..groups.len() - 4]).is_none(),
+            "cut short"
+        );
+        let mut more = groups.to_vec();
+        more.extend(0u32.to_le_bytes());
+        assert!(load_groups(&more).is_none(), "words after the tables");
+        let mut fewer = groups.to_vec();
+        fewer[..4].copy_from_slice(&1u32.to_le_bytes());
+        assert!(load_groups(&fewer).is_none(), "fewer tables than written");
+        let step = include_bytes!(concat!(env!("OUT_DIR"), "/step.nfa"));
+        assert_eq!(
+            step[..4],
+            1u32.to_le_bytes(),
+            "a set of few patterns is one automaton"
+        );
+        let table = &step[8..];
         assert!(load(table).is_some());
         assert!(load(&table[..table.len() - 4]).is_none(), "cut short");
         assert!(load(&table[..table.len() - 1]).is_none(), "not in words");

@@ -9,88 +9,115 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::syntax;
 use regex_automata::{Input, MatchKind, PatternSet};
 
-/// Patterns matched at once, as `regex::RegexSet` does, but built as one forward lazy DFA and
+/// Patterns matched at once, as `regex::RegexSet` does, but built as forward lazy DFAs and
 /// nothing more: no literal prefilter (working one out for a hundred case-insensitive patterns
 /// took most of the 4.6 ms that building the largest set took in every process that used it)
 /// and no reverse automaton, which only finds where a match starts — a set tells which
 /// patterns match, not where. The texts these sets look at are sentences and tool outputs,
 /// where a prefilter saves little.
 ///
+/// A set of more than [`GROUP`] patterns is split into automata of at most that many, each
+/// run over the text in turn. A lazy DFA makes its states as the text leads it to them, and
+/// nearly all of its time on the text a process reads goes there, not to matching: one state
+/// for each set of partial matches met together, so that one automaton of a hundred patterns
+/// meets far more of them than several of twenty (docs/performance.md).
+///
 /// A search cannot fail: nothing makes the DFA quit (no Unicode word boundary; the sets use
 /// ASCII ones) or give up (it clears its cache as often as it must). Were it to fail all the
-/// same, a set says that every pattern may match, which costs time, never a secret kept.
+/// same, a set says that every pattern of that automaton may match, which costs time, never a
+/// secret kept.
 pub(crate) struct Set {
+    groups: Vec<Group>,
+}
+
+/// One automaton of a [`Set`]: its patterns are the set's from `first` on.
+struct Group {
     dfa: DFA,
     cache: Mutex<Cache>,
+    first: usize,
 }
+
+/// The most patterns one automaton of a [`Set`] holds.
+pub(crate) const GROUP: usize = 20;
 
 impl Set {
     /// The set of `patterns` under `syntax` (Unicode or not, case or not), with `cache` bytes
-    /// for the lazy DFA's states.
+    /// for each automaton's lazy DFA states.
     pub(crate) fn new<S: AsRef<str>>(
         patterns: impl IntoIterator<Item = S>,
         syntax: syntax::Config,
         cache: usize,
     ) -> Set {
         let patterns: Vec<S> = patterns.into_iter().collect();
-        Set::of(compile(&patterns, syntax), cache)
+        Set::of(compile_groups(&patterns, syntax), cache)
     }
 
-    /// The set that `build.rs` compiled into `table` ([`load`]), with `cache` bytes for the
-    /// lazy DFA's states: the automaton [`Set::new`] makes of the same patterns under the
-    /// syntax `build.rs` compiles them with ([`ascii_folded`] or [`ascii`]), without compiling
-    /// them (what it saves is in `docs/performance.md`).
+    /// The set that `build.rs` compiled into `table` ([`load_groups`]), with `cache` bytes
+    /// for each automaton's lazy DFA states: the automata [`Set::new`] makes of the same
+    /// patterns under the syntax `build.rs` compiles them with ([`ascii_folded`] or
+    /// [`ascii`]), without compiling them (what it saves is in `docs/performance.md`).
     pub(crate) fn prebuilt(table: &[u8], cache: usize) -> Set {
         Set::of(
-            load(table).expect("the table build.rs wrote is read back"),
+            load_groups(table).expect("the table build.rs wrote is read back"),
             cache,
         )
     }
 
-    fn of(nfa: NFA, cache: usize) -> Set {
-        let dfa = DFA::builder()
-            .configure(
-                DFA::config()
-                    .match_kind(MatchKind::All)
-                    .cache_capacity(cache),
-            )
-            .build_from_nfa(nfa)
-            .expect("the lazy DFA of a set builds");
-        let cache = Mutex::new(dfa.create_cache());
-        Set { dfa, cache }
+    fn of(nfas: Vec<NFA>, cache: usize) -> Set {
+        let mut first = 0;
+        let groups = nfas
+            .into_iter()
+            .map(|nfa| {
+                let dfa = DFA::builder()
+                    .configure(
+                        DFA::config()
+                            .match_kind(MatchKind::All)
+                            .cache_capacity(cache),
+                    )
+                    .build_from_nfa(nfa)
+                    .expect("the lazy DFA of a set builds");
+                let cache = Mutex::new(dfa.create_cache());
+                let group = Group { dfa, cache, first };
+                first += group.dfa.pattern_len();
+                group
+            })
+            .collect();
+        Set { groups }
     }
 
-    /// The automaton the set runs, to compare how it was made.
+    /// The automata the set runs, to compare how they were made.
     #[cfg(test)]
-    pub(crate) fn nfa(&self) -> &NFA {
-        self.dfa.get_nfa()
+    pub(crate) fn nfas(&self) -> Vec<&NFA> {
+        self.groups.iter().map(|g| g.dfa.get_nfa()).collect()
     }
 
     pub(crate) fn is_match(&self, haystack: &[u8]) -> bool {
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        self.dfa
-            .try_search_fwd(&mut cache, &Input::new(haystack).earliest(true))
-            .map_or(true, |found| found.is_some())
+        self.groups.iter().any(|group| {
+            let mut cache = group.cache.lock().unwrap_or_else(|e| e.into_inner());
+            group
+                .dfa
+                .try_search_fwd(&mut cache, &Input::new(haystack).earliest(true))
+                .map_or(true, |found| found.is_some())
+        })
     }
 
     /// The patterns that match somewhere in `haystack`, by their position in the set.
     pub(crate) fn matches(&self, haystack: &[u8]) -> impl Iterator<Item = usize> {
-        let mut set = PatternSet::new(self.dfa.pattern_len());
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if self
-            .dfa
-            .try_which_overlapping_matches(&mut cache, &Input::new(haystack), &mut set)
-            .is_err()
-        {
-            set = PatternSet::new(self.dfa.pattern_len());
-            for p in 0..self.dfa.pattern_len() {
-                set.insert(regex_automata::PatternID::must(p));
+        let mut found = Vec::new();
+        for group in &self.groups {
+            let patterns = group.dfa.pattern_len();
+            let mut set = PatternSet::new(patterns);
+            let mut cache = group.cache.lock().unwrap_or_else(|e| e.into_inner());
+            match group.dfa.try_which_overlapping_matches(
+                &mut cache,
+                &Input::new(haystack),
+                &mut set,
+            ) {
+                Ok(()) => found.extend(set.iter().map(|p| group.first + p.as_usize())),
+                Err(_) => found.extend(group.first..group.first + patterns),
             }
         }
-        set.iter()
-            .map(|p| p.as_usize())
-            .collect::<Vec<_>>()
-            .into_iter()
+        found.into_iter()
     }
 }
 
@@ -133,6 +160,17 @@ pub(crate) fn compile<S: AsRef<str>>(patterns: &[S], syntax: syntax::Config) -> 
         .expect("the patterns of a set compile")
 }
 
+/// The automata of a [`Set`] of `patterns`: [`compile`]d in consecutive groups of at most
+/// [`GROUP`], as even in size as they can be.
+pub(crate) fn compile_groups<S: AsRef<str>>(patterns: &[S], syntax: syntax::Config) -> Vec<NFA> {
+    let groups = patterns.len().div_ceil(GROUP).max(1);
+    let size = patterns.len().div_ceil(groups).max(1);
+    patterns
+        .chunks(size)
+        .map(|group| compile(group, syntax))
+        .collect()
+}
+
 #[cfg(test)]
 /// All that tells two NFAs apart: their states, starts and classes (their `Debug`), and
 /// what they say of themselves.
@@ -160,7 +198,8 @@ pub(crate) mod tag {
     pub(crate) const MATCH: u32 = 5;
 }
 
-/// The NFA that `build.rs` wrote as `table`: little-endian 32-bit words, the number of states
+/// The NFA that `build.rs` wrote as `table`, one automaton of a set ([`load_groups`]):
+/// little-endian 32-bit words, the number of states
 /// and of patterns, the anchored and unanchored start states, each pattern's start state, then
 /// each state in order, a [`tag`] and its fields: a byte range as `start | end << 8` and the
 /// next state; a sparse state's count and its ranges and next states; a look-around's
@@ -252,6 +291,26 @@ pub(crate) fn load(table: &[u8]) -> Option<NFA> {
     builder.build(anchored, unanchored).ok()
 }
 
+/// The automata that `build.rs` wrote as `table`, as [`compile_groups`] makes them: the
+/// number of automata, then for each the length of its table in words and the table
+/// ([`load`]). `None` when one does not hold together, or words are left over.
+pub(crate) fn load_groups(table: &[u8]) -> Option<Vec<NFA>> {
+    let word = |at: usize| {
+        let w = table.get(at * 4..at * 4 + 4)?;
+        Some(u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
+    };
+    let count = word(0)?;
+    let mut at = 1;
+    let mut nfas = Vec::new();
+    for _ in 0..count {
+        let len = word(at)?;
+        let end = (at + 1).checked_add(len)?;
+        nfas.push(load(table.get((at + 1) * 4..end.checked_mul(4)?)?)?);
+        at = end;
+    }
+    (at * 4 == table.len() && !nfas.is_empty()).then_some(nfas)
+}
+
 /// Whether `look` asks what Unicode calls a word: never in a set compiled with Unicode off
 /// ([`ascii`]), and what the lazy DFA cannot run.
 fn unicode(look: Look) -> bool {
@@ -304,6 +363,21 @@ pub(crate) fn loosened(pattern: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_of_many_patterns_tells_each_by_its_place_in_the_set() {
+        let patterns: Vec<String> = (0..2 * GROUP + 5).map(|i| format!(r"\bw{i}\b")).collect();
+        let set = Set::new(&patterns, ascii(), 1 << 20);
+        assert_eq!(set.nfas().len(), 3);
+        let last = patterns.len() - 1;
+        let found: Vec<usize> = set
+            .matches(format!("w3, w21 and w{last}").as_bytes())
+            .collect();
+        assert_eq!(found, [3, 21, last]);
+        assert!(set.is_match(format!("only w{last}").as_bytes()));
+        assert!(!set.is_match(b"w1000 and nothing else"));
+        assert_eq!(set.matches(b"w").count(), 0);
+    }
 
     #[test]
     fn loosening_opens_counted_repetitions_only() {

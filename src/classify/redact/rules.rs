@@ -299,15 +299,20 @@ pub(super) fn each(i: usize) -> &'static Regex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::patterns::{ascii, compile, shape};
+    use crate::classify::patterns::{ascii, compile_groups, shape};
 
-    /// The set `build.rs` compiled for ASCII text is the automaton the rules compile to here,
+    /// The set `build.rs` compiled for ASCII text is the automata the rules compile to here,
     /// state for state.
     #[test]
     fn the_set_compiled_with_the_binary_is_that_of_the_rules() {
-        let set = any("ascii");
-        assert_eq!(set.nfa().pattern_len(), RULES.len());
-        assert_eq!(shape(set.nfa()), shape(&compile(&set_patterns(), ascii())));
+        let nfas = any("ascii").nfas();
+        let compiled = compile_groups(&set_patterns(), ascii());
+        assert_eq!(nfas.len(), compiled.len());
+        let patterns: usize = nfas.iter().map(|nfa| nfa.pattern_len()).sum();
+        assert_eq!(patterns, RULES.len());
+        for (nfa, compiled) in nfas.into_iter().zip(&compiled) {
+            assert_eq!(shape(nfa), shape(compiled));
+        }
     }
 
     /// The corpus's samples, each in other cases and spacings, and 20,000 texts made of the
