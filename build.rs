@@ -1,7 +1,7 @@
 //! Compiles the classifier's pattern sets and the redaction rules' set when the binary is
-//! built, so that no process has to: each set's Thompson NFA is written to
-//! `$OUT_DIR/<name>.nfa`, in the table form that `src/classify/patterns.rs` reads back
-//! ([`patterns::load_groups`]). The patterns are those of `src/classify/cues.rs` and
+//! built, so that no process has to: each set's Thompson NFAs (one for each group of its
+//! patterns) are written to `$OUT_DIR/<name>.nfa`, in the table form that
+//! `src/classify/patterns.rs` reads back ([`patterns::load_groups`]). The patterns are those of `src/classify/cues.rs` and
 //! `src/classify/redact/shapes.rs`, compiled by the same function the binary compiles the
 //! others with.
 
@@ -54,6 +54,7 @@ fn write<S: AsRef<str>>(
     patterns: &[S],
     syntax: regex_automata::util::syntax::Config,
 ) {
+    assert!(!patterns.is_empty(), "the set {name} has patterns");
     let nfas = patterns::compile_groups(patterns, syntax);
     let mut bytes = (nfas.len() as u32).to_le_bytes().to_vec();
     for nfa in &nfas {

@@ -20,8 +20,8 @@ use crate::classify::patterns::{Set, ascii_boundaries};
 use crate::classify::sentences::Form;
 use crate::event::{Kind, SUMMARY_MAX};
 
-/// The room for a classifier set's lazy DFA states: the sets are large and the default cache
-/// thrashes.
+/// The room for a classifier set's lazy DFA states, shared out among its automata: the sets
+/// are large and the default cache thrashes.
 const CACHE: usize = 32 << 20;
 
 /// The set that `build.rs` compiled from the patterns it names `$name` (each set of
@@ -482,6 +482,8 @@ mod tests {
             let compiled = compile_groups(&patterns, ascii_folded());
             let nfas = set.nfas();
             assert_eq!(nfas.len(), compiled.len(), "{name}");
+            let held: usize = nfas.iter().map(|nfa| nfa.pattern_len()).sum();
+            assert_eq!(held, patterns.len(), "{name}");
             for (nfa, compiled) in nfas.into_iter().zip(&compiled) {
                 assert!(nfa.pattern_len() <= GROUP, "{name}");
                 assert_eq!(shape(nfa), shape(compiled), "{name}");

@@ -42,7 +42,7 @@ pub(crate) const GROUP: usize = 20;
 
 impl Set {
     /// The set of `patterns` under `syntax` (Unicode or not, case or not), with `cache` bytes
-    /// for each automaton's lazy DFA states.
+    /// for its lazy DFAs' states, shared out among its automata.
     pub(crate) fn new<S: AsRef<str>>(
         patterns: impl IntoIterator<Item = S>,
         syntax: syntax::Config,
@@ -53,7 +53,7 @@ impl Set {
     }
 
     /// The set that `build.rs` compiled into `table` ([`load_groups`]), with `cache` bytes
-    /// for each automaton's lazy DFA states: the automata [`Set::new`] makes of the same
+    /// for its lazy DFAs' states, shared out among its automata: the automata [`Set::new`] makes of the same
     /// patterns under the syntax `build.rs` compiles them with ([`ascii_folded`] or
     /// [`ascii`]), without compiling them (what it saves is in `docs/performance.md`).
     pub(crate) fn prebuilt(table: &[u8], cache: usize) -> Set {
@@ -64,16 +64,16 @@ impl Set {
     }
 
     fn of(nfas: Vec<NFA>, cache: usize) -> Set {
+        let share = cache / nfas.len().max(1);
         let mut first = 0;
         let groups = nfas
             .into_iter()
             .map(|nfa| {
+                let config = DFA::config().match_kind(MatchKind::All);
+                // Never below what the automaton needs to build at all.
+                let least = config.get_minimum_cache_capacity(&nfa).unwrap_or(0);
                 let dfa = DFA::builder()
-                    .configure(
-                        DFA::config()
-                            .match_kind(MatchKind::All)
-                            .cache_capacity(cache),
-                    )
+                    .configure(config.cache_capacity(share.max(least)))
                     .build_from_nfa(nfa)
                     .expect("the lazy DFA of a set builds");
                 let cache = Mutex::new(dfa.create_cache());
@@ -161,13 +161,18 @@ pub(crate) fn compile<S: AsRef<str>>(patterns: &[S], syntax: syntax::Config) -> 
 }
 
 /// The automata of a [`Set`] of `patterns`: [`compile`]d in consecutive groups of at most
-/// [`GROUP`], as even in size as they can be.
+/// [`GROUP`], whose sizes differ by one at most; none for no patterns.
 pub(crate) fn compile_groups<S: AsRef<str>>(patterns: &[S], syntax: syntax::Config) -> Vec<NFA> {
-    let groups = patterns.len().div_ceil(GROUP).max(1);
-    let size = patterns.len().div_ceil(groups).max(1);
-    patterns
-        .chunks(size)
-        .map(|group| compile(group, syntax))
+    let groups = patterns.len().div_ceil(GROUP);
+    let mut rest = patterns;
+    (0..groups)
+        .map(|g| {
+            // The first `len % groups` groups take one pattern more than the others.
+            let size = rest.len().div_ceil(groups - g);
+            let (group, after) = rest.split_at(size);
+            rest = after;
+            compile(group, syntax)
+        })
         .collect()
 }
 
@@ -377,6 +382,16 @@ mod tests {
         assert!(set.is_match(format!("only w{last}").as_bytes()));
         assert!(!set.is_match(b"w1000 and nothing else"));
         assert_eq!(set.matches(b"w").count(), 0);
+        let sizes = |n: usize| -> Vec<usize> {
+            let patterns: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+            let nfas = compile_groups(&patterns, ascii());
+            nfas.iter().map(|nfa| nfa.pattern_len()).collect()
+        };
+        assert_eq!(sizes(GROUP), [GROUP]);
+        assert_eq!(sizes(GROUP + 1), [11, 10]);
+        assert_eq!(sizes(3 * GROUP + 1), [16, 15, 15, 15]);
+        assert!(sizes(0).is_empty());
+        assert!(!Set::new(Vec::<String>::new(), ascii(), 1 << 20).is_match(b"w1"));
     }
 
     #[test]

@@ -256,7 +256,7 @@ pub(super) fn any(text: &str) -> &'static Set {
     }
 }
 
-/// The room for a set's lazy DFA states.
+/// The room for a set's lazy DFA states, shared out among its automata.
 const CACHE: usize = 2 << 20;
 
 static ASCII: OnceLock<Set> = OnceLock::new();
@@ -301,8 +301,8 @@ mod tests {
     use super::*;
     use crate::classify::patterns::{ascii, compile_groups, shape};
 
-    /// The set `build.rs` compiled for ASCII text is the automata the rules compile to here,
-    /// state for state.
+    /// The automata of the set `build.rs` compiled for ASCII text are those the rules compile
+    /// to here, state for state.
     #[test]
     fn the_set_compiled_with_the_binary_is_that_of_the_rules() {
         let nfas = any("ascii").nfas();
