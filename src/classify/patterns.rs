@@ -19,8 +19,8 @@ use regex_automata::{Input, MatchKind, PatternSet};
 /// A set of more than [`GROUP`] patterns is split into automata of at most that many, each
 /// run over the text in turn. A lazy DFA makes its states as the text leads it to them, and
 /// nearly all of its time on the text a process reads goes there, not to matching: one state
-/// for each set of partial matches met together, so that one automaton of a hundred patterns
-/// meets far more of them than several of twenty (docs/performance.md).
+/// for each set of partial matches met together, so that one automaton of eighty patterns
+/// meets far more of them than four of twenty (docs/performance.md).
 ///
 /// A search cannot fail: nothing makes the DFA quit (no Unicode word boundary; the sets use
 /// ASCII ones) or give up (it clears its cache as often as it must). Were it to fail all the
@@ -53,9 +53,10 @@ impl Set {
     }
 
     /// The set that `build.rs` compiled into `table` ([`load_groups`]), with `cache` bytes
-    /// for its lazy DFAs' states, shared out among its automata: the automata [`Set::new`] makes of the same
-    /// patterns under the syntax `build.rs` compiles them with ([`ascii_folded`] or
-    /// [`ascii`]), without compiling them (what it saves is in `docs/performance.md`).
+    /// for its lazy DFAs' states, shared out among its automata: the automata [`Set::new`]
+    /// makes of the same patterns under the syntax `build.rs` compiles them with
+    /// ([`ascii_folded`] or [`ascii`]), without compiling them (what it saves is in
+    /// `docs/performance.md`).
     pub(crate) fn prebuilt(table: &[u8], cache: usize) -> Set {
         Set::of(
             load_groups(table).expect("the table build.rs wrote is read back"),
@@ -204,11 +205,11 @@ pub(crate) mod tag {
 }
 
 /// The NFA that `build.rs` wrote as `table`, one automaton of a set ([`load_groups`]):
-/// little-endian 32-bit words, the number of states
-/// and of patterns, the anchored and unanchored start states, each pattern's start state, then
-/// each state in order, a [`tag`] and its fields: a byte range as `start | end << 8` and the
-/// next state; a sparse state's count and its ranges and next states; a look-around's
-/// `Look::as_repr` and next state; a union's count and its alternates; a match's pattern.
+/// little-endian 32-bit words, the number of states and of patterns, the anchored and
+/// unanchored start states, each pattern's start state, then each state in order, a [`tag`]
+/// and its fields: a byte range as `start | end << 8` and the next state; a sparse state's
+/// count and its ranges and next states; a look-around's `Look::as_repr` and next state; a
+/// union's count and its alternates; a match's pattern.
 /// Rebuilt state by state with thompson's `Builder`, in the order of their ids, which the
 /// builder keeps (it only drops empty states, and an NFA has none), so the result is the NFA
 /// the table was written from (the tests compare the two). `None` when the table does not
