@@ -1,9 +1,9 @@
 //! Compiles the classifier's pattern sets and the redaction rules' set when the binary is
 //! built, so that no process has to: each set's Thompson NFAs (one for each group of its
 //! patterns) are written to `$OUT_DIR/<name>.nfa`, in the table form that
-//! `src/classify/patterns.rs` reads back ([`patterns::load_groups`]). The patterns are those of `src/classify/cues.rs` and
-//! `src/classify/redact/shapes.rs`, compiled by the same function the binary compiles the
-//! others with.
+//! `src/classify/patterns.rs` reads back ([`patterns::load_groups`]). The patterns are those
+//! of `src/classify/cues.rs` and `src/classify/redact/shapes.rs`, compiled by the same
+//! function the binary compiles the others with.
 
 use std::path::Path;
 

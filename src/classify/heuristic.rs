@@ -454,9 +454,7 @@ fn named(alt: &str) -> bool {
 mod tests {
     use super::*;
     use crate::classify::cues;
-    use crate::classify::patterns::{
-        GROUP, ascii_folded, compile_groups, load, load_groups, shape, tag,
-    };
+    use crate::classify::patterns::{ascii_folded, assert_built_of, load, load_groups, tag};
     use regex_automata::util::look::Look;
 
     /// Each set `build.rs` compiled is the automaton its patterns compile to here, state for
@@ -479,15 +477,7 @@ mod tests {
                 "exploring" => &EXPLORES,
                 other => panic!("no set reads the table {other}"),
             };
-            let compiled = compile_groups(&patterns, ascii_folded());
-            let nfas = set.nfas();
-            assert_eq!(nfas.len(), compiled.len(), "{name}");
-            let held: usize = nfas.iter().map(|nfa| nfa.pattern_len()).sum();
-            assert_eq!(held, patterns.len(), "{name}");
-            for (nfa, compiled) in nfas.into_iter().zip(&compiled) {
-                assert!(nfa.pattern_len() <= GROUP, "{name}");
-                assert_eq!(shape(nfa), shape(compiled), "{name}");
-            }
+            assert_built_of(set, &patterns, ascii_folded(), name);
         }
         let groups = include_bytes!(concat!(env!("OUT_DIR"), "/keep.nfa"));
         assert!(load_groups(groups).is_some_and(|g| g.len() > 1));

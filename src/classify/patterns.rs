@@ -177,6 +177,26 @@ pub(crate) fn compile_groups<S: AsRef<str>>(patterns: &[S], syntax: syntax::Conf
         .collect()
 }
 
+/// That `set` runs the automata [`compile_groups`] makes of `patterns` under `syntax`, state
+/// for state ([`shape`]), each of at most [`GROUP`] patterns, and every pattern in one of them.
+#[cfg(test)]
+pub(crate) fn assert_built_of<S: AsRef<str>>(
+    set: &Set,
+    patterns: &[S],
+    syntax: syntax::Config,
+    name: &str,
+) {
+    let nfas = set.nfas();
+    let compiled = compile_groups(patterns, syntax);
+    assert_eq!(nfas.len(), compiled.len(), "{name}");
+    let held: usize = nfas.iter().map(|nfa| nfa.pattern_len()).sum();
+    assert_eq!(held, patterns.len(), "{name}");
+    for (nfa, compiled) in nfas.into_iter().zip(&compiled) {
+        assert!(nfa.pattern_len() <= GROUP, "{name}");
+        assert_eq!(shape(nfa), shape(compiled), "{name}");
+    }
+}
+
 #[cfg(test)]
 /// All that tells two NFAs apart: their states, starts and classes (their `Debug`), and
 /// what they say of themselves.

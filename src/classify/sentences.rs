@@ -149,25 +149,25 @@ fn split_sentences(p: &str) -> Vec<&str> {
     let mut code = false;
     while i < bytes.len() {
         let b = bytes[i];
-        let ends = matches!(b, b'.' | b'!' | b'?' | b':') && {
+        // Where the sentence ends, past its marks and closing quotes: at the space after them.
+        let ends = matches!(b, b'.' | b'!' | b'?' | b':').then(|| {
             let mut j = i + 1;
             while j < bytes.len() && matches!(bytes[j], b'.' | b'!' | b'?' | b')' | b'"' | b'\'') {
                 j += 1;
             }
+            j
+        });
+        let ends = ends.filter(|&j| {
             let spaced = j < bytes.len() && bytes[j] == b' ';
             let next = bytes.get(j + 1).copied().unwrap_or(b' ');
             spaced
                 && (next.is_ascii_uppercase() || matches!(next, b'`' | b'"' | b'\'' | b'(' | b'*'))
                 && (b != b':' || next.is_ascii_uppercase())
                 && !abbreviation(&p[start..i])
-        };
-        if ends {
-            let mut j = i + 1;
-            while j < bytes.len() && bytes[j] != b' ' {
-                j += 1;
-            }
+        });
+        // No code span opens or closes between `i` and `j`: they are marks and quotes.
+        if let Some(j) = ends {
             push_trimmed(&mut out, &p[start..j]);
-            code ^= bytes[i..j].iter().filter(|&&b| b == b'`').count() % 2 == 1;
             start = j;
             i = j;
         } else {
